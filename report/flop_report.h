@@ -1,0 +1,75 @@
+// FlopReport: operator FLOPs of one workload (reference section 2.6 / 7).
+
+#ifndef TORCHSCAN_REPORT_FLOP_REPORT_H_
+#define TORCHSCAN_REPORT_FLOP_REPORT_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "report/count.h"
+#include "report/diagnostic.h"
+#include "report/json_io.h"
+#include "report/metric_result.h"
+
+namespace torchscan::report {
+
+inline constexpr int kSchemaVersion = 1;
+// The counting convention our operator formulas follow, operator for operator.
+inline constexpr absl::string_view kOperatorFlopsMethod =
+    "torch.utils.flop_counter.FlopCounterMode";
+
+MetricKind OperatorFlopsKind();
+
+struct IgnoredOperator {
+  Count calls = 0;
+  std::string reason;
+
+  bool operator==(const IgnoredOperator&) const = default;
+};
+
+struct FlopReport {
+  int schema_version = kSchemaVersion;
+  std::string torch_version;
+  std::string method = std::string(kOperatorFlopsMethod);
+  MetricResult total = MetricResult::Complete(Count(0), OperatorFlopsKind());
+  // Inclusive FLOPs per module label ("Sequential", "Sequential.0", ...).
+  std::map<std::string, Count> by_module;
+  std::map<std::string, Count> by_operator;
+  std::map<std::string, IgnoredOperator> ignored_operators;
+  std::vector<Diagnostic> diagnostics;
+
+  bool operator==(const FlopReport&) const = default;
+};
+
+// What a counter saw of one operator packet ("aten.mm") during a workload.
+struct OperatorObservation {
+  std::string name;
+  Count calls = 0;
+  // Calls whose FLOPs a formula produced, and their sum.
+  Count counted_calls = 0;
+  Count flops = 0;
+  // Set when the operator has no formula but is explicitly zero-FLOP.
+  std::optional<std::string> ignored_reason;
+  // Calls whose formula failed, with the first failure's message.
+  Count failed_calls = 0;
+  std::string failure_message;
+};
+
+// Assembles the report: formulas feed by_operator; ignored operators are
+// listed with their reason; anything else is an uncounted_operator diagnostic
+// and makes the total partial (a lower bound), never a silent zero.
+absl::StatusOr<FlopReport> BuildFlopReport(
+    std::string torch_version, std::vector<OperatorObservation> observations,
+    std::map<std::string, Count> by_module);
+
+Json FlopReportToJson(const FlopReport& report);
+absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
+                                              absl::string_view field = "flop_report");
+
+}  // namespace torchscan::report
+
+#endif  // TORCHSCAN_REPORT_FLOP_REPORT_H_

@@ -1,0 +1,40 @@
+// ActiveCounting: switches counting on for the calling thread and, when
+// destroyed, restores exactly the thread state it found.
+
+#ifndef TORCHSCAN_DISPATCH_ACTIVE_COUNTING_H_
+#define TORCHSCAN_DISPATCH_ACTIVE_COUNTING_H_
+
+#include <memory>
+#include <thread>
+
+#include <c10/util/ThreadLocalDebugInfo.h>
+
+#include "torchscan_dispatch/counting_session.h"
+
+namespace torchscan::dispatch {
+
+class ActiveCounting {
+ public:
+  ActiveCounting();
+  // Must run on the constructing thread. A session nested in another one
+  // hands what it saw to the enclosing session.
+  ~ActiveCounting();
+
+  ActiveCounting(const ActiveCounting&) = delete;
+  ActiveCounting& operator=(const ActiveCounting&) = delete;
+
+  const CountingSession& session() const { return *session_; }
+  std::thread::id thread() const { return thread_; }
+
+ private:
+  const std::thread::id thread_;
+  const bool key_was_included_;
+  const std::shared_ptr<c10::ThreadLocalDebugInfo> previous_debug_info_;
+  // The enclosing measurement on this thread, if any.
+  const std::shared_ptr<CountingSession> parent_;
+  const std::shared_ptr<CountingSession> session_;
+};
+
+}  // namespace torchscan::dispatch
+
+#endif  // TORCHSCAN_DISPATCH_ACTIVE_COUNTING_H_

@@ -1,0 +1,16 @@
+#include "torchscan_dispatch/flop_counting_guard.h"
+
+namespace torchscan {
+
+absl::StatusOr<report::FlopReport> FlopCountingGuard::Report() const {
+  return counting_.session().BuildReport();
+}
+
+absl::StatusOr<report::FlopReport> MeasureFlops(
+    const std::function<void()>& workload) {
+  FlopCountingGuard guard;
+  workload();
+  return guard.Report();
+}
+
+}  // namespace torchscan

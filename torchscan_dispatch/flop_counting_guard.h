@@ -1,0 +1,46 @@
+// The C++ entry points: count the operator FLOPs of a workload.
+//
+//   torchscan::FlopCountingGuard guard;
+//   model->forward(input).sum().backward();
+//   absl::StatusOr<torchscan::report::FlopReport> report = guard.Report();
+//
+// While a guard is alive, every ATen operator the calling thread runs, and the
+// backward pass the autograd engine runs for it (on any thread), is counted.
+// Other threads are not. Guards nest: an inner guard's work also counts for
+// the enclosing one once the inner guard is gone.
+
+#ifndef TORCHSCAN_DISPATCH_FLOP_COUNTING_GUARD_H_
+#define TORCHSCAN_DISPATCH_FLOP_COUNTING_GUARD_H_
+
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "report/flop_report.h"
+#include "torchscan_dispatch/active_counting.h"
+
+namespace torchscan {
+
+class FlopCountingGuard {
+ public:
+  FlopCountingGuard() = default;
+  // Restores the thread's dispatch state; must run on the constructing thread.
+  ~FlopCountingGuard() = default;
+
+  FlopCountingGuard(const FlopCountingGuard&) = delete;
+  FlopCountingGuard& operator=(const FlopCountingGuard&) = delete;
+
+  // What was counted so far. Fails only if a total overflows 128 bits.
+  absl::StatusOr<report::FlopReport> Report() const;
+
+ private:
+  dispatch::ActiveCounting counting_;
+};
+
+// Calls `workload` exactly once under a guard. Exceptions thrown by the
+// workload propagate unchanged, with the thread state restored.
+absl::StatusOr<report::FlopReport> MeasureFlops(
+    const std::function<void()>& workload);
+
+}  // namespace torchscan
+
+#endif  // TORCHSCAN_DISPATCH_FLOP_COUNTING_GUARD_H_

@@ -1,0 +1,134 @@
+#include "torchscan_dispatch/operator_info.h"
+
+#include <atomic>
+#include <deque>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+// Operators are identified by the address of their OperatorName, which the
+// dispatcher keeps stable while the operator is registered. When an operator
+// is removed (a Python torch.library.Library going away), its address may be
+// reused, so removal bumps an epoch that makes every thread drop its cache.
+using OperatorKey = const void*;
+
+OperatorKey KeyOf(const c10::OperatorHandle& op) { return &op.operator_name(); }
+
+class Registry {
+ public:
+  static Registry& Get() {
+    // Leaked on purpose: the fallback may run during static destruction.
+    static Registry* registry = new Registry();
+    return *registry;
+  }
+
+  std::uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
+
+  const OperatorInfo* Find(OperatorKey key) {
+    absl::MutexLock lock(&mu_);
+    auto it = by_key_.find(key);
+    return it == by_key_.end() ? nullptr : it->second;
+  }
+
+  // Inserts `info` unless another thread got there first; returns the entry.
+  const OperatorInfo* Insert(OperatorKey key, OperatorInfo info) {
+    absl::MutexLock lock(&mu_);
+    auto [it, inserted] = by_key_.try_emplace(key, nullptr);
+    if (inserted) {
+      info.id = static_cast<std::uint32_t>(infos_.size());
+      infos_.push_back(std::move(info));
+      it->second = &infos_.back();
+    }
+    return it->second;
+  }
+
+  const OperatorInfo& ById(std::uint32_t id) {
+    absl::MutexLock lock(&mu_);
+    return infos_.at(id);
+  }
+
+  void Forget(OperatorKey key) {
+    absl::MutexLock lock(&mu_);
+    by_key_.erase(key);
+    epoch_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+ private:
+  Registry();
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<OperatorKey, const OperatorInfo*> by_key_
+      ABSL_GUARDED_BY(mu_);
+  std::deque<OperatorInfo> infos_ ABSL_GUARDED_BY(mu_);  // stable addresses
+  std::atomic<std::uint64_t> epoch_{0};
+};
+
+class ForgetRemovedOperators : public c10::OpRegistrationListener {
+ public:
+  void onOperatorRegistered(const c10::OperatorHandle&) override {}
+  void onOperatorDeregistered(const c10::OperatorHandle& op) override {
+    Registry::Get().Forget(KeyOf(op));
+  }
+};
+
+Registry::Registry() {
+  // The handle is leaked with the registry: the listener must outlive every
+  // operator removal, including those during static destruction.
+  new c10::RegistrationHandleRAII(c10::Dispatcher::singleton().addRegistrationListener(
+      std::make_unique<ForgetRemovedOperators>()));
+}
+
+OperatorInfo Describe(const c10::OperatorHandle& op) {
+  OperatorInfo info;
+  info.packet = op.operator_name().name;
+  info.report_name = absl::StrReplaceAll(info.packet, {{"::", "."}});
+  info.decomposes =
+      op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
+  info.formula = formulas::FindOperatorFormula(info.packet);
+  info.ignored = formulas::FindIgnoredOperator(info.packet);
+  if (op.hasSchema()) {
+    info.num_arguments = op.schema().arguments().size();
+    info.num_returns = op.schema().returns().size();
+  }
+  return info;
+}
+
+struct ThreadCache {
+  std::uint64_t epoch = 0;
+  absl::flat_hash_map<OperatorKey, const OperatorInfo*> infos;
+};
+
+}  // namespace
+
+const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op) {
+  thread_local ThreadCache cache;
+  Registry& registry = Registry::Get();
+  const std::uint64_t epoch = registry.epoch();
+  if (cache.epoch != epoch) {
+    cache.infos.clear();
+    cache.epoch = epoch;
+  }
+  const OperatorKey key = KeyOf(op);
+  auto it = cache.infos.find(key);
+  if (it != cache.infos.end()) return *it->second;
+
+  const OperatorInfo* info = registry.Find(key);
+  if (info == nullptr) {
+    // Describe outside the registry lock: it calls into the dispatcher, whose
+    // lock is held while our removal listener takes the registry lock.
+    info = registry.Insert(key, Describe(op));
+  }
+  cache.infos.emplace(key, info);
+  return *info;
+}
+
+const OperatorInfo& OperatorInfoById(std::uint32_t id) {
+  return Registry::Get().ById(id);
+}
+
+}  // namespace torchscan::dispatch
