@@ -15,6 +15,7 @@ namespace torchscan::dispatch {
 
 class ActiveCounting {
  public:
+  // Throws c10::Error if the counting fallback could not be registered.
   ActiveCounting();
   // Must run on the constructing thread. A session nested in another one
   // hands what it saw to the enclosing session.
@@ -27,6 +28,7 @@ class ActiveCounting {
   std::thread::id thread() const { return thread_; }
 
  private:
+  const bool available_;
   const std::thread::id thread_;
   const bool key_was_included_;
   const std::shared_ptr<c10::ThreadLocalDebugInfo> previous_debug_info_;

@@ -7,6 +7,7 @@
 //  - anything else runs with the key excluded, so the kernel's own internal
 //    calls are invisible (nothing is counted twice), then is counted once.
 
+#include <optional>
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -14,8 +15,10 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
+#include "absl/strings/str_cat.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/fallback_registration.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/operator_values.h"
 
@@ -67,13 +70,41 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   CountAndRun(info, op, below, stack, *session);
 }
 
-}  // namespace
-}  // namespace torchscan::dispatch
+class Registration {
+ public:
+  Registration() {
+    c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+    if (dispatcher.hasBackendFallbackForDispatchKey(kCountingKey)) {
+      status_ = absl::FailedPreconditionError(absl::StrCat(
+          "another library already registered a fallback on dispatch key ",
+          c10::toString(kCountingKey),
+          " (a second copy of TorchScan Dispatch, or another tool using that "
+          "key); operator counting is unavailable in this process"));
+      return;
+    }
+    try {
+      library_.emplace(torch::Library::IMPL, "_", kCountingKey, __FILE__, __LINE__);
+      library_->fallback(
+          torch::CppFunction::makeFromBoxedFunction<&CountingFallback>());
+    } catch (const c10::Error& error) {
+      library_.reset();
+      status_ = absl::FailedPreconditionError(absl::StrCat(
+          "registering the counting fallback failed: ",
+          error.what_without_backtrace()));
+    }
+  }
 
-TORCH_LIBRARY_IMPL(_, TESTING_ONLY_GenericMode, m) {
-  static_assert(torchscan::dispatch::kCountingKey ==
-                    c10::DispatchKey::TESTING_ONLY_GenericMode,
-                "the registration key must be kCountingKey");
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<
-             &torchscan::dispatch::CountingFallback>());
-}
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::optional<torch::Library> library_;
+  absl::Status status_;
+};
+
+const Registration registration;
+
+}  // namespace
+
+absl::Status CountingFallbackStatus() { return registration.status(); }
+
+}  // namespace torchscan::dispatch

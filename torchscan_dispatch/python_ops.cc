@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <c10/util/Exception.h>
@@ -15,6 +16,7 @@
 #include "report/json_io.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/fallback_registration.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -76,21 +78,42 @@ std::string BuildInfo() {
   report::Json info = report::Json::object();
   info["torch_version"] = TORCHSCAN_TORCH_FULL_VERSION;
   info["dispatch_key"] = c10::toString(kCountingKey);
+  const absl::Status fallback = CountingFallbackStatus();
+  info["counting_available"] = fallback.ok();
+  info["counting_error"] = std::string(fallback.message());
   return report::DumpJson(info);
 }
 
+// Defines the operators while the library loads. A second copy of the library
+// in the same process cannot define the namespace again; it keeps the first
+// copy's operators instead of failing inside the dynamic loader.
+class OperatorRegistration {
+ public:
+  OperatorRegistration() {
+    try {
+      definitions_.emplace(torch::Library::DEF, kOwnNamespace, std::nullopt,
+                           __FILE__, __LINE__);
+      definitions_->def("_begin_counting() -> int", &BeginCounting);
+      definitions_->def("_end_counting(int handle) -> str", &EndCounting);
+      definitions_->def("_build_info() -> str", &BuildInfo);
+      // Our own control operators pass the counting key untouched.
+      passthrough_.emplace(torch::Library::IMPL, kOwnNamespace, kCountingKey,
+                           __FILE__, __LINE__);
+      for (const char* name : {"_begin_counting", "_end_counting", "_build_info"}) {
+        passthrough_->impl(name, torch::CppFunction::makeFallthrough());
+      }
+    } catch (const c10::Error& error) {
+      passthrough_.reset();
+      definitions_.reset();
+    }
+  }
+
+ private:
+  std::optional<torch::Library> definitions_;
+  std::optional<torch::Library> passthrough_;
+};
+
+const OperatorRegistration registration;
+
 }  // namespace
 }  // namespace torchscan::dispatch
-
-TORCH_LIBRARY(torchscan, m) {
-  m.def("_begin_counting() -> int", &torchscan::dispatch::BeginCounting);
-  m.def("_end_counting(int handle) -> str", &torchscan::dispatch::EndCounting);
-  m.def("_build_info() -> str", &torchscan::dispatch::BuildInfo);
-}
-
-// Our own control operators pass the counting key untouched.
-TORCH_LIBRARY_IMPL(torchscan, TESTING_ONLY_GenericMode, m) {
-  m.impl("_begin_counting", torch::CppFunction::makeFallthrough());
-  m.impl("_end_counting", torch::CppFunction::makeFallthrough());
-  m.impl("_build_info", torch::CppFunction::makeFallthrough());
-}

@@ -62,6 +62,8 @@ def load_library() -> str:
                 "The library must be built against this exact torch version."
             ) from error
         info = json.loads(torch.ops.torchscan._build_info())
+        if not info["counting_available"]:
+            raise ImportError(f"{path} loaded, but {info['counting_error']}.")
         if info["torch_version"] != torch.__version__:
             raise ImportError(
                 f"{path} was built against torch {info['torch_version']}, but this "
