@@ -13,6 +13,15 @@ std::optional<Count> CheckedAdd(Count a, Count b) {
   return Count(result);
 }
 
+std::optional<Count> CheckedSubtract(Count a, Count b) {
+  __int128 result;
+  if (__builtin_sub_overflow(static_cast<__int128>(a), static_cast<__int128>(b),
+                             &result)) {
+    return std::nullopt;
+  }
+  return Count(result);
+}
+
 std::optional<Count> CheckedMultiply(Count a, Count b) {
   __int128 result;
   if (__builtin_mul_overflow(static_cast<__int128>(a), static_cast<__int128>(b),

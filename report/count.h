@@ -9,9 +9,9 @@
 
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/numeric/int128.h"
+#include "absl/strings/string_view.h"
 
 namespace torchscan::report {
 
@@ -19,6 +19,8 @@ using Count = absl::int128;
 
 // a + b, or nullopt when the exact result does not fit in a Count.
 std::optional<Count> CheckedAdd(Count a, Count b);
+// a - b, or nullopt when the exact result does not fit in a Count.
+std::optional<Count> CheckedSubtract(Count a, Count b);
 // a * b, or nullopt when the exact result does not fit in a Count.
 std::optional<Count> CheckedMultiply(Count a, Count b);
 

@@ -22,12 +22,13 @@ TEST(CountTest, ParsesAndPrintsBeyond64Bits) {
   const std::string digits = "314000000000000000000000";
   std::optional<Count> value = ParseCount(digits);
   ASSERT_TRUE(value.has_value());
-  EXPECT_EQ(*value, Count(314) * Count(1000000000) * Count(1000000000) *
-                        Count(1000));
+  EXPECT_EQ(*value,
+            Count(314) * Count(1000000000) * Count(1000000000) * Count(1000));
   EXPECT_EQ(CountToString(*value), digits);
   EXPECT_EQ(ParseCount("-170141183460469231731687303715884105728"),
             std::numeric_limits<Count>::min());
-  EXPECT_EQ(ParseCount("170141183460469231731687303715884105728"), std::nullopt);
+  EXPECT_EQ(ParseCount("170141183460469231731687303715884105728"),
+            std::nullopt);
   EXPECT_EQ(ParseCount("12a"), std::nullopt);
   EXPECT_EQ(ParseCount("-"), std::nullopt);
   EXPECT_EQ(ParseCount(""), std::nullopt);
@@ -50,7 +51,8 @@ TEST(JsonIoTest, IntegersAtEveryBoundaryRoundTripExactly) {
 }
 
 TEST(JsonIoTest, RejectsIntegersBeyond128Bits) {
-  absl::StatusOr<Json> parsed = ParseJson("[1701411834604692317316873037158841057280]");
+  absl::StatusOr<Json> parsed =
+      ParseJson("[1701411834604692317316873037158841057280]");
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.status().message().find("out of range"), std::string::npos);
 }
@@ -67,11 +69,14 @@ TEST(JsonIoTest, FloatsAndStringsAreNotCounts) {
 }
 
 TEST(JsonIoTest, ParseErrorsSayWhatIsWrong) {
-  EXPECT_NE(ParseJson(R"({"a": 1, "a": 2})").status().message().find(
-                "duplicate key \"a\""),
+  EXPECT_NE(ParseJson(R"({"a": 1, "a": 2})")
+                .status()
+                .message()
+                .find("duplicate key \"a\""),
             std::string::npos);
-  EXPECT_NE(ParseJson("{\"a\": ").status().message().find("invalid JSON at byte"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseJson("{\"a\": ").status().message().find("invalid JSON at byte"),
+      std::string::npos);
   EXPECT_FALSE(ParseJson("[1] [2]").ok());
   EXPECT_FALSE(ParseJson("[NaN]").ok());
 }
@@ -81,7 +86,8 @@ TEST(JsonIoTest, DumpKeepsInsertionOrderAndIndents) {
   document["zeta"] = 1;
   document["alpha"] = Json::array({true, nullptr, "x\"y"});
   document["empty"] = Json::object();
-  EXPECT_EQ(DumpJson(document), R"({"zeta":1,"alpha":[true,null,"x\"y"],"empty":{}})");
+  EXPECT_EQ(DumpJson(document),
+            R"({"zeta":1,"alpha":[true,null,"x\"y"],"empty":{}})");
   EXPECT_EQ(DumpJson(document, 2),
             "{\n  \"zeta\": 1,\n  \"alpha\": [\n    true,\n    null,\n    "
             "\"x\\\"y\"\n  ],\n  \"empty\": {}\n}");

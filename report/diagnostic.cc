@@ -12,7 +12,8 @@ absl::StatusOr<std::string> RequiredString(const Json& node, const char* key,
                                            absl::string_view field) {
   auto it = node.find(key);
   if (it == node.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".", key, ": is missing"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".", key, ": is missing"));
   }
   if (!it->is_string()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -25,14 +26,16 @@ absl::StatusOr<std::string> RequiredString(const Json& node, const char* key,
 
 Diagnostic Diagnostic::ForPath(std::string code, std::string metric,
                                std::string path, std::string message) {
-  return Diagnostic{std::move(code), "warning", std::move(metric),
-                    DiagnosticSubject::kPath, std::move(path), std::move(message)};
+  return Diagnostic{std::move(code),   "warning",
+                    std::move(metric), DiagnosticSubject::kPath,
+                    std::move(path),   std::move(message)};
 }
 
 Diagnostic Diagnostic::ForOperator(std::string code, std::string metric,
                                    std::string op, std::string message) {
-  return Diagnostic{std::move(code),         "warning",   std::move(metric),
-                    DiagnosticSubject::kOperator, std::move(op), std::move(message)};
+  return Diagnostic{std::move(code),   "warning",
+                    std::move(metric), DiagnosticSubject::kOperator,
+                    std::move(op),     std::move(message)};
 }
 
 Json DiagnosticToJson(const Diagnostic& diagnostic) {
@@ -40,7 +43,8 @@ Json DiagnosticToJson(const Diagnostic& diagnostic) {
   node["code"] = diagnostic.code;
   node["severity"] = diagnostic.severity;
   node["metric"] = diagnostic.metric;
-  node[diagnostic.subject_kind == DiagnosticSubject::kPath ? "path" : "operator"] =
+  node[diagnostic.subject_kind == DiagnosticSubject::kPath ? "path"
+                                                           : "operator"] =
       diagnostic.subject;
   node["message"] = diagnostic.message;
   return node;
@@ -53,24 +57,24 @@ absl::StatusOr<Diagnostic> DiagnosticFromJson(const Json& node,
         field, ": expected a diagnostic object, got ", node.type_name()));
   }
   Diagnostic diagnostic;
-  for (auto [key, target] :
-       {std::pair{"code", &diagnostic.code}, std::pair{"severity", &diagnostic.severity},
-        std::pair{"metric", &diagnostic.metric},
-        std::pair{"message", &diagnostic.message}}) {
+  for (auto [key, target] : {std::pair{"code", &diagnostic.code},
+                             std::pair{"severity", &diagnostic.severity},
+                             std::pair{"metric", &diagnostic.metric},
+                             std::pair{"message", &diagnostic.message}}) {
     absl::StatusOr<std::string> text = RequiredString(node, key, field);
     if (!text.ok()) return text.status();
     *target = *std::move(text);
   }
   if (diagnostic.severity != "warning" && diagnostic.severity != "error") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".severity: must be 'warning' or 'error', got '",
-        diagnostic.severity, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".severity: must be 'warning' or 'error', got '",
+                     diagnostic.severity, "'"));
   }
   const bool has_path = node.contains("path");
   const bool has_operator = node.contains("operator");
   if (has_path == has_operator) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": needs exactly one of 'path' and 'operator'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": needs exactly one of 'path' and 'operator'"));
   }
   diagnostic.subject_kind =
       has_path ? DiagnosticSubject::kPath : DiagnosticSubject::kOperator;

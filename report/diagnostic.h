@@ -4,9 +4,9 @@
 #define TORCHSCAN_REPORT_DIAGNOSTIC_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "report/json_io.h"
 
 namespace torchscan::report {
@@ -15,12 +15,15 @@ namespace torchscan::report {
 inline constexpr absl::string_view kModuleMetricError = "module_metric_error";
 inline constexpr absl::string_view kUnsupportedModuleMetric =
     "unsupported_module_metric";
-inline constexpr absl::string_view kModuleMetricWarning = "module_metric_warning";
-inline constexpr absl::string_view kMissingMetricTensor = "missing_metric_tensor";
+inline constexpr absl::string_view kModuleMetricWarning =
+    "module_metric_warning";
+inline constexpr absl::string_view kMissingMetricTensor =
+    "missing_metric_tensor";
 inline constexpr absl::string_view kUncountedOperator = "uncounted_operator";
 // A formula exists but could not be evaluated for some calls (for example
 // symbolic or nested-tensor shapes); those calls are missing from the count.
-inline constexpr absl::string_view kOperatorFormulaError = "operator_formula_error";
+inline constexpr absl::string_view kOperatorFormulaError =
+    "operator_formula_error";
 
 // Whether a diagnostic is about a layer (by module path) or an operator.
 enum class DiagnosticSubject { kPath, kOperator };

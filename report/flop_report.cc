@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "report/metric_map.h"
 
 namespace torchscan::report {
 namespace {
@@ -22,7 +23,8 @@ absl::StatusOr<const Json*> Member(const Json& object, const char* key,
   return &*it;
 }
 
-absl::StatusOr<Count> NonNegativeCount(const Json& node, absl::string_view field) {
+absl::StatusOr<Count> NonNegativeCount(const Json& node,
+                                       absl::string_view field) {
   absl::StatusOr<Count> value = JsonToCount(node, field);
   if (!value.ok()) return value.status();
   if (*value < 0) {
@@ -35,7 +37,8 @@ absl::StatusOr<Count> NonNegativeCount(const Json& node, absl::string_view field
 absl::StatusOr<std::map<std::string, Count>> CountMapFromJson(
     const Json& node, absl::string_view field) {
   if (!node.is_object()) {
-    return FieldError(field, absl::StrCat("expected an object, got ", node.type_name()));
+    return FieldError(
+        field, absl::StrCat("expected an object, got ", node.type_name()));
   }
   std::map<std::string, Count> counts;
   for (const auto& [key, value] : node.items()) {
@@ -83,7 +86,8 @@ absl::StatusOr<FlopReport> BuildFlopReport(
   for (const OperatorObservation& op : observations) {
     if (op.counted_calls > 0) {
       report.by_operator[op.name] = op.flops;
-      if (absl::Status status = AddTo(known, op.flops, "total FLOPs"); !status.ok()) {
+      if (absl::Status status = AddTo(known, op.flops, "total FLOPs");
+          !status.ok()) {
         return status;
       }
     }
@@ -137,19 +141,21 @@ Json FlopReportToJson(const FlopReport& report) {
 absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
                                               absl::string_view field) {
   if (!node.is_object()) {
-    return FieldError(field, absl::StrCat("expected an object, got ", node.type_name()));
+    return FieldError(
+        field, absl::StrCat("expected an object, got ", node.type_name()));
   }
   FlopReport report;
   absl::StatusOr<const Json*> version = Member(node, "schema_version", field);
   if (!version.ok()) return version.status();
   if (!(*version)->is_number_integer()) {
-    return FieldError(absl::StrCat(field, ".schema_version"), "expected an integer");
+    return FieldError(absl::StrCat(field, ".schema_version"),
+                      "expected an integer");
   }
   report.schema_version = (*version)->get<int>();
   if (report.schema_version != kSchemaVersion) {
-    return FieldError(absl::StrCat(field, ".schema_version"),
-                      absl::StrCat("unsupported schema version: ",
-                                   report.schema_version));
+    return FieldError(
+        absl::StrCat(field, ".schema_version"),
+        absl::StrCat("unsupported schema version: ", report.schema_version));
   }
 
   absl::StatusOr<const Json*> context = Member(node, "context", field);
@@ -160,7 +166,8 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
     absl::StatusOr<const Json*> value = Member(**context, key, context_field);
     if (!value.ok()) return value.status();
     if (!(*value)->is_string()) {
-      return FieldError(absl::StrCat(context_field, ".", key), "expected a string");
+      return FieldError(absl::StrCat(context_field, ".", key),
+                        "expected a string");
     }
     *target = (*value)->get<std::string>();
   }
@@ -182,14 +189,18 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
     *target = *std::move(counts);
   }
 
-  absl::StatusOr<const Json*> ignored = Member(node, "ignored_operators", field);
+  absl::StatusOr<const Json*> ignored =
+      Member(node, "ignored_operators", field);
   if (!ignored.ok()) return ignored.status();
   if (!(*ignored)->is_object()) {
-    return FieldError(absl::StrCat(field, ".ignored_operators"), "expected an object");
+    return FieldError(absl::StrCat(field, ".ignored_operators"),
+                      "expected an object");
   }
   for (const auto& [name, entry] : (*ignored)->items()) {
-    const std::string entry_field = absl::StrCat(field, ".ignored_operators.", name);
-    if (!entry.is_object()) return FieldError(entry_field, "expected an object");
+    const std::string entry_field =
+        absl::StrCat(field, ".ignored_operators.", name);
+    if (!entry.is_object())
+      return FieldError(entry_field, "expected an object");
     absl::StatusOr<const Json*> calls = Member(entry, "calls", entry_field);
     if (!calls.ok()) return calls.status();
     absl::StatusOr<Count> call_count =
@@ -198,7 +209,8 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
     absl::StatusOr<const Json*> reason = Member(entry, "reason", entry_field);
     if (!reason.ok()) return reason.status();
     if (!(*reason)->is_string()) {
-      return FieldError(absl::StrCat(entry_field, ".reason"), "expected a string");
+      return FieldError(absl::StrCat(entry_field, ".reason"),
+                        "expected a string");
     }
     report.ignored_operators[name] =
         IgnoredOperator{*call_count, (*reason)->get<std::string>()};
@@ -214,6 +226,12 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
         (**diagnostics)[i], absl::StrCat(field, ".diagnostics[", i, "]"));
     if (!diagnostic.ok()) return diagnostic.status();
     report.diagnostics.push_back(*std::move(diagnostic));
+  }
+  // Checked last so that errors in the maps above keep being reported first.
+  if (absl::Status status = ValidateMetricValue("total", report.total,
+                                                absl::StrCat(field, ".total"));
+      !status.ok()) {
+    return status;
   }
   return report;
 }

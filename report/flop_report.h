@@ -6,10 +6,10 @@
 #include <map>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "report/count.h"
 #include "report/diagnostic.h"
 #include "report/json_io.h"
@@ -67,8 +67,8 @@ absl::StatusOr<FlopReport> BuildFlopReport(
     std::map<std::string, Count> by_module);
 
 Json FlopReportToJson(const FlopReport& report);
-absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
-                                              absl::string_view field = "flop_report");
+absl::StatusOr<FlopReport> FlopReportFromJson(
+    const Json& node, absl::string_view field = "flop_report");
 
 }  // namespace torchscan::report
 

@@ -26,18 +26,20 @@ OperatorObservation Seen(std::string name, Count calls,
 // Reference section 7.4: torch.sin(left @ right) with left (2,3), right (3,4).
 TEST(FlopReportTest, UncountedOperatorMakesThePartialLowerBound) {
   absl::StatusOr<FlopReport> report = BuildFlopReport(
-      "2.13.0", {Seen("aten.sin", 1), Counted("aten.mm", 1, 2 * 2 * 4 * 3)}, {});
+      "2.13.0", {Seen("aten.sin", 1), Counted("aten.mm", 1, 2 * 2 * 4 * 3)},
+      {});
   ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(DumpJson(FlopReportToJson(*report)),
-            R"({"schema_version":1,"context":{"torch_version":"2.13.0",)"
-            R"("method":"torch.utils.flop_counter.FlopCounterMode"},)"
-            R"("total":{"status":"partial","value":null,"known_value":48,)"
-            R"("unit":"FLOPs","scope":"workload",)"
-            R"("method":"torch.utils.flop_counter.FlopCounterMode"},)"
-            R"("by_module":{},"by_operator":{"aten.mm":48},"ignored_operators":{},)"
-            R"("diagnostics":[{"code":"uncounted_operator","severity":"warning",)"
-            R"("metric":"flops","operator":"aten.sin","message":)"
-            R"("aten.sin was observed 1 time(s), but no FLOP formula is registered."}]})");
+  EXPECT_EQ(
+      DumpJson(FlopReportToJson(*report)),
+      R"({"schema_version":1,"context":{"torch_version":"2.13.0",)"
+      R"("method":"torch.utils.flop_counter.FlopCounterMode"},)"
+      R"("total":{"status":"partial","value":null,"known_value":48,)"
+      R"("unit":"FLOPs","scope":"workload",)"
+      R"("method":"torch.utils.flop_counter.FlopCounterMode"},)"
+      R"("by_module":{},"by_operator":{"aten.mm":48},"ignored_operators":{},)"
+      R"("diagnostics":[{"code":"uncounted_operator","severity":"warning",)"
+      R"("metric":"flops","operator":"aten.sin","message":)"
+      R"("aten.sin was observed 1 time(s), but no FLOP formula is registered."}]})");
 }
 
 TEST(FlopReportTest, IgnoredOperatorsKeepTheTotalComplete) {
@@ -70,7 +72,8 @@ TEST(FlopReportTest, FailedFormulaCallsAreDiagnosedNotDropped) {
   EXPECT_EQ(report->by_operator.at("aten.mm"), 100);
   ASSERT_EQ(report->diagnostics.size(), 1u);
   EXPECT_EQ(report->diagnostics[0].code, "operator_formula_error");
-  EXPECT_NE(report->diagnostics[0].message.find("failed for 1 of them: symbolic shape"),
+  EXPECT_NE(report->diagnostics[0].message.find(
+                "failed for 1 of them: symbolic shape"),
             std::string::npos);
 }
 

@@ -104,6 +104,7 @@ class ExactDomBuilder : public nlohmann::json_sax<Json> {
   bool binary(binary_t& value) override { return Put(std::move(value)); }
 
   bool start_object(std::size_t) override {
+    if (!CheckDepth()) return false;
     Json* node = Put(Json::object());
     if (node == nullptr) return false;
     stack_.push_back(node);
@@ -122,6 +123,7 @@ class ExactDomBuilder : public nlohmann::json_sax<Json> {
     return true;
   }
   bool start_array(std::size_t) override {
+    if (!CheckDepth()) return false;
     Json* node = Put(Json::array());
     if (node == nullptr) return false;
     stack_.push_back(node);
@@ -134,7 +136,8 @@ class ExactDomBuilder : public nlohmann::json_sax<Json> {
   bool parse_error(std::size_t position, const std::string&,
                    const nlohmann::detail::exception& error) override {
     if (error_.empty()) {
-      error_ = absl::StrCat("invalid JSON at byte ", position, ": ", error.what());
+      error_ =
+          absl::StrCat("invalid JSON at byte ", position, ": ", error.what());
     }
     return false;
   }
@@ -156,6 +159,12 @@ class ExactDomBuilder : public nlohmann::json_sax<Json> {
     Json& slot = parent[pending_key_];
     slot = std::move(value);
     return &slot;
+  }
+  // Recursive consumers (DumpJson, the report parsers) stay stack-safe.
+  bool CheckDepth() {
+    if (stack_.size() < kMaxJsonDepth) return true;
+    return Fail(
+        absl::StrCat("JSON nested deeper than ", kMaxJsonDepth, " levels"));
   }
   bool Fail(std::string message) {
     if (error_.empty()) error_ = std::move(message);

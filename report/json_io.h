@@ -10,9 +10,9 @@
 #define TORCHSCAN_REPORT_JSON_IO_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "report/count.h"
 
@@ -32,8 +32,12 @@ absl::StatusOr<Count> JsonToCount(const Json& node, absl::string_view field);
 
 // Serializes `document`; indent < 0 gives the compact form.
 std::string DumpJson(const Json& document, int indent = -1);
-// Parses JSON text. Duplicate object keys, trailing garbage and non-finite
-// numbers are errors that say where the problem is.
+// Arrays and objects nested deeper than this are rejected by ParseJson.
+inline constexpr std::size_t kMaxJsonDepth = 512;
+
+// Parses JSON text. Duplicate object keys, trailing garbage, non-finite
+// numbers and nesting beyond kMaxJsonDepth are errors that say where the
+// problem is.
 absl::StatusOr<Json> ParseJson(absl::string_view text);
 
 }  // namespace torchscan::report

@@ -29,8 +29,8 @@ absl::StatusOr<std::optional<MetricValue>> OptionalValueFromJson(
   if (node.is_string()) {
     return std::optional<MetricValue>(node.get<std::string>());
   }
-  return FieldError(field, absl::StrCat("expected a number or null, got ",
-                                        node.type_name()));
+  return FieldError(
+      field, absl::StrCat("expected a number or null, got ", node.type_name()));
 }
 
 absl::StatusOr<std::string> StringField(const Json& object,
@@ -40,8 +40,8 @@ absl::StatusOr<std::string> StringField(const Json& object,
   auto it = object.find(std::string(key));
   if (it == object.end()) return FieldError(path, "is missing");
   if (!it->is_string()) {
-    return FieldError(path, absl::StrCat("expected a string, got ",
-                                         it->type_name()));
+    return FieldError(path,
+                      absl::StrCat("expected a string, got ", it->type_name()));
   }
   return it->get<std::string>();
 }
@@ -88,10 +88,10 @@ bool MetricValuesEqual(const MetricValue& a, const MetricValue& b) {
   };
   // An int equals a float only when the float is that exact integer.
   if (std::holds_alternative<Count>(a) != std::holds_alternative<Count>(b)) {
-    const Count integer =
-        std::holds_alternative<Count>(a) ? std::get<Count>(a) : std::get<Count>(b);
-    const double real =
-        std::holds_alternative<double>(a) ? std::get<double>(a) : std::get<double>(b);
+    const Count integer = std::holds_alternative<Count>(a) ? std::get<Count>(a)
+                                                           : std::get<Count>(b);
+    const double real = std::holds_alternative<double>(a) ? std::get<double>(a)
+                                                          : std::get<double>(b);
     return std::floor(real) == real && std::fabs(real) < 1.7e38 &&
            Count(real) == integer;
   }
@@ -99,7 +99,8 @@ bool MetricValuesEqual(const MetricValue& a, const MetricValue& b) {
 }
 
 Json MetricValueToJson(const MetricValue& value) {
-  if (const Count* count = std::get_if<Count>(&value)) return CountToJson(*count);
+  if (const Count* count = std::get_if<Count>(&value))
+    return CountToJson(*count);
   if (const double* real = std::get_if<double>(&value)) return *real;
   return std::get<std::string>(value);
 }
@@ -107,12 +108,15 @@ Json MetricValueToJson(const MetricValue& value) {
 MetricResult::MetricResult(MetricStatus status,
                            std::optional<MetricValue> known_value,
                            MetricKind kind)
-    : status_(status), known_value_(std::move(known_value)), kind_(std::move(kind)) {
+    : status_(status),
+      known_value_(std::move(known_value)),
+      kind_(std::move(kind)) {
   if (status_ == MetricStatus::kComplete) value_ = known_value_;
 }
 
 MetricResult MetricResult::Complete(MetricValue value, MetricKind kind) {
-  return MetricResult(MetricStatus::kComplete, std::move(value), std::move(kind));
+  return MetricResult(MetricStatus::kComplete, std::move(value),
+                      std::move(kind));
 }
 
 MetricResult MetricResult::Partial(MetricValue known_value, MetricKind kind) {
@@ -121,7 +125,8 @@ MetricResult MetricResult::Partial(MetricValue known_value, MetricKind kind) {
 }
 
 MetricResult MetricResult::Unavailable(MetricKind kind) {
-  return MetricResult(MetricStatus::kUnavailable, std::nullopt, std::move(kind));
+  return MetricResult(MetricStatus::kUnavailable, std::nullopt,
+                      std::move(kind));
 }
 
 bool MetricResult::operator==(const MetricResult& other) const {
@@ -156,24 +161,28 @@ absl::StatusOr<MetricResult> MetricResultFromJson(const Json& node,
   if (!status_name.ok()) return status_name.status();
   absl::StatusOr<MetricStatus> status = ParseMetricStatus(*status_name);
   if (!status.ok()) {
-    return FieldError(absl::StrCat(field, ".status"), status.status().message());
+    return FieldError(absl::StrCat(field, ".status"),
+                      status.status().message());
   }
   MetricKind kind;
-  for (auto [key, target] : {std::pair{"unit", &kind.unit},
-                             std::pair{"scope", &kind.scope},
-                             std::pair{"method", &kind.method}}) {
+  for (auto [key, target] :
+       {std::pair{"unit", &kind.unit}, std::pair{"scope", &kind.scope},
+        std::pair{"method", &kind.method}}) {
     absl::StatusOr<std::string> text = StringField(node, key, field);
     if (!text.ok()) return text.status();
     *target = *std::move(text);
   }
-  auto read_optional = [&](const char* key) -> absl::StatusOr<std::optional<MetricValue>> {
+  auto read_optional =
+      [&](const char* key) -> absl::StatusOr<std::optional<MetricValue>> {
     auto it = node.find(key);
-    if (it == node.end()) return FieldError(absl::StrCat(field, ".", key), "is missing");
+    if (it == node.end())
+      return FieldError(absl::StrCat(field, ".", key), "is missing");
     return OptionalValueFromJson(*it, absl::StrCat(field, ".", key));
   };
   absl::StatusOr<std::optional<MetricValue>> value = read_optional("value");
   if (!value.ok()) return value.status();
-  absl::StatusOr<std::optional<MetricValue>> known = read_optional("known_value");
+  absl::StatusOr<std::optional<MetricValue>> known =
+      read_optional("known_value");
   if (!known.ok()) return known.status();
 
   switch (*status) {
@@ -182,8 +191,8 @@ absl::StatusOr<MetricResult> MetricResultFromJson(const Json& node,
         return FieldError(field, "a complete metric requires a value");
       }
       if (known->has_value() && !MetricValuesEqual(**known, **value)) {
-        return FieldError(field,
-                          "a complete metric must have known_value equal to value");
+        return FieldError(
+            field, "a complete metric must have known_value equal to value");
       }
       return MetricResult::Complete(**value, std::move(kind));
     case MetricStatus::kPartial:
@@ -191,14 +200,15 @@ absl::StatusOr<MetricResult> MetricResultFromJson(const Json& node,
         return FieldError(field, "a partial metric must have a null value");
       }
       if (!known->has_value()) {
-        return FieldError(field,
-                          "a partial metric requires a known_value lower bound");
+        return FieldError(
+            field, "a partial metric requires a known_value lower bound");
       }
       return MetricResult::Partial(**known, std::move(kind));
     case MetricStatus::kUnavailable:
       if (value->has_value() || known->has_value()) {
-        return FieldError(field,
-                          "an unavailable metric must have null value and known_value");
+        return FieldError(
+            field,
+            "an unavailable metric must have null value and known_value");
       }
       return MetricResult::Unavailable(std::move(kind));
   }

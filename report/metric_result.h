@@ -11,10 +11,10 @@
 
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <variant>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "report/count.h"
 #include "report/json_io.h"
 

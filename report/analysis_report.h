@@ -1,0 +1,126 @@
+// AnalysisReport: what crawl_module / summary return (reference 2.3).
+//
+// The JSON keys come out in the order TorchScan 0.2 inserts them, so that
+// DumpPythonJson(AnalysisReportToJson(report)) is byte-identical to Python's
+// json.dumps(report) for a report parsed from it.
+
+#ifndef TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
+#define TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "report/diagnostic.h"
+#include "report/flop_report.h"
+#include "report/json_io.h"
+#include "report/layer_report.h"
+#include "report/metric_map.h"
+#include "report/value_metadata.h"
+
+namespace torchscan::report {
+
+inline constexpr absl::string_view kExecutionMode = "evaluation_no_grad";
+inline constexpr absl::string_view kStructureMode = "structure";
+
+struct ReportContext {
+  std::string torchscan_version;
+  std::string torch_version;
+  std::string python_version;
+  // "<defining module>.<qualified class name>".
+  std::string model_type;
+  std::string execution_mode = std::string(kExecutionMode);
+  bool training_before = false;
+  // Sorted, de-duplicated, over parameters and buffers.
+  std::vector<std::string> devices;
+  std::vector<std::string> dtypes;
+  // "structure" in structure mode; absent in a full analysis.
+  std::optional<std::string> analysis_mode;
+  // Any further keys, kept in order after the known ones.
+  Json extra = Json::object();
+
+  bool operator==(const ReportContext&) const = default;
+};
+
+inline constexpr absl::string_view kGeneratedInputs = "generated";
+inline constexpr absl::string_view kProvidedInputs = "provided";
+
+struct InputsMetadata {
+  // "generated" (from input_shape) or "provided" (args / kwargs).
+  std::string source = std::string(kGeneratedInputs);
+  CallMetadata call;
+
+  bool operator==(const InputsMetadata&) const = default;
+};
+
+// The totals every report carries, in the order TorchScan emits them.
+inline constexpr absl::string_view kTotalNames[] = {
+    "parameters",
+    "trainable_parameters",
+    "frozen_parameters",
+    "parameter_bytes",
+    "buffer_elements",
+    "buffer_bytes",
+    "module_flops",
+    "operator_flops",
+    "macs",
+    "dmas",
+};
+
+// One layer call's own operator FLOPs (inclusive of the calls nested in it),
+// joinable to `layers` by path + call_index. TorchScan Dispatch only: the
+// counter sees each layer call begin and end, which upstream's cannot.
+struct LayerOperatorFlops {
+  std::string path;
+  std::int64_t call_index = 0;
+  MetricResult total = MetricResult::Unavailable({});
+  std::map<std::string, Count> by_operator;
+
+  bool operator==(const LayerOperatorFlops&) const = default;
+};
+
+Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry);
+absl::StatusOr<LayerOperatorFlops> LayerOperatorFlopsFromJson(
+    const Json& node, absl::string_view field);
+
+struct AnalysisReport {
+  std::int64_t schema_version = kSchemaVersion;
+  ReportContext context;
+  InputsMetadata inputs;
+  // One per module call, in order of call start.
+  std::vector<LayerReport> layers;
+  FlopReport operator_flops;
+  // Present in full-mode reports of TorchScan Dispatch; absent in TorchScan
+  // 0.2's reports and in structure mode.
+  std::optional<std::vector<LayerOperatorFlops>> layer_operator_flops;
+  MetricMap totals;
+  // Module diagnostics, then the operator diagnostics of operator_flops.
+  std::vector<Diagnostic> diagnostics;
+
+  bool operator==(const AnalysisReport&) const = default;
+};
+
+Json ReportContextToJson(const ReportContext& context);
+absl::StatusOr<ReportContext> ReportContextFromJson(const Json& node,
+                                                    absl::string_view field);
+Json InputsMetadataToJson(const InputsMetadata& inputs);
+absl::StatusOr<InputsMetadata> InputsMetadataFromJson(const Json& node,
+                                                      absl::string_view field);
+
+Json AnalysisReportToJson(const AnalysisReport& report);
+// Requires schema_version 1, every field of reference 2.3 and the ten totals
+// of kTotalNames (further totals are kept). Errors name the field path under
+// `field`, e.g. "report.layers[3].metrics.macs.status: ...".
+absl::StatusOr<AnalysisReport> AnalysisReportFromJson(
+    const Json& node, absl::string_view field = "report");
+// ParseJson + AnalysisReportFromJson.
+absl::StatusOr<AnalysisReport> ParseAnalysisReport(
+    absl::string_view text, absl::string_view field = "report");
+
+}  // namespace torchscan::report
+
+#endif  // TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
