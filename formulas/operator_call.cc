@@ -49,6 +49,12 @@ OperatorValue OperatorValue::BoolList(std::vector<bool> booleans) {
   return value;
 }
 
+OperatorValue OperatorValue::Real(double real) {
+  OperatorValue value = OfKind(Kind::kDouble);
+  value.real = real;
+  return value;
+}
+
 absl::StatusOr<absl::Span<const std::int64_t>> TensorShapeAt(
     absl::Span<const OperatorValue> values, std::size_t index,
     absl::string_view role) {

@@ -38,6 +38,11 @@ struct OperatorValue {
   // Set when a tensor's sizes are symbolic or it has no strided sizes (nested
   // tensors); `shape` is then empty and formulas must not use it.
   bool shape_unknown = false;
+  // The contents of a 1-D integer tensor, for the few formulas that need them
+  // (sequence offsets of variable-length attention). Filled only for the
+  // arguments a formula asks for, and only when the values can be read
+  // without running the workload differently (not for meta or fake tensors).
+  std::optional<std::vector<std::int64_t>> values;
   std::int64_t integer = 0;
   bool boolean = false;
   double real = 0;
@@ -53,6 +58,7 @@ struct OperatorValue {
   static OperatorValue Bool(bool value);
   static OperatorValue IntList(std::vector<std::int64_t> values);
   static OperatorValue BoolList(std::vector<bool> values);
+  static OperatorValue Real(double value);
 
   bool is_tensor() const { return kind == Kind::kTensor; }
   bool is_none() const { return kind == Kind::kNone; }

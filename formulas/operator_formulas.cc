@@ -3,67 +3,117 @@
 #include <algorithm>
 #include <array>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "formulas/attention_formulas.h"
+#include "formulas/convolution_formulas.h"
+#include "formulas/fused_layer_formulas.h"
+#include "formulas/matmul_formulas.h"
 
 namespace torchscan::formulas {
 namespace {
 
-absl::Status ShapeError(absl::string_view what,
-                        absl::Span<const std::int64_t> shape) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ", got shape [", absl::StrJoin(shape, ", "), "]"));
-}
+constexpr FormulaOrigin kParity = FormulaOrigin::kFlopCounterMode;
+constexpr FormulaOrigin kCorrected = FormulaOrigin::kCorrected;
+constexpr FormulaOrigin kBeyond = FormulaOrigin::kBeyondFlopCounterMode;
 
-// mm(a, b), or any overload whose first two arguments are the matrices.
-absl::StatusOr<Count> Mm(const OperatorCall& call) {
-  absl::StatusOr<absl::Span<const std::int64_t>> a =
-      TensorShapeAt(call.arguments, 0, "self");
-  if (!a.ok()) return a.status();
-  absl::StatusOr<absl::Span<const std::int64_t>> b =
-      TensorShapeAt(call.arguments, 1, "mat2");
-  if (!b.ok()) return b.status();
-  return MatmulFlops(*a, *b);
-}
-
-// addmm(bias, a, b): the product only; the bias addition is not counted.
-absl::StatusOr<Count> Addmm(const OperatorCall& call) {
-  absl::StatusOr<absl::Span<const std::int64_t>> a =
-      TensorShapeAt(call.arguments, 1, "mat1");
-  if (!a.ok()) return a.status();
-  absl::StatusOr<absl::Span<const std::int64_t>> b =
-      TensorShapeAt(call.arguments, 2, "mat2");
-  if (!b.ok()) return b.status();
-  return MatmulFlops(*a, *b);
-}
-
-absl::StatusOr<Count> Bmm(const OperatorCall& call) {
-  absl::StatusOr<absl::Span<const std::int64_t>> a =
-      TensorShapeAt(call.arguments, 0, "self");
-  if (!a.ok()) return a.status();
-  absl::StatusOr<absl::Span<const std::int64_t>> b =
-      TensorShapeAt(call.arguments, 1, "mat2");
-  if (!b.ok()) return b.status();
-  return BatchedMatmulFlops(*a, *b);
-}
-
-absl::StatusOr<Count> Baddbmm(const OperatorCall& call) {
-  absl::StatusOr<absl::Span<const std::int64_t>> a =
-      TensorShapeAt(call.arguments, 1, "batch1");
-  if (!a.ok()) return a.status();
-  absl::StatusOr<absl::Span<const std::int64_t>> b =
-      TensorShapeAt(call.arguments, 2, "batch2");
-  if (!b.ok()) return b.status();
-  return BatchedMatmulFlops(*a, *b);
+constexpr std::uint32_t Bits(std::initializer_list<int> indices) {
+  std::uint32_t bits = 0;
+  for (int index : indices) bits |= std::uint32_t{1} << index;
+  return bits;
 }
 
 constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
-    {"aten::addmm", &Addmm, "2*m*n*k of mat1 [m,k] @ mat2 [k,n]; bias not counted"},
-    {"aten::baddbmm", &Baddbmm,
+    {"aten::_addmm_activation", &AddmmFlops, kBeyond,
+     "addmm fused with ReLU/GELU: 2*m*n*k of mat1 @ mat2"},
+    {"aten::_convolution", &ConvolutionFlops, kParity,
+     "2 * prod(out spatial, or in spatial if transposed) * prod(kernel) * N * "
+     "w[0] * w[1]"},
+    {"aten::_efficient_attention_backward", &EfficientAttentionBackwardFlops,
+     kCorrected,
+     "SDPA backward on BSHD (transposed to BHSD) or packed sequences; "
+     "FlopCounterMode reads BSHD as BHSD",
+     Bits({6, 7})},
+    {"aten::_efficient_attention_forward", &EfficientAttentionForwardFlops,
+     kCorrected,
+     "SDPA forward on BSHD (transposed to BHSD) or packed sequences; "
+     "FlopCounterMode reads BSHD as BHSD",
+     Bits({4, 5})},
+    {"aten::_flash_attention_backward", &FlashAttentionBackwardFlops,
+     kCorrected,
+     "SDPA backward on BSHD (transposed to BHSD) or packed sequences; "
+     "FlopCounterMode reads BSHD as BHSD",
+     Bits({6, 7})},
+    {"aten::_flash_attention_forward", &FlashAttentionForwardFlops, kCorrected,
+     "SDPA forward on BSHD (transposed to BHSD) or packed sequences; "
+     "FlopCounterMode reads BSHD as BHSD",
+     Bits({3, 4})},
+    {"aten::_int_mm", &MmFlops, kBeyond, "2*m*n*k (int8 matmul)"},
+    {"aten::_native_multi_head_attention", &NativeMultiHeadAttentionFlops,
+     kBeyond,
+     "MHA fast path: 2*E*E*(rows of q, k, v) + 4*B*L*S*E + 2*rows(q)*E*E"},
+    {"aten::_scaled_dot_product_cudnn_attention", &SdpaForwardFlops, kParity,
+     "2*b*hq*sq*sk*(d + dv)"},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", &SdpaBackwardFlops,
+     kParity, "2*b*hq*sq*sk*(3*d + 2*dv)"},
+    {"aten::_scaled_dot_product_efficient_attention", &SdpaForwardFlops,
+     kParity, "2*b*hq*sq*sk*(d + dv)"},
+    {"aten::_scaled_dot_product_efficient_attention_backward",
+     &SdpaBackwardFlops, kParity, "2*b*hq*sq*sk*(3*d + 2*dv)"},
+    {"aten::_scaled_dot_product_flash_attention", &SdpaForwardFlops, kParity,
+     "2*b*hq*sq*sk*(d + dv)"},
+    {"aten::_scaled_dot_product_flash_attention_backward", &SdpaBackwardFlops,
+     kParity, "2*b*hq*sq*sk*(3*d + 2*dv)"},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu", &SdpaForwardFlops,
+     kBeyond, "the CPU SDPA kernel: 2*b*hq*sq*sk*(d + dv)"},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+     &SdpaBackwardFlops, kBeyond, "2*b*hq*sq*sk*(3*d + 2*dv)"},
+    {"aten::_scaled_dot_product_fused_attention_overrideable",
+     &SdpaForwardFlops, kBeyond, "2*b*hq*sq*sk*(d + dv)"},
+    {"aten::_scaled_dot_product_fused_attention_overrideable_backward",
+     &SdpaBackwardFlops, kBeyond, "2*b*hq*sq*sk*(3*d + 2*dv)"},
+    {"aten::_scaled_mm", &ScaledMmFlops, kParity,
+     "2*m*n*k of self @ mat2; scales and bias not counted"},
+    {"aten::_slow_conv2d_backward", &SlowConv2dBackwardFlops, kBeyond,
+     "one forward convolution per requested gradient (input, weight)"},
+    {"aten::_slow_conv2d_forward", &NonTransposedConvolutionFlops, kCorrected,
+     "convolution, never transposed; FlopCounterMode raises TypeError (its "
+     "formula needs a 7th argument)"},
+    {"aten::_transformer_encoder_layer_fwd", &TransformerEncoderLayerFlops,
+     kBeyond,
+     "encoder-layer fast path: self-attention as MHA + 2*rows*(F*E + E*F)"},
+    {"aten::addbmm", &AddbmmFlops, kBeyond, "2*b*n*p*m of batch1 @ batch2"},
+    {"aten::addmm", &AddmmFlops, kParity,
+     "2*m*n*k of mat1 [m,k] @ mat2 [k,n]; bias not counted"},
+    {"aten::addmv", &AddmvFlops, kBeyond, "2*m*n of mat [m,n] @ vec [n]"},
+    {"aten::addr", &AddrFlops, kBeyond,
+     "2*m*n: the outer product as [m,1] @ [1,n]"},
+    {"aten::baddbmm", &BaddbmmFlops, kParity,
      "2*b*m*n*k of batch1 [b,m,k] @ batch2 [b,k,n]; bias not counted"},
-    {"aten::bmm", &Bmm, "2*b*m*n*k of self [b,m,k] @ mat2 [b,k,n]"},
-    {"aten::mm", &Mm, "2*m*n*k of self [m,k] @ mat2 [k,n]"},
+    {"aten::bmm", &BmmFlops, kParity,
+     "2*b*m*n*k of self [b,m,k] @ mat2 [b,k,n]"},
+    {"aten::convolution", &ConvolutionFlops, kParity,
+     "2 * prod(out spatial, or in spatial if transposed) * prod(kernel) * N * "
+     "w[0] * w[1]"},
+    {"aten::convolution_backward", &ConvolutionBackwardFlops, kCorrected,
+     "one forward convolution per requested gradient (input, weight); "
+     "FlopCounterMode counts the weight gradient `groups` times"},
+    {"aten::convolution_backward_overrideable",
+     &ConvolutionBackwardOverrideableFlops, kBeyond,
+     "one forward convolution per requested gradient (input, weight)"},
+    {"aten::convolution_overrideable", &ConvolutionFlops, kParity,
+     "as aten::convolution"},
+    {"aten::cudnn_convolution", &NonTransposedConvolutionFlops, kCorrected,
+     "convolution, never transposed; FlopCounterMode takes `benchmark` for "
+     "`transposed`"},
+    {"aten::dot", &DotFlops, kBeyond, "2*n"},
+    {"aten::mkldnn_convolution", &NonTransposedConvolutionFlops, kBeyond,
+     "convolution, never transposed"},
+    {"aten::mkldnn_rnn_layer", &MkldnnRnnLayerFlops, kBeyond,
+     "LSTM layer: 2 * rows * (numel(w_ih) + numel(w_hh))"},
+    {"aten::mkldnn_rnn_layer_backward", &MkldnnRnnLayerBackwardFlops, kBeyond,
+     "LSTM layer backward: 4 * rows * (numel(w_ih) + numel(w_hh))"},
+    {"aten::mm", &MmFlops, kParity, "2*m*n*k of self [m,k] @ mat2 [k,n]"},
+    {"aten::mv", &MvFlops, kBeyond, "2*m*n of self [m,n] @ vec [n]"},
+    {"aten::vdot", &DotFlops, kBeyond, "2*n"},
 });
 
 constexpr bool IsSortedAndUnique() {
@@ -77,32 +127,6 @@ static_assert(IsSortedAndUnique(),
 
 }  // namespace
 
-absl::StatusOr<Count> MatmulFlops(absl::Span<const std::int64_t> a,
-                                  absl::Span<const std::int64_t> b) {
-  if (a.size() != 2) return ShapeError("matmul: the first operand must be 2-D", a);
-  if (b.size() != 2) return ShapeError("matmul: the second operand must be 2-D", b);
-  if (a[1] != b[0]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "matmul: inner dimensions must match, got ", a[1], " and ", b[0]));
-  }
-  return Count(2) * a[0] * b[1] * a[1];
-}
-
-absl::StatusOr<Count> BatchedMatmulFlops(absl::Span<const std::int64_t> a,
-                                         absl::Span<const std::int64_t> b) {
-  if (a.size() != 3) return ShapeError("bmm: the first operand must be 3-D", a);
-  if (b.size() != 3) return ShapeError("bmm: the second operand must be 3-D", b);
-  if (a[0] != b[0]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bmm: batch dimensions must match, got ", a[0], " and ", b[0]));
-  }
-  if (a[2] != b[1]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bmm: inner dimensions must match, got ", a[2], " and ", b[1]));
-  }
-  return Count(2) * a[0] * a[1] * b[2] * a[2];
-}
-
 const OperatorFormulaEntry* FindOperatorFormula(absl::string_view packet) {
   auto it = std::lower_bound(
       kTable.begin(), kTable.end(), packet,
@@ -114,5 +138,17 @@ const OperatorFormulaEntry* FindOperatorFormula(absl::string_view packet) {
 }
 
 absl::Span<const OperatorFormulaEntry> AllOperatorFormulas() { return kTable; }
+
+absl::string_view FormulaOriginName(FormulaOrigin origin) {
+  switch (origin) {
+    case FormulaOrigin::kFlopCounterMode:
+      return "FlopCounterMode";
+    case FormulaOrigin::kCorrected:
+      return "corrected";
+    case FormulaOrigin::kBeyondFlopCounterMode:
+      return "beyond FlopCounterMode";
+  }
+  return "";
+}
 
 }  // namespace torchscan::formulas

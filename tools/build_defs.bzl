@@ -11,6 +11,8 @@ PROJECT_COPTS = [
     "-Wall",
     "-Wextra",
     "-Wno-unused-parameter",
+    # Designated initializers may leave members to their defaults.
+    "-Wno-missing-field-initializers",
 ]
 
 def _with_copts(kwargs, extra):

@@ -1,0 +1,123 @@
+#include "formulas/formula_support.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace torchscan::formulas {
+namespace {
+
+absl::StatusOr<const OperatorValue*> ValueAt(
+    absl::Span<const OperatorValue> values, std::size_t index,
+    absl::string_view role, absl::string_view kind) {
+  if (index >= values.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(role, " (", kind, " ", index, ") is missing"));
+  }
+  return &values[index];
+}
+
+}  // namespace
+
+absl::StatusOr<ShapeRef> ArgumentShape(const OperatorCall& call,
+                                       std::size_t index,
+                                       absl::string_view role) {
+  return TensorShapeAt(call.arguments, index, role);
+}
+
+absl::StatusOr<ShapeRef> ResultShape(const OperatorCall& call,
+                                     std::size_t index,
+                                     absl::string_view role) {
+  absl::StatusOr<const OperatorValue*> value =
+      ValueAt(call.results, index, role, "result");
+  if (!value.ok()) return value.status();
+  if (!(*value)->is_tensor()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(role, " (result ", index, ") is not a tensor"));
+  }
+  if ((*value)->shape_unknown) {
+    return absl::UnimplementedError(absl::StrCat(
+        role, " has symbolic or nested sizes, which FLOP formulas cannot use"));
+  }
+  return ShapeRef((*value)->shape);
+}
+
+absl::StatusOr<const OperatorValue*> OptionalTensorArgument(
+    const OperatorCall& call, std::size_t index, absl::string_view role) {
+  absl::StatusOr<const OperatorValue*> value =
+      ValueAt(call.arguments, index, role, "argument");
+  if (!value.ok()) return value.status();
+  if ((*value)->is_none()) return nullptr;
+  if (!(*value)->is_tensor()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(role, " (argument ", index, ") is not a tensor"));
+  }
+  return *value;
+}
+
+absl::StatusOr<bool> BoolArgument(const OperatorCall& call, std::size_t index,
+                                  absl::string_view role) {
+  absl::StatusOr<const OperatorValue*> value =
+      ValueAt(call.arguments, index, role, "argument");
+  if (!value.ok()) return value.status();
+  if ((*value)->kind != OperatorValue::Kind::kBool) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(role, " (argument ", index, ") is not a bool"));
+  }
+  return (*value)->boolean;
+}
+
+absl::StatusOr<std::int64_t> IntArgument(const OperatorCall& call,
+                                         std::size_t index,
+                                         absl::string_view role) {
+  absl::StatusOr<const OperatorValue*> value =
+      ValueAt(call.arguments, index, role, "argument");
+  if (!value.ok()) return value.status();
+  if ((*value)->kind != OperatorValue::Kind::kInt) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(role, " (argument ", index, ") is not a concrete int"));
+  }
+  return (*value)->integer;
+}
+
+absl::Status ExpectRank(ShapeRef shape, std::size_t rank,
+                        absl::string_view what) {
+  if (shape.size() == rank) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, " must be ", rank, "-D, got shape ", ShapeText(shape)));
+}
+
+absl::StatusOr<Count> Product(std::initializer_list<Count> factors) {
+  Count product = 1;
+  for (Count factor : factors) {
+    std::optional<Count> next = report::CheckedMultiply(product, factor);
+    if (!next) return absl::OutOfRangeError("FLOP count overflows 128 bits");
+    product = *next;
+  }
+  return product;
+}
+
+absl::StatusOr<Count> ProductOf(ShapeRef dims) {
+  Count product = 1;
+  for (std::int64_t dim : dims) {
+    std::optional<Count> next = report::CheckedMultiply(product, dim);
+    if (!next) return absl::OutOfRangeError("FLOP count overflows 128 bits");
+    product = *next;
+  }
+  return product;
+}
+
+absl::StatusOr<Count> Sum(std::initializer_list<Count> terms) {
+  Count sum = 0;
+  for (Count term : terms) {
+    std::optional<Count> next = report::CheckedAdd(sum, term);
+    if (!next) return absl::OutOfRangeError("FLOP count overflows 128 bits");
+    sum = *next;
+  }
+  return sum;
+}
+
+std::string ShapeText(ShapeRef shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+}  // namespace torchscan::formulas

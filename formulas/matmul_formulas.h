@@ -1,0 +1,34 @@
+// Matrix-product formulas: 2 FLOPs per multiply-add, additions of a bias or
+// accumulator (addmm's `self`) not counted, as FlopCounterMode does.
+
+#ifndef TORCHSCAN_FORMULAS_MATMUL_FORMULAS_H_
+#define TORCHSCAN_FORMULAS_MATMUL_FORMULAS_H_
+
+#include "absl/status/statusor.h"
+#include "formulas/formula_support.h"
+#include "formulas/operator_call.h"
+
+namespace torchscan::formulas {
+
+// [m,k] @ [k,n]: 2*m*n*k.
+absl::StatusOr<Count> MatmulFlops(ShapeRef a, ShapeRef b);
+// [b,m,k] @ [b,k,n]: 2*b*m*n*k.
+absl::StatusOr<Count> BatchedMatmulFlops(ShapeRef a, ShapeRef b);
+
+// FlopCounterMode's packets.
+absl::StatusOr<Count> MmFlops(const OperatorCall& call);
+absl::StatusOr<Count> AddmmFlops(const OperatorCall& call);
+absl::StatusOr<Count> BmmFlops(const OperatorCall& call);
+absl::StatusOr<Count> BaddbmmFlops(const OperatorCall& call);
+absl::StatusOr<Count> ScaledMmFlops(const OperatorCall& call);
+
+// Products FlopCounterMode does not count (it reports 0 for them).
+absl::StatusOr<Count> DotFlops(const OperatorCall& call);
+absl::StatusOr<Count> MvFlops(const OperatorCall& call);
+absl::StatusOr<Count> AddmvFlops(const OperatorCall& call);
+absl::StatusOr<Count> AddrFlops(const OperatorCall& call);
+absl::StatusOr<Count> AddbmmFlops(const OperatorCall& call);
+
+}  // namespace torchscan::formulas
+
+#endif  // TORCHSCAN_FORMULAS_MATMUL_FORMULAS_H_

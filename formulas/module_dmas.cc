@@ -1,0 +1,185 @@
+// Module DMAs, direct memory accesses (torchscan/modules/memory.py of
+// torchscan 0.2.0): formulas read the first input tensor, the first output
+// tensor and the module's recursive parameter count.
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "formulas/module_formula_support.h"
+#include "formulas/module_formulas.h"
+#include "formulas/python_semantics.h"
+
+namespace torchscan::formulas {
+namespace {
+
+using module_internal::AdaptiveKernelSize;
+using module_internal::ParamsOf;
+using python::Py;
+
+// inp.numel() * input_reads + extra + (0 if inplace else out.numel()).
+Py<ExactCount> ReadWriteDmas(const CallValue& inp, const CallValue& out,
+                             int input_reads, int extra, bool inplace) {
+  Py<ExactCount> in_numel = python::NumelOf(inp);
+  if (!in_numel.ok()) return in_numel.error();
+  ExactCount dmas = *in_numel * input_reads + extra;
+  if (inplace) return dmas;
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return dmas + *out_numel;
+}
+
+// Reads the input, the weight and the bias; writes the output.
+Py<ExactCount> LinearDmas(Count parameters, const CallValue& inp,
+                          const CallValue& out) {
+  Py<ExactCount> in_numel = python::NumelOf(inp);
+  if (!in_numel.ok()) return in_numel.error();
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return *in_numel + parameters + *out_numel;
+}
+
+// Every output element reads its kernel window in each grouped input
+// channel (the module's in_channels, not the input's), plus the parameters.
+Py<ExactCount> ConvDmas(const ConvParams& conv, Count parameters,
+                        const CallValue& out) {
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  Py<ExactCount> input_dmas =
+      python::FloorDivide(ExactCount(conv.in_channels) *
+                              python::ProductOf(conv.kernel_size) * *out_numel,
+                          conv.groups);
+  if (!input_dmas.ok()) return input_dmas.error();
+  return *input_dmas + parameters + *out_numel;
+}
+
+Py<ExactCount> BatchNormDmas(const BatchNormParams& bn, const CallValue& inp,
+                             const CallValue& out) {
+  Py<ExactCount> in_numel = python::NumelOf(inp);
+  if (!in_numel.ok()) return in_numel.error();
+  const bool has_running_stats =
+      bn.running_mean_numel.has_value() && bn.running_var_numel.has_value();
+  ExactCount ops = 1;  // eps
+  if (has_running_stats) {
+    ops += ExactCount(*bn.running_mean_numel) + *bn.running_var_numel;
+  }
+  if (bn.affine && bn.weight_numel.has_value() && bn.bias_numel.has_value()) {
+    ops += ExactCount(*bn.weight_numel) + *bn.bias_numel;
+  }
+  if (bn.momentum.has_value()) ops += 1;  // the exponential average factor
+  if (bn.training && bn.track_running_stats && has_running_stats) {
+    // num_batches_tracked and both running statistics are updated.
+    ops += ExactCount(1) + *bn.running_mean_numel + *bn.running_var_numel;
+  }
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return *in_numel + ops + *out_numel;
+}
+
+// An int kernel is expanded to (k,) * (inp.ndim - 2) here, unlike in the
+// pool FLOPs and MACs (quirk 10).
+Py<ExactCount> PoolDmas(const PoolParams& pool, const CallValue& inp,
+                        const CallValue& out) {
+  ExactCount volume = python::ProductOf(pool.kernel_size);
+  if (pool.kernel_size.kind != HyperParameter::Kind::kTuple) {
+    Py<std::int64_t> ndim = python::NdimOf(inp);
+    if (!ndim.ok()) return ndim.error();
+    volume = 1;
+    for (std::int64_t i = 0; i < *ndim - 2; ++i) {
+      volume = volume * pool.kernel_size.ints.front();
+    }
+  }
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return volume * *out_numel + *out_numel;
+}
+
+Py<ExactCount> AdaptivePoolDmas(const CallValue& inp, const CallValue& out) {
+  Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(inp, out);
+  if (!kernel.ok()) return kernel.error();
+  ExactCount volume = 1;
+  for (const ExactCount& size : *kernel) volume = volume * size;
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return volume * *out_numel + *out_numel;
+}
+
+}  // namespace
+
+absl::StatusOr<FormulaOutcome<Count>> ModuleDmas(
+    const ModuleDescription& module, const ModuleCall& call) {
+  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
+    return status;
+  }
+  const CallValue& inp = python::OrNone(FirstTensor(call.inputs));
+  const CallValue& out = python::OrNone(FirstTensor(call.output));
+  auto inplace = [&module] {
+    return ParamsOf<ActivationParams>(module).inplace;
+  };
+  Py<ExactCount> dmas = ExactCount(0);
+  switch (module.family) {
+    case ModuleFamily::kIdentity:
+      dmas = ReadWriteDmas(inp, out, 1, 0, /*inplace=*/true);
+      break;
+    case ModuleFamily::kFlatten:
+      dmas = ReadWriteDmas(inp, out, 2, 0, /*inplace=*/true);
+      break;
+    case ModuleFamily::kLinear:
+      dmas = LinearDmas(module.parameter_count, inp, out);
+      break;
+    case ModuleFamily::kReLU:
+    case ModuleFamily::kReLU6:
+      dmas = ReadWriteDmas(inp, out, 1, 0, inplace());
+      break;
+    case ModuleFamily::kELU:
+    case ModuleFamily::kLeakyReLU:
+      // One more access for alpha or the negative slope.
+      dmas = ReadWriteDmas(inp, out, 1, 1, inplace());
+      break;
+    case ModuleFamily::kSigmoid:
+      dmas = ReadWriteDmas(inp, out, 1, 0, /*inplace=*/false);
+      break;
+    case ModuleFamily::kTanh:
+      // The input is read for both exponentials.
+      dmas = ReadWriteDmas(inp, out, 2, 0, /*inplace=*/false);
+      break;
+    case ModuleFamily::kConvTranspose: {
+      // Stride, padding and kernel size are read per spatial dimension.
+      const ConvParams& conv = ParamsOf<ConvParams>(module);
+      Py<ExactCount> conv_dmas = ConvDmas(conv, module.parameter_count, out);
+      dmas = conv_dmas.ok()
+                 ? Py<ExactCount>(ExactCount(5) *
+                                      python::LengthOf(conv.kernel_size) +
+                                  *conv_dmas)
+                 : conv_dmas;
+      break;
+    }
+    case ModuleFamily::kConv:
+      dmas =
+          ConvDmas(ParamsOf<ConvParams>(module), module.parameter_count, out);
+      break;
+    case ModuleFamily::kBatchNorm:
+      dmas = BatchNormDmas(ParamsOf<BatchNormParams>(module), inp, out);
+      break;
+    case ModuleFamily::kMaxPool:
+    case ModuleFamily::kAvgPool:
+      dmas = PoolDmas(ParamsOf<PoolParams>(module), inp, out);
+      break;
+    case ModuleFamily::kAdaptiveMaxPool:
+    case ModuleFamily::kAdaptiveAvgPool:
+      dmas = AdaptivePoolDmas(inp, out);
+      break;
+    case ModuleFamily::kDropout:
+      // One more access for the probability.
+      dmas = ReadWriteDmas(inp, out, 1, 1,
+                           ParamsOf<DropoutParams>(module).inplace);
+      break;
+    case ModuleFamily::kMultiheadAttention:
+    case ModuleFamily::kLayerNorm:
+    case ModuleFamily::kTransformer:
+    case ModuleFamily::kUnsupported:
+      return module_internal::UnsupportedCount(module);
+  }
+  return module_internal::Finish(dmas, "module DMAs");
+}
+
+}  // namespace torchscan::formulas

@@ -1,0 +1,237 @@
+// Module FLOPs (torchscan/modules/flops.py of torchscan 0.2.0), except
+// MultiheadAttention and Transformer, which live in attention_module_flops.cc.
+//
+// Each formula evaluates in the order the Python one does, so that a call
+// upstream fails on fails here with the same exception.
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "formulas/attention_module_flops.h"
+#include "formulas/module_formula_support.h"
+#include "formulas/module_formulas.h"
+#include "formulas/python_semantics.h"
+
+namespace torchscan::formulas {
+namespace {
+
+using module_internal::AdaptiveKernelSize;
+using module_internal::Finish;
+using module_internal::ParamsOf;
+using module_internal::PoolKernelVolume;
+using python::Py;
+using python::PyTuple;
+
+// inputs[0].numel() * factor: ReLU (1), ReLU6 (2), Sigmoid and LeakyReLU (4),
+// ELU and Tanh (6).
+Py<ExactCount> ElementwiseFlops(const PyTuple& inputs, int factor) {
+  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  if (!x.ok()) return x.error();
+  Py<ExactCount> numel = python::NumelOf(**x);
+  if (!numel.ok()) return numel.error();
+  return *numel * factor;
+}
+
+// Kernel volume times grouped input channels, two operations per term minus
+// one, plus one for the bias, per output element.
+Py<ExactCount> ConvFlops(const ConvParams& conv, const PyTuple& inputs,
+                         const CallValue& out) {
+  const ExactCount kernel = python::ProductOf(conv.kernel_size);
+  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  if (!x.ok()) return x.error();
+  Py<const Dims*> shape = python::ShapeOf(**x);
+  if (!shape.ok()) return shape.error();
+  Py<std::int64_t> channels = python::DimAt(**shape, 1);
+  if (!channels.ok()) return channels.error();
+  Py<ExactCount> grouped = python::FloorDivide(*channels, conv.groups);
+  if (!grouped.ok()) return grouped.error();
+  const ExactCount terms = kernel * *grouped;
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return *out_numel * (ExactCount(2) * terms - 1 + (conv.bias ? 1 : 0));
+}
+
+Py<ExactCount> ConvTransposeFlops(const ConvParams& conv, const PyTuple& inputs,
+                                  const CallValue& out) {
+  // Upstream adds eight operations per spatial dimension for the output
+  // padding computation.
+  Py<ExactCount> conv_flops = ConvFlops(conv, inputs, out);
+  if (!conv_flops.ok()) return conv_flops.error();
+  return ExactCount(8) * python::LengthOf(conv.kernel_size) + *conv_flops;
+}
+
+Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
+                              const PyTuple& inputs) {
+  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  if (!x.ok()) return x.error();
+  Py<ExactCount> numel = python::NumelOf(**x);
+  if (!numel.ok()) return numel.error();
+  ExactCount flops = ExactCount(bn.num_features) * 2 + *numel * 2;
+  if (bn.affine) flops += *numel * 2;
+  if (bn.track_running_stats && bn.training) {
+    if (!bn.momentum.has_value()) flops += 1;
+    flops +=
+        *numel + ExactCount(3) * *numel + ExactCount(2) * bn.num_features * 3;
+  }
+  return flops;
+}
+
+Py<ExactCount> MaxPoolFlops(const PoolParams& pool, const CallValue& out) {
+  const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return *out_numel * (kernel - 1);
+}
+
+Py<ExactCount> AvgPoolFlops(const PoolParams& pool, const PyTuple& inputs,
+                            const CallValue& out) {
+  const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  if (!x.ok()) return x.error();
+  Py<std::int64_t> ndim = python::NdimOf(**x);
+  if (!ndim.ok()) return ndim.error();
+  return *out_numel * (kernel - 1 + *ndim - 2);
+}
+
+// Adaptive pools: `extra` adds one division per spatial dimension (average).
+Py<ExactCount> AdaptivePoolFlops(const PyTuple& inputs, const CallValue& out,
+                                 bool average) {
+  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  if (!x.ok()) return x.error();
+  Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(**x, out);
+  if (!kernel.ok()) return kernel.error();
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  ExactCount volume = 1;
+  for (const ExactCount& size : *kernel) volume = volume * size;
+  ExactCount per_output = volume - 1;
+  if (average) per_output += static_cast<std::int64_t>(kernel->size());
+  return *out_numel * per_output;
+}
+
+// Counted whenever p > 0, training or not (quirk 9).
+Py<ExactCount> DropoutFlops(const DropoutParams& dropout,
+                            const PyTuple& inputs) {
+  if (!(dropout.p > 0)) return ExactCount(0);
+  return ElementwiseFlops(inputs, 1);
+}
+
+}  // namespace
+
+namespace module_internal {
+
+Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
+  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  if (!x.ok()) return x.error();
+  Py<const Dims*> shape = python::ShapeOf(**x);
+  if (!shape.ok()) return shape.error();
+  const ExactCount outputs = ExactCount(linear.out_features) *
+                             ExactProduct(python::AllButLast(**shape));
+  const ExactCount products =
+      outputs * (ExactCount(2) * linear.in_features - 1);
+  return products + (linear.bias ? outputs : ExactCount(0));
+}
+
+Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
+                              const PyTuple& inputs) {
+  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  if (!x.ok()) return x.error();
+  Py<ExactCount> numel = python::NumelOf(**x);
+  if (!numel.ok()) return numel.error();
+  Py<ExactCount> rows =
+      python::FloorDivide(*numel, ExactProduct(norm.normalized_shape));
+  if (!rows.ok()) return rows.error();
+  return ExactCount(6) * *numel + ExactCount(2) * *rows +
+         (norm.weight ? *numel : ExactCount(0)) +
+         (norm.bias ? *numel : ExactCount(0));
+}
+
+Py<ExactCount> DropoutModuleFlops(const DropoutParams& dropout,
+                                  const PyTuple& inputs) {
+  return DropoutFlops(dropout, inputs);
+}
+
+}  // namespace module_internal
+
+absl::StatusOr<FormulaOutcome<Count>> ModuleFlops(
+    const ModuleDescription& module, const ModuleCall& call) {
+  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
+    return status;
+  }
+  const PyTuple inputs = python::TupleOf(call.inputs);
+  // Every formula but MultiheadAttention's sees the first output tensor.
+  const CallValue& out = python::OrNone(FirstTensor(call.output));
+  Py<ExactCount> flops = ExactCount(0);
+  switch (module.family) {
+    case ModuleFamily::kIdentity:
+    case ModuleFamily::kFlatten:
+      break;
+    case ModuleFamily::kLinear:
+      flops =
+          module_internal::LinearFlops(ParamsOf<LinearParams>(module), inputs);
+      break;
+    case ModuleFamily::kReLU:
+      flops = ElementwiseFlops(inputs, 1);
+      break;
+    case ModuleFamily::kELU:
+      flops = ElementwiseFlops(inputs, 6);
+      break;
+    case ModuleFamily::kLeakyReLU:
+      flops = ElementwiseFlops(inputs, 4);
+      break;
+    case ModuleFamily::kReLU6:
+      flops = ElementwiseFlops(inputs, 2);
+      break;
+    case ModuleFamily::kTanh:
+      flops = ElementwiseFlops(inputs, 6);
+      break;
+    case ModuleFamily::kSigmoid:
+      flops = ElementwiseFlops(inputs, 4);
+      break;
+    case ModuleFamily::kConvTranspose:
+      flops = ConvTransposeFlops(ParamsOf<ConvParams>(module), inputs, out);
+      break;
+    case ModuleFamily::kConv:
+      flops = ConvFlops(ParamsOf<ConvParams>(module), inputs, out);
+      break;
+    case ModuleFamily::kBatchNorm:
+      flops = BatchNormFlops(ParamsOf<BatchNormParams>(module), inputs);
+      break;
+    case ModuleFamily::kMaxPool:
+      flops = MaxPoolFlops(ParamsOf<PoolParams>(module), out);
+      break;
+    case ModuleFamily::kAvgPool:
+      flops = AvgPoolFlops(ParamsOf<PoolParams>(module), inputs, out);
+      break;
+    case ModuleFamily::kAdaptiveMaxPool:
+      flops = AdaptivePoolFlops(inputs, out, /*average=*/false);
+      break;
+    case ModuleFamily::kAdaptiveAvgPool:
+      flops = AdaptivePoolFlops(inputs, out, /*average=*/true);
+      break;
+    case ModuleFamily::kDropout:
+      flops = DropoutFlops(ParamsOf<DropoutParams>(module), inputs);
+      break;
+    case ModuleFamily::kMultiheadAttention:
+      // The only formula that sees the whole output: a returned 3-D
+      // attention-weights tensor adds the head averaging.
+      flops = module_internal::MultiheadAttentionFlops(
+          ParamsOf<MultiheadAttentionParams>(module), inputs, &call.output);
+      break;
+    case ModuleFamily::kLayerNorm:
+      flops = module_internal::LayerNormFlops(ParamsOf<LayerNormParams>(module),
+                                              inputs);
+      break;
+    case ModuleFamily::kTransformer:
+      flops = module_internal::TransformerFlops(
+          ParamsOf<TransformerParams>(module), inputs);
+      break;
+    case ModuleFamily::kUnsupported:
+      return module_internal::UnsupportedCount(module);
+  }
+  return Finish(flops, "module FLOPs");
+}
+
+}  // namespace torchscan::formulas

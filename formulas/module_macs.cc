@@ -1,0 +1,151 @@
+// Module MACs (torchscan/modules/macs.py of torchscan 0.2.0): formulas read
+// the first input tensor and the first output tensor of the call.
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "formulas/module_formula_support.h"
+#include "formulas/module_formulas.h"
+#include "formulas/python_semantics.h"
+
+namespace torchscan::formulas {
+namespace {
+
+using module_internal::AdaptiveKernelSize;
+using module_internal::ParamsOf;
+using module_internal::PoolKernelVolume;
+using python::Py;
+
+// One multiply-accumulate per input feature and output element; the bias
+// rides along with the accumulation.
+Py<ExactCount> LinearMacs(const LinearParams& linear, const CallValue& out) {
+  Py<const Dims*> shape = python::ShapeOf(out);
+  if (!shape.ok()) return shape.error();
+  return ExactCount(linear.in_features) * ExactProduct(**shape);
+}
+
+Py<ExactCount> ConvMacs(const ConvParams& conv, const CallValue& inp,
+                        const CallValue& out) {
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  Py<const Dims*> shape = python::ShapeOf(inp);
+  if (!shape.ok()) return shape.error();
+  Py<std::int64_t> channels = python::DimAt(**shape, 1);
+  if (!channels.ok()) return channels.error();
+  Py<ExactCount> grouped = python::FloorDivide(*channels, conv.groups);
+  if (!grouped.ok()) return grouped.error();
+  return *out_numel * *grouped * python::ProductOf(conv.kernel_size);
+}
+
+Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
+  Py<ExactCount> numel = python::NumelOf(inp);
+  if (!numel.ok()) return numel.error();
+  ExactCount macs = *numel * (bn.affine ? 2 : 1);
+  // Read unconditionally upstream, so a 0-d input fails even in eval mode.
+  Py<const Dims*> shape = python::ShapeOf(inp);
+  if (!shape.ok()) return shape.error();
+  Py<std::int64_t> batch = python::DimAt(**shape, 0);
+  if (!batch.ok()) return batch.error();
+  const ExactCount spatial = ExactProduct(python::DimsFrom(**shape, 2));
+  if (bn.track_running_stats && bn.training) {
+    const ExactCount active = ExactCount(*batch) * spatial;
+    macs += ExactCount(bn.num_features) * (active - 1);
+    macs += ExactCount(bn.num_features) * (ExactCount(2) * active - 1);
+    macs += ExactCount(2) * bn.num_features * 2;
+  }
+  return macs;
+}
+
+Py<ExactCount> MaxPoolMacs(const PoolParams& pool, const CallValue& out) {
+  const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  return *out_numel * (kernel - 1);
+}
+
+Py<ExactCount> AvgPoolMacs(const PoolParams& pool, const CallValue& inp,
+                           const CallValue& out) {
+  const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  Py<std::int64_t> ndim = python::NdimOf(inp);
+  if (!ndim.ok()) return ndim.error();
+  return *out_numel * (kernel - 1 + *ndim - 2);
+}
+
+Py<ExactCount> AdaptivePoolMacs(const CallValue& inp, const CallValue& out,
+                                bool average) {
+  Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(inp, out);
+  if (!kernel.ok()) return kernel.error();
+  Py<ExactCount> out_numel = python::NumelOf(out);
+  if (!out_numel.ok()) return out_numel.error();
+  ExactCount volume = 1;
+  for (const ExactCount& size : *kernel) volume = volume * size;
+  ExactCount per_output = volume - 1;
+  if (average) per_output += static_cast<std::int64_t>(kernel->size());
+  return *out_numel * per_output;
+}
+
+}  // namespace
+
+absl::StatusOr<FormulaOutcome<Count>> ModuleMacs(
+    const ModuleDescription& module, const ModuleCall& call) {
+  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
+    return status;
+  }
+  const CallValue& inp = python::OrNone(FirstTensor(call.inputs));
+  const CallValue& out = python::OrNone(FirstTensor(call.output));
+  Py<ExactCount> macs = ExactCount(0);
+  switch (module.family) {
+    case ModuleFamily::kLinear:
+      macs = LinearMacs(ParamsOf<LinearParams>(module), out);
+      break;
+    case ModuleFamily::kIdentity:
+    case ModuleFamily::kReLU:
+    case ModuleFamily::kELU:
+    case ModuleFamily::kLeakyReLU:
+    case ModuleFamily::kReLU6:
+    case ModuleFamily::kTanh:
+    case ModuleFamily::kSigmoid:
+    case ModuleFamily::kFlatten:
+    case ModuleFamily::kDropout:
+      break;
+    case ModuleFamily::kConvTranspose: {
+      // Four more per spatial dimension for the output padding computation.
+      const ConvParams& conv = ParamsOf<ConvParams>(module);
+      Py<ExactCount> conv_macs = ConvMacs(conv, inp, out);
+      macs = conv_macs.ok()
+                 ? Py<ExactCount>(ExactCount(4) *
+                                      python::LengthOf(conv.kernel_size) +
+                                  *conv_macs)
+                 : conv_macs;
+      break;
+    }
+    case ModuleFamily::kConv:
+      macs = ConvMacs(ParamsOf<ConvParams>(module), inp, out);
+      break;
+    case ModuleFamily::kBatchNorm:
+      macs = BatchNormMacs(ParamsOf<BatchNormParams>(module), inp);
+      break;
+    case ModuleFamily::kMaxPool:
+      macs = MaxPoolMacs(ParamsOf<PoolParams>(module), out);
+      break;
+    case ModuleFamily::kAvgPool:
+      macs = AvgPoolMacs(ParamsOf<PoolParams>(module), inp, out);
+      break;
+    case ModuleFamily::kAdaptiveMaxPool:
+      macs = AdaptivePoolMacs(inp, out, /*average=*/false);
+      break;
+    case ModuleFamily::kAdaptiveAvgPool:
+      macs = AdaptivePoolMacs(inp, out, /*average=*/true);
+      break;
+    case ModuleFamily::kMultiheadAttention:
+    case ModuleFamily::kLayerNorm:
+    case ModuleFamily::kTransformer:
+    case ModuleFamily::kUnsupported:
+      return module_internal::UnsupportedCount(module);
+  }
+  return module_internal::Finish(macs, "module MACs");
+}
+
+}  // namespace torchscan::formulas

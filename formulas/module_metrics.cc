@@ -1,0 +1,148 @@
+#include "formulas/module_metrics.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+
+namespace torchscan::formulas {
+namespace {
+
+using report::Diagnostic;
+using report::MetricKind;
+using report::MetricResult;
+
+MetricKind ModuleCallKind(absl::string_view unit) {
+  return MetricKind{std::string(unit), std::string(kModuleCallScope),
+                    std::string(kModuleFormulaMethod)};
+}
+
+void AddDiagnostic(std::vector<Diagnostic>& diagnostics, absl::string_view code,
+                   absl::string_view metric, absl::string_view path,
+                   std::string message) {
+  diagnostics.push_back(
+      Diagnostic::ForPath(std::string(code), std::string(metric),
+                          std::string(path), std::move(message)));
+}
+
+// Receptive field (section 4.6, step 5): any warning at all makes the three
+// values unavailable, with one unsupported_module_metric diagnostic.
+void RecordReceptiveField(absl::string_view path,
+                          const FormulaOutcome<ReceptiveField>& outcome,
+                          ModuleMetrics& metrics) {
+  const MetricKind kind = ModuleCallKind("elements");
+  const std::string names[] = {std::string(kReceptiveFieldMetric),
+                               std::string(kEffectiveStrideMetric),
+                               std::string(kEffectivePaddingMetric)};
+  if (!outcome.ok()) {
+    AddDiagnostic(metrics.diagnostics, report::kModuleMetricError,
+                  kReceptiveFieldMetric, path, outcome.error->ToString());
+  } else if (!outcome.warnings.empty()) {
+    AddDiagnostic(metrics.diagnostics, report::kUnsupportedModuleMetric,
+                  kReceptiveFieldMetric, path,
+                  absl::StrJoin(outcome.warnings, "; "));
+  }
+  if (!outcome.ok() || !outcome.warnings.empty()) {
+    for (const std::string& name : names) {
+      metrics.metrics.push_back({name, MetricResult::Unavailable(kind)});
+    }
+    return;
+  }
+  const ReceptiveField& field = *outcome.value;
+  metrics.metrics.push_back(
+      {names[0], MetricResult::Complete(field.receptive_field, kind)});
+  metrics.metrics.push_back(
+      {names[1], MetricResult::Complete(field.effective_stride, kind)});
+  metrics.metrics.push_back(
+      {names[2], MetricResult::Complete(field.effective_padding, kind)});
+}
+
+}  // namespace
+
+MetricResult RecordCountMetric(absl::string_view metric, absl::string_view unit,
+                               absl::string_view path,
+                               const FormulaOutcome<Count>& outcome,
+                               std::vector<Diagnostic>& diagnostics) {
+  const MetricKind kind = ModuleCallKind(unit);
+  if (!outcome.ok()) {
+    AddDiagnostic(diagnostics, report::kModuleMetricError, metric, path,
+                  outcome.error->ToString());
+    return MetricResult::Unavailable(kind);
+  }
+  if (outcome.warnings.empty())
+    return MetricResult::Complete(*outcome.value, kind);
+  // The first "not supported" warning names the problem; otherwise all
+  // warnings together.
+  const std::string* unsupported = nullptr;
+  for (const std::string& warning : outcome.warnings) {
+    if (absl::StrContains(warning, kModuleNotSupported)) {
+      unsupported = &warning;
+      break;
+    }
+  }
+  if (unsupported != nullptr) {
+    AddDiagnostic(diagnostics, report::kUnsupportedModuleMetric, metric, path,
+                  *unsupported);
+  } else {
+    AddDiagnostic(diagnostics, report::kModuleMetricWarning, metric, path,
+                  absl::StrJoin(outcome.warnings, "; "));
+  }
+  return MetricResult::Partial(*outcome.value, kind);
+}
+
+absl::StatusOr<ModuleMetrics> EvaluateModuleMetrics(
+    absl::string_view path, const ModuleDescription& module,
+    const ModuleCall& call) {
+  ModuleMetrics metrics;
+  constexpr std::pair<absl::string_view, absl::string_view> kCounts[] = {
+      {kModuleFlopsMetric, "FLOPs"},
+      {kMacsMetric, "MACs"},
+      {kDmasMetric, "DMAs"}};
+  if (FirstTensor(call.inputs) == nullptr ||
+      FirstTensor(call.output) == nullptr) {
+    for (const auto& [name, unit] : kCounts) {
+      metrics.metrics.push_back(
+          {std::string(name), MetricResult::Unavailable(ModuleCallKind(unit))});
+      AddDiagnostic(metrics.diagnostics, report::kMissingMetricTensor, name,
+                    path, std::string(kMissingMetricTensorMessage));
+    }
+    return metrics;
+  }
+  using Formula = absl::StatusOr<FormulaOutcome<Count>> (*)(
+      const ModuleDescription&, const ModuleCall&);
+  constexpr Formula kFormulas[] = {&ModuleFlops, &ModuleMacs, &ModuleDmas};
+  for (std::size_t i = 0; i < 3; ++i) {
+    absl::StatusOr<FormulaOutcome<Count>> outcome = kFormulas[i](module, call);
+    if (!outcome.ok()) return outcome.status();
+    const auto& [name, unit] = kCounts[i];
+    metrics.metrics.push_back(
+        {std::string(name),
+         RecordCountMetric(name, unit, path, *outcome, metrics.diagnostics)});
+  }
+  absl::StatusOr<FormulaOutcome<ReceptiveField>> field =
+      ModuleReceptiveField(module, call);
+  if (!field.ok()) return field.status();
+  RecordReceptiveField(path, *field, metrics);
+  return metrics;
+}
+
+absl::StatusOr<ModuleMetrics> EvaluateModuleMetrics(
+    const CapturedModuleCall& call) {
+  return EvaluateModuleMetrics(call.path, call.module, call.call);
+}
+
+report::Json ModuleMetricsToJson(const ModuleMetrics& metrics) {
+  report::Json node = report::Json::object();
+  node["metrics"] = report::Json::object();
+  for (const NamedMetric& metric : metrics.metrics) {
+    node["metrics"][metric.name] = report::MetricResultToJson(metric.result);
+  }
+  node["diagnostics"] = report::Json::array();
+  for (const Diagnostic& diagnostic : metrics.diagnostics) {
+    node["diagnostics"].push_back(report::DiagnosticToJson(diagnostic));
+  }
+  return node;
+}
+
+}  // namespace torchscan::formulas
