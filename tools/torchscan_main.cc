@@ -2,10 +2,10 @@
 //
 //   torchscan --example mlp     operator FLOPs of a built-in example model
 
+#include <torch/torch.h>
+
 #include <iostream>
 #include <string>
-
-#include <torch/torch.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -18,7 +18,8 @@
 
 ABSL_FLAG(std::string, example, "",
           "Name of a built-in example model to measure.");
-ABSL_FLAG(bool, json, false, "Print the JSON report instead of the text summary.");
+ABSL_FLAG(bool, json, false,
+          "Print the JSON report instead of the text summary.");
 
 namespace {
 
@@ -28,14 +29,14 @@ void PrintText(const std::string& name, const std::string& description,
   std::cout << "Operator FLOPs of example '" << name << "' (" << description
             << "), one forward call, batch 1\n\n";
   std::size_t width = 8;
-  for (const auto& [op, flops] : report.by_operator) width = std::max(width, op.size());
+  for (const auto& [op, flops] : report.by_operator)
+    width = std::max(width, op.size());
   for (const auto& [op, flops] : report.by_operator) {
     std::cout << "  " << op << std::string(width - op.size() + 2, ' ')
               << CountToString(flops) << "\n";
   }
   const auto& total = report.total;
-  std::cout << "\nTotal: "
-            << (total.is_complete() ? "" : "at least ")
+  std::cout << "\nTotal: " << (total.is_complete() ? "" : "at least ")
             << torchscan::report::DumpJson(
                    torchscan::report::MetricValueToJson(*total.known_value()))
             << " FLOPs (" << torchscan::report::MetricStatusName(total.status())
@@ -49,12 +50,14 @@ void PrintText(const std::string& name, const std::string& description,
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Reports what a PyTorch model costs.\n  torchscan --example NAME [--json]");
+      "Reports what a PyTorch model costs.\n  torchscan --example NAME "
+      "[--json]");
   absl::ParseCommandLine(argc, argv);
   const std::string name = absl::GetFlag(FLAGS_example);
   if (name.empty()) {
     std::cerr << "torchscan: pass --example NAME (one of: "
-              << absl::StrJoin(torchscan::examples::ExampleNames(), ", ") << ")\n";
+              << absl::StrJoin(torchscan::examples::ExampleNames(), ", ")
+              << ")\n";
     return 2;
   }
   absl::StatusOr<torchscan::examples::ExampleModel> example =

@@ -7,7 +7,6 @@
 #include "torchscan_dispatch/fallback_registration.h"
 
 namespace torchscan::dispatch {
-
 namespace {
 
 // Runs before any state is changed, so a refusal leaves nothing to restore.
@@ -17,24 +16,33 @@ bool EnsureCountingAvailable() {
   return true;
 }
 
+std::shared_ptr<CountingSession> CurrentSession() {
+  CountingSession* current = CountingSession::Current();
+  return current == nullptr ? nullptr : current->shared_from_this();
+}
+
 }  // namespace
 
-ActiveCounting::ActiveCounting()
+ActiveCounting::ActiveCounting(CountingOptions options)
     : available_(EnsureCountingAvailable()),
       thread_(std::this_thread::get_id()),
       key_was_included_(c10::impl::tls_is_dispatch_key_included(kCountingKey)),
       previous_debug_info_(c10::ThreadLocalDebugInfo::current()),
-      parent_(CountingSession::Current() == nullptr
-                  ? nullptr
-                  : CountingSession::Current()->shared_from_this()),
-      session_(std::make_shared<CountingSession>()) {
+      parent_(CurrentSession()),
+      session_(std::make_shared<CountingSession>(std::move(options))) {
   c10::ThreadLocalDebugInfo::_push(CountingSession::DebugInfoKind(), session_);
   c10::impl::tls_set_dispatch_key_included(kCountingKey, true);
 }
 
-ActiveCounting::~ActiveCounting() {
+void ActiveCounting::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
   c10::impl::tls_set_dispatch_key_included(kCountingKey, key_was_included_);
   c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(previous_debug_info_);
+}
+
+ActiveCounting::~ActiveCounting() {
+  Stop();
   if (parent_ != nullptr) parent_->MergeFrom(*session_);
 }
 

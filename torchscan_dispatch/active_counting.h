@@ -1,14 +1,15 @@
 // ActiveCounting: switches counting on for the calling thread and, when
-// destroyed, restores exactly the thread state it found.
+// stopped, restores exactly the thread state it found.
 
 #ifndef TORCHSCAN_DISPATCH_ACTIVE_COUNTING_H_
 #define TORCHSCAN_DISPATCH_ACTIVE_COUNTING_H_
 
+#include <c10/util/ThreadLocalDebugInfo.h>
+
 #include <memory>
 #include <thread>
 
-#include <c10/util/ThreadLocalDebugInfo.h>
-
+#include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/counting_session.h"
 
 namespace torchscan::dispatch {
@@ -16,15 +17,21 @@ namespace torchscan::dispatch {
 class ActiveCounting {
  public:
   // Throws c10::Error if the counting fallback could not be registered.
-  ActiveCounting();
-  // Must run on the constructing thread. A session nested in another one
-  // hands what it saw to the enclosing session.
+  explicit ActiveCounting(CountingOptions options = {});
+  // Stops counting if still running, then hands what the session saw to the
+  // enclosing session, if any. Must run on the constructing thread.
   ~ActiveCounting();
 
   ActiveCounting(const ActiveCounting&) = delete;
   ActiveCounting& operator=(const ActiveCounting&) = delete;
 
-  const CountingSession& session() const { return *session_; }
+  // Switches counting off on this thread and restores its previous state.
+  // The session stays readable. Idempotent; must run on the constructing
+  // thread.
+  void Stop();
+  bool stopped() const { return stopped_; }
+
+  CountingSession& session() const { return *session_; }
   std::thread::id thread() const { return thread_; }
 
  private:
@@ -35,6 +42,7 @@ class ActiveCounting {
   // The enclosing measurement on this thread, if any.
   const std::shared_ptr<CountingSession> parent_;
   const std::shared_ptr<CountingSession> session_;
+  bool stopped_ = false;
 };
 
 }  // namespace torchscan::dispatch

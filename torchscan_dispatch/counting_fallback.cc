@@ -7,13 +7,13 @@
 //  - anything else runs with the key excluded, so the kernel's own internal
 //    calls are invisible (nothing is counted twice), then is counted once.
 
-#include <optional>
-#include <vector>
-
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
+
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "torchscan_dispatch/counting_session.h"
@@ -25,31 +25,71 @@
 namespace torchscan::dispatch {
 namespace {
 
-void CountAndRun(const OperatorInfo& info, const c10::OperatorHandle& op,
-                 c10::DispatchKeySet below, torch::jit::Stack* stack,
-                 CountingSession& session) {
-  if (info.formula == nullptr) {
-    op.redispatchBoxed(below, stack);
-    session.RecordCall(info);
-    return;
-  }
-  // Formulas read shapes after the call, as FlopCounterMode does, so out= and
-  // resizing overloads are measured on their results. Holding the arguments
-  // costs reference-count bumps, not copies.
+// Runs the call and counts it with `formula`, which sees its arguments and
+// results after the call, as FlopCounterMode's formulas do (so out= and
+// resizing overloads are measured on their results).
+template <typename Formula>
+void RunAndCountWith(const OperatorInfo& info, const c10::OperatorHandle& op,
+                     c10::DispatchKeySet below, torch::jit::Stack* stack,
+                     CountingSession& session, const Formula& formula,
+                     std::uint32_t value_arguments) {
+  // Holding the arguments costs reference-count bumps, not copies.
   std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
                                      stack->end());
   op.redispatchBoxed(below, stack);
-  const std::vector<formulas::OperatorValue> argument_values =
+  std::vector<formulas::OperatorValue> argument_values =
       ToOperatorValues(arguments);
+  for (std::uint32_t bits = value_arguments; bits != 0; bits &= bits - 1) {
+    const int index = __builtin_ctz(bits);
+    if (index < static_cast<int>(arguments.size())) {
+      ReadIntegerValues(arguments[index], argument_values[index]);
+    }
+  }
   const std::vector<formulas::OperatorValue> result_values =
       ToOperatorValues(torch::jit::last(*stack, info.num_returns));
   absl::StatusOr<Count> flops =
-      info.formula->formula(formulas::OperatorCall{argument_values, result_values});
+      formula(formulas::OperatorCall{argument_values, result_values});
   if (flops.ok()) {
     session.RecordCounted(info, *flops);
   } else {
     session.RecordFailed(info, flops.status());
   }
+}
+
+// Runs the call and keeps its arguments and results (as meta tensors) for
+// the caller to evaluate after the workload.
+void RunAndDefer(const OperatorInfo& info, const c10::OperatorHandle& op,
+                 c10::DispatchKeySet below, torch::jit::Stack* stack,
+                 CountingSession& session) {
+  std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
+                                     stack->end());
+  op.redispatchBoxed(below, stack);
+  std::vector<c10::IValue> results;
+  for (const c10::IValue& result : torch::jit::last(*stack, info.num_returns)) {
+    results.push_back(ToMetaIValue(result));
+  }
+  for (c10::IValue& argument : arguments) argument = ToMetaIValue(argument);
+  session.RecordDeferred(info, std::move(arguments), std::move(results));
+}
+
+void CountAndRun(const OperatorInfo& info, const c10::OperatorHandle& op,
+                 c10::DispatchKeySet below, torch::jit::Stack* stack,
+                 CountingSession& session) {
+  if (const CustomFormula* custom = session.CustomFormulaFor(info)) {
+    RunAndCountWith(info, op, below, stack, session, *custom, 0);
+    return;
+  }
+  if (session.IsDeferred(info)) {
+    RunAndDefer(info, op, below, stack, session);
+    return;
+  }
+  if (info.formula == nullptr) {
+    op.redispatchBoxed(below, stack);
+    session.RecordCall(info);
+    return;
+  }
+  RunAndCountWith(info, op, below, stack, session, info.formula->formula,
+                  info.formula->value_arguments);
 }
 
 void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
@@ -83,14 +123,15 @@ class Registration {
       return;
     }
     try {
-      library_.emplace(torch::Library::IMPL, "_", kCountingKey, __FILE__, __LINE__);
+      library_.emplace(torch::Library::IMPL, "_", kCountingKey, __FILE__,
+                       __LINE__);
       library_->fallback(
           torch::CppFunction::makeFromBoxedFunction<&CountingFallback>());
     } catch (const c10::Error& error) {
       library_.reset();
-      status_ = absl::FailedPreconditionError(absl::StrCat(
-          "registering the counting fallback failed: ",
-          error.what_without_backtrace()));
+      status_ = absl::FailedPreconditionError(
+          absl::StrCat("registering the counting fallback failed: ",
+                       error.what_without_backtrace()));
     }
   }
 

@@ -1,16 +1,28 @@
 #include "torchscan_dispatch/counting_session.h"
 
-#include <atomic>
-#include <map>
+#include <algorithm>
+#include <set>
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 #ifndef TORCHSCAN_TORCH_FULL_VERSION
-#error "TORCHSCAN_TORCH_FULL_VERSION must name the torch the plugin is built against"
+#error \
+    "TORCHSCAN_TORCH_FULL_VERSION must name the torch the plugin is built against"
 #endif
 
-namespace torchscan::dispatch {
+namespace torchscan {
+
+std::string SchemaPacketName(const std::string& name) {
+  if (name.find("::") != std::string::npos) return name;
+  const std::size_t dot = name.find('.');
+  if (dot == std::string::npos) return name;
+  return absl::StrCat(name.substr(0, dot), "::", name.substr(dot + 1));
+}
+
+namespace dispatch {
 namespace {
 
 constexpr std::string_view kSessionSlotName = "TORCHSCAN_COUNTING_SESSION";
@@ -25,17 +37,70 @@ struct ThreadSlot {
 };
 thread_local ThreadSlot this_thread_slot;
 
+absl::Status AddCount(Count& sum, Count value, absl::string_view what) {
+  std::optional<Count> next = report::CheckedAdd(sum, value);
+  if (!next)
+    return absl::OutOfRangeError(absl::StrCat(what, " overflows 128 bits"));
+  sum = *next;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-CountingSession::CountingSession()
-    : serial_(next_serial.fetch_add(1, std::memory_order_relaxed)) {}
+CountingSession::CountingSession(CountingOptions options)
+    : serial_(next_serial.fetch_add(1, std::memory_order_relaxed)),
+      has_custom_formulas_(!options.custom_formulas.empty()),
+      has_deferred_(!options.deferred_packets.empty()),
+      options_([&] {
+        for (auto& [packet, formula] : options.custom_formulas) {
+          packet = SchemaPacketName(packet);
+        }
+        for (std::string& packet : options.deferred_packets) {
+          packet = SchemaPacketName(packet);
+        }
+        return std::move(options);
+      }()) {
+  for (int channel = 0; channel < kScopeChannels; ++channel) {
+    scopes_[channel].push_back({});
+    scope_ids_[channel].emplace(std::vector<std::string>{}, 0);
+  }
+}
 
 CountingSession::~CountingSession() = default;
 
-const c10::DebugInfoKind& CountingSession::DebugInfoKind() { return kSessionSlot; }
+const c10::DebugInfoKind& CountingSession::DebugInfoKind() {
+  return kSessionSlot;
+}
 
 CountingSession* CountingSession::Current() {
-  return static_cast<CountingSession*>(c10::ThreadLocalDebugInfo::get(kSessionSlot));
+  return static_cast<CountingSession*>(
+      c10::ThreadLocalDebugInfo::get(kSessionSlot));
+}
+
+const CustomFormula* CountingSession::CustomFormulaFor(const OperatorInfo& op) {
+  if (!has_custom_formulas_) return nullptr;
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = custom_index_.try_emplace(op.id, -1);
+  if (inserted) {
+    for (std::size_t i = 0; i < options_.custom_formulas.size(); ++i) {
+      if (options_.custom_formulas[i].first == op.packet)
+        it->second = static_cast<int>(i);
+    }
+  }
+  return it->second < 0 ? nullptr
+                        : &options_.custom_formulas[it->second].second;
+}
+
+bool CountingSession::IsDeferred(const OperatorInfo& op) {
+  if (!has_deferred_) return false;
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = deferred_.try_emplace(op.id, false);
+  if (inserted) {
+    it->second = std::find(options_.deferred_packets.begin(),
+                           options_.deferred_packets.end(),
+                           op.packet) != options_.deferred_packets.end();
+  }
+  return it->second;
 }
 
 CountingSession::ThreadStats& CountingSession::ThisThread() {
@@ -57,6 +122,17 @@ CountingSession::ThreadStats& CountingSession::ThisThread() {
   return *stats;
 }
 
+CountingSession::StatsKey CountingSession::KeyFor(
+    const OperatorInfo& op) const {
+  StatsKey key;
+  for (int channel = 0; channel < kScopeChannels; ++channel) {
+    key.scopes[channel] =
+        current_scope_[channel].load(std::memory_order_acquire);
+  }
+  key.operator_id = op.id;
+  return key;
+}
+
 void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
   into.calls += from.calls;
   into.counted_calls += from.counted_calls;
@@ -66,7 +142,7 @@ void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
     into.counted_calls -= from.counted_calls;
     into.failed_calls += from.counted_calls;
     if (into.first_failure.empty()) {
-      into.first_failure = "the FLOP sum overflows a 128-bit integer";
+      into.first_failure = "the FLOP sum overflows 128 bits";
     }
   }
   if (into.failed_calls == 0 && from.failed_calls > 0) {
@@ -75,77 +151,206 @@ void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
   into.failed_calls += from.failed_calls;
 }
 
+CountingSession::ThreadEntry& CountingSession::EntryFor(ThreadStats& thread,
+                                                        const StatsKey& key) {
+  if (thread.last_entry != nullptr && thread.last_key == key)
+    return *thread.last_entry;
+  ThreadEntry* entry;
+  {
+    absl::MutexLock lock(&thread.mu);
+    entry = &thread.entries[key];
+  }
+  thread.last_key = key;
+  thread.last_entry = entry;
+  return *entry;
+}
+
+void CountingSession::Record(const StatsKey& key,
+                             const OperatorStats& one_call) {
+  ThreadStats& thread = ThisThread();
+  ThreadEntry& entry = EntryFor(thread, key);
+  absl::MutexLock lock(&thread.mu);
+  Add(entry.stats, one_call);
+}
+
 void CountingSession::RecordCall(const OperatorInfo& op) {
   ThreadStats& thread = ThisThread();
-  absl::MutexLock lock(&thread.mu);
-  ++thread.by_operator[op.id].calls;
+  ThreadEntry& entry = EntryFor(thread, KeyFor(op));
+  // Only this thread writes the counter: a relaxed load and store suffice.
+  entry.uncounted_calls.store(
+      entry.uncounted_calls.load(std::memory_order_relaxed) + 1,
+      std::memory_order_relaxed);
 }
 
 void CountingSession::RecordCounted(const OperatorInfo& op, Count flops) {
-  ThreadStats& thread = ThisThread();
-  absl::MutexLock lock(&thread.mu);
-  OperatorStats one_call;
-  one_call.calls = 1;
-  one_call.counted_calls = 1;
-  one_call.flops = flops;
-  Add(thread.by_operator[op.id], one_call);
+  Record(KeyFor(op),
+         OperatorStats{.calls = 1, .counted_calls = 1, .flops = flops});
 }
 
-void CountingSession::RecordFailed(const OperatorInfo& op, const absl::Status& error) {
-  ThreadStats& thread = ThisThread();
-  absl::MutexLock lock(&thread.mu);
-  OperatorStats& stats = thread.by_operator[op.id];
-  ++stats.calls;
-  if (stats.failed_calls++ == 0) stats.first_failure = std::string(error.message());
+void CountingSession::RecordFailed(const OperatorInfo& op,
+                                   const absl::Status& error) {
+  Record(KeyFor(op),
+         OperatorStats{.calls = 1,
+                       .failed_calls = 1,
+                       .first_failure = std::string(error.message())});
+}
+
+void CountingSession::RecordDeferred(const OperatorInfo& op,
+                                     std::vector<c10::IValue> arguments,
+                                     std::vector<c10::IValue> results) {
+  DeferredCall call{op.id, KeyFor(op).scopes, std::move(arguments),
+                    std::move(results)};
+  absl::MutexLock lock(&mu_);
+  deferred_calls_.push_back(std::move(call));
+}
+
+void CountingSession::SetScope(ScopeChannel channel,
+                               std::vector<std::string> labels) {
+  std::sort(labels.begin(), labels.end());
+  labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+  const int c = static_cast<int>(channel);
+  std::uint32_t id;
+  {
+    absl::MutexLock lock(&mu_);
+    auto [it, inserted] = scope_ids_[c].try_emplace(
+        labels, static_cast<std::uint32_t>(scopes_[c].size()));
+    if (inserted) scopes_[c].push_back(labels);
+    id = it->second;
+  }
+  current_scope_[c].store(id, std::memory_order_release);
+}
+
+std::vector<DeferredCall> CountingSession::TakeDeferredCalls() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(deferred_calls_, {});
+}
+
+void CountingSession::ResolveDeferred(const DeferredCall& call,
+                                      const absl::StatusOr<Count>& flops) {
+  StatsKey key{call.scopes, call.operator_id};
+  if (flops.ok()) {
+    Record(key, OperatorStats{.calls = 1, .counted_calls = 1, .flops = *flops});
+  } else {
+    Record(key, OperatorStats{
+                    .calls = 1,
+                    .failed_calls = 1,
+                    .first_failure = std::string(flops.status().message())});
+  }
+}
+
+CountingSession::StatsMap CountingSession::Merged() const {
+  StatsMap merged;
+  absl::MutexLock lock(&mu_);
+  for (const std::unique_ptr<ThreadStats>& thread : threads_) {
+    absl::MutexLock thread_lock(&thread->mu);
+    for (const auto& [key, entry] : thread->entries) {
+      OperatorStats& into = merged[key];
+      Add(into, entry.stats);
+      into.calls += entry.uncounted_calls.load(std::memory_order_relaxed);
+    }
+  }
+  return merged;
+}
+
+std::vector<std::string> CountingSession::ScopeLabels(ScopeChannel channel,
+                                                      std::uint32_t id) const {
+  absl::MutexLock lock(&mu_);
+  return scopes_[static_cast<int>(channel)].at(id);
 }
 
 void CountingSession::MergeFrom(const CountingSession& inner) {
-  absl::flat_hash_map<std::uint32_t, OperatorStats> seen;
-  {
-    absl::MutexLock lock(&inner.mu_);
-    for (const std::unique_ptr<ThreadStats>& thread : inner.threads_) {
-      absl::MutexLock thread_lock(&thread->mu);
-      for (const auto& [id, stats] : thread->by_operator) Add(seen[id], stats);
-    }
+  StatsMap seen;
+  for (const auto& [key, stats] : inner.Merged()) {
+    StatsKey here{{}, key.operator_id};
+    Add(seen[here], stats);
   }
-  ThreadStats& thread = ThisThread();
-  absl::MutexLock lock(&thread.mu);
-  for (const auto& [id, stats] : seen) Add(thread.by_operator[id], stats);
+  for (const auto& [key, stats] : seen) {
+    Record(KeyFor(OperatorInfoById(key.operator_id)), stats);
+  }
 }
 
 absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
+  const StatsMap merged = Merged();
   // Merge by report name: an operator removed and registered again has a new
   // id but is the same operator to the reader.
-  std::map<std::string, report::OperatorObservation> merged;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const std::unique_ptr<ThreadStats>& thread : threads_) {
-      absl::MutexLock thread_lock(&thread->mu);
-      for (const auto& [id, stats] : thread->by_operator) {
-        const OperatorInfo& info = OperatorInfoById(id);
-        report::OperatorObservation& op = merged[info.report_name];
-        op.name = info.report_name;
-        op.calls += stats.calls;
-        op.counted_calls += stats.counted_calls;
-        std::optional<Count> flops = report::CheckedAdd(op.flops, stats.flops);
-        if (!flops) {
-          return absl::OutOfRangeError(absl::StrCat(
-              info.report_name, " FLOPs overflow a 128-bit integer"));
+  std::map<std::string, report::OperatorObservation> observations;
+  std::map<std::string, Count> by_module;
+  for (const auto& [key, stats] : merged) {
+    const OperatorInfo& info = OperatorInfoById(key.operator_id);
+    report::OperatorObservation& op = observations[info.report_name];
+    op.name = info.report_name;
+    op.calls += stats.calls;
+    op.counted_calls += stats.counted_calls;
+    if (absl::Status status = AddCount(op.flops, stats.flops, info.report_name);
+        !status.ok()) {
+      return status;
+    }
+    if (stats.failed_calls > 0 && op.failed_calls == 0) {
+      op.failure_message = stats.first_failure;
+    }
+    op.failed_calls += stats.failed_calls;
+    if (info.ignored != nullptr)
+      op.ignored_reason = std::string(info.ignored->reason);
+    if (stats.counted_calls > 0) {
+      for (const std::string& label :
+           ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
+        if (absl::Status status =
+                AddCount(by_module[label], stats.flops, label);
+            !status.ok()) {
+          return status;
         }
-        op.flops = *flops;
-        if (stats.failed_calls > 0 && op.failed_calls == 0) {
-          op.failure_message = stats.first_failure;
-        }
-        op.failed_calls += stats.failed_calls;
-        if (info.ignored != nullptr) op.ignored_reason = std::string(info.ignored->reason);
       }
     }
   }
-  std::vector<report::OperatorObservation> observations;
-  observations.reserve(merged.size());
-  for (auto& [name, op] : merged) observations.push_back(std::move(op));
-  return report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION,
-                                 std::move(observations), {});
+  std::vector<report::OperatorObservation> list;
+  list.reserve(observations.size());
+  for (auto& [name, op] : observations) list.push_back(std::move(op));
+  return report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION, std::move(list),
+                                 std::move(by_module));
 }
 
-}  // namespace torchscan::dispatch
+absl::StatusOr<std::map<std::string, ScopedFlops>>
+CountingSession::BuildLayerCallReport() const {
+  struct Accumulated {
+    Count known = 0;
+    bool complete = true;
+    std::map<std::string, Count> by_operator;
+  };
+  std::map<std::string, Accumulated> by_label;
+  for (const auto& [key, stats] : Merged()) {
+    const OperatorInfo& info = OperatorInfoById(key.operator_id);
+    const bool uncounted =
+        stats.failed_calls > 0 ||
+        (stats.counted_calls == 0 && info.ignored == nullptr);
+    for (const std::string& label :
+         ScopeLabels(ScopeChannel::kLayerCalls, key.scopes[1])) {
+      Accumulated& scope = by_label[label];
+      if (uncounted) scope.complete = false;
+      if (stats.counted_calls > 0) {
+        if (absl::Status status = AddCount(scope.known, stats.flops, label);
+            !status.ok()) {
+          return status;
+        }
+        if (absl::Status status = AddCount(scope.by_operator[info.report_name],
+                                           stats.flops, label);
+            !status.ok()) {
+          return status;
+        }
+      }
+    }
+  }
+  // One layer call's operator FLOPs: the operator method, per module call.
+  const report::MetricKind kind{"FLOPs", "module_call",
+                                std::string(report::kOperatorFlopsMethod)};
+  std::map<std::string, ScopedFlops> result;
+  for (auto& [label, scope] : by_label) {
+    result[label] = ScopedFlops{
+        scope.complete ? report::MetricResult::Complete(scope.known, kind)
+                       : report::MetricResult::Partial(scope.known, kind),
+        std::move(scope.by_operator)};
+  }
+  return result;
+}
+
+}  // namespace dispatch
+}  // namespace torchscan

@@ -6,33 +6,67 @@
 // with the dispatch-key TLS. So a backward pass run by the engine on another
 // thread is counted by the session of the thread that called backward(),
 // which a plain thread_local could not do.
+//
+// Calls are attributed to the session's current scopes: the set of module
+// labels (FlopCounterMode's module tracking, for `by_module`) and the set of
+// open layer calls (crawl_module's per-layer operator FLOPs). Both are sets
+// because a call belongs to every enclosing module.
 
 #ifndef TORCHSCAN_DISPATCH_COUNTING_SESSION_H_
 #define TORCHSCAN_DISPATCH_COUNTING_SESSION_H_
 
+#include <ATen/core/ivalue.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <c10/util/ThreadLocalDebugInfo.h>
-
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "report/flop_report.h"
+#include "report/metric_result.h"
+#include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/operator_info.h"
 
 namespace torchscan::dispatch {
 
 using report::Count;
 
+enum class ScopeChannel : int { kModules = 0, kLayerCalls = 1 };
+inline constexpr int kScopeChannels = 2;
+
+// A call of a deferred (caller-evaluated) operator, kept for after the
+// workload. Tensors are replaced by meta tensors of the same sizes, strides
+// and dtype: no data is kept alive.
+struct DeferredCall {
+  std::uint32_t operator_id = 0;
+  std::array<std::uint32_t, kScopeChannels> scopes{};
+  std::vector<c10::IValue> arguments;
+  std::vector<c10::IValue> results;
+};
+
+// Operator FLOPs inside one scope label, inclusive of nested scopes.
+struct ScopedFlops {
+  // Counted FLOPs; complete unless an operator without a formula (and not
+  // ignored) or a failing formula ran inside the scope.
+  report::MetricResult total = report::MetricResult::Unavailable({});
+  std::map<std::string, Count> by_operator;
+};
+
 class CountingSession : public c10::DebugInfoBase,
                         public std::enable_shared_from_this<CountingSession> {
  public:
-  CountingSession();
+  explicit CountingSession(CountingOptions options = {});
   ~CountingSession() override;
 
   CountingSession(const CountingSession&) = delete;
@@ -43,19 +77,43 @@ class CountingSession : public c10::DebugInfoBase,
   // The slot in c10::ThreadLocalDebugInfo that holds sessions.
   static const c10::DebugInfoKind& DebugInfoKind();
 
+  // The custom formula of `op` in this session, or nullptr. Cheap when the
+  // session has none.
+  const CustomFormula* CustomFormulaFor(const OperatorInfo& op);
+  // Whether calls of `op` are recorded for the caller to evaluate.
+  bool IsDeferred(const OperatorInfo& op);
+
   // A call of `op` that no formula counts.
   void RecordCall(const OperatorInfo& op);
   // A call of `op` whose formula gave `flops`.
   void RecordCounted(const OperatorInfo& op, Count flops);
   // A call of `op` whose formula could not be evaluated.
   void RecordFailed(const OperatorInfo& op, const absl::Status& error);
+  // A call of a deferred operator, with its arguments and results.
+  void RecordDeferred(const OperatorInfo& op,
+                      std::vector<c10::IValue> arguments,
+                      std::vector<c10::IValue> results);
 
-  // Adds everything `inner` saw. A nested measurement's work also belongs to
-  // the enclosing one, as with nested FlopCounterModes.
+  // Makes `labels` the current scope of `channel` for calls from now on.
+  void SetScope(ScopeChannel channel, std::vector<std::string> labels);
+
+  // Hands out the deferred calls recorded so far (each only once).
+  std::vector<DeferredCall> TakeDeferredCalls();
+  // Records the caller's evaluation of a deferred call.
+  void ResolveDeferred(const DeferredCall& call,
+                       const absl::StatusOr<Count>& flops);
+
+  // Adds everything `inner` saw (in this session's current scopes). A nested
+  // measurement's work also belongs to the enclosing one, as with nested
+  // FlopCounterModes.
   void MergeFrom(const CountingSession& inner);
 
-  // What the session saw so far, merged over threads.
+  // What the session saw so far, merged over threads; `by_module` holds the
+  // inclusive FLOPs of every module label that had counted operators.
   absl::StatusOr<report::FlopReport> BuildReport() const;
+  // Operator FLOPs per layer-call label, inclusive of nested layer calls.
+  absl::StatusOr<std::map<std::string, ScopedFlops>> BuildLayerCallReport()
+      const;
 
  private:
   struct OperatorStats {
@@ -65,21 +123,67 @@ class CountingSession : public c10::DebugInfoBase,
     std::int64_t failed_calls = 0;
     std::string first_failure;
   };
-  // Written by one thread; read by BuildReport under its lock.
+  // Per-thread entry: calls without a formula (the hot path) are counted
+  // with a relaxed atomic store by the owning thread alone, without a lock;
+  // everything else changes under the thread's lock.
+  struct ThreadEntry {
+    std::atomic<std::int64_t> uncounted_calls{0};
+    OperatorStats stats;
+  };
+  struct StatsKey {
+    std::array<std::uint32_t, kScopeChannels> scopes{};
+    std::uint32_t operator_id = 0;
+
+    bool operator==(const StatsKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const StatsKey& key) {
+      return H::combine(std::move(h), key.scopes[0], key.scopes[1],
+                        key.operator_id);
+    }
+  };
+  using StatsMap = absl::flat_hash_map<StatsKey, OperatorStats>;
+  // Written by one thread; read by reports under its lock. Entries never move
+  // (node map), so the owner may cache a pointer to the last one it used.
   struct ThreadStats {
     std::thread::id owner;
     mutable absl::Mutex mu;
-    absl::flat_hash_map<std::uint32_t, OperatorStats> by_operator
-        ABSL_GUARDED_BY(mu);
+    absl::node_hash_map<StatsKey, ThreadEntry> entries ABSL_GUARDED_BY(mu);
+    // Owner-only cache of the last entry recorded.
+    StatsKey last_key;
+    ThreadEntry* last_entry = nullptr;
   };
 
   static void Add(OperatorStats& into, const OperatorStats& from);
   ThreadStats& ThisThread();
+  // The owner thread's entry for `key` (cached, else found or made under lock).
+  static ThreadEntry& EntryFor(ThreadStats& thread, const StatsKey& key);
+  StatsKey KeyFor(const OperatorInfo& op) const;
+  void Record(const StatsKey& key, const OperatorStats& one_call);
+  // All threads' stats merged.
+  StatsMap Merged() const;
+  // The labels of an interned scope.
+  std::vector<std::string> ScopeLabels(ScopeChannel channel,
+                                       std::uint32_t id) const;
 
   // Distinguishes sessions in per-thread caches (addresses get reused).
   const std::uint64_t serial_;
+  const bool has_custom_formulas_;
+  const bool has_deferred_;
+  const CountingOptions options_;
+
+  std::array<std::atomic<std::uint32_t>, kScopeChannels> current_scope_{};
+
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<ThreadStats>> threads_ ABSL_GUARDED_BY(mu_);
+  // Interned label sets per channel; id 0 is the empty set.
+  std::array<std::vector<std::vector<std::string>>, kScopeChannels> scopes_
+      ABSL_GUARDED_BY(mu_);
+  std::array<std::map<std::vector<std::string>, std::uint32_t>, kScopeChannels>
+      scope_ids_ ABSL_GUARDED_BY(mu_);
+  // Operator id to its custom formula index (-1: none), or deferred flag.
+  absl::flat_hash_map<std::uint32_t, int> custom_index_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::uint32_t, bool> deferred_ ABSL_GUARDED_BY(mu_);
+  std::vector<DeferredCall> deferred_calls_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace torchscan::dispatch

@@ -7,8 +7,8 @@ absl::StatusOr<report::FlopReport> FlopCountingGuard::Report() const {
 }
 
 absl::StatusOr<report::FlopReport> MeasureFlops(
-    const std::function<void()>& workload) {
-  FlopCountingGuard guard;
+    const std::function<void()>& workload, CountingOptions options) {
+  FlopCountingGuard guard(std::move(options));
   workload();
   return guard.Report();
 }

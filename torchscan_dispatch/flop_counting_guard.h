@@ -13,16 +13,19 @@
 #define TORCHSCAN_DISPATCH_FLOP_COUNTING_GUARD_H_
 
 #include <functional>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "report/flop_report.h"
 #include "torchscan_dispatch/active_counting.h"
+#include "torchscan_dispatch/counting_options.h"
 
 namespace torchscan {
 
 class FlopCountingGuard {
  public:
-  FlopCountingGuard() = default;
+  explicit FlopCountingGuard(CountingOptions options = {})
+      : counting_(std::move(options)) {}
   // Restores the thread's dispatch state; must run on the constructing thread.
   ~FlopCountingGuard() = default;
 
@@ -39,7 +42,7 @@ class FlopCountingGuard {
 // Calls `workload` exactly once under a guard. Exceptions thrown by the
 // workload propagate unchanged, with the thread state restored.
 absl::StatusOr<report::FlopReport> MeasureFlops(
-    const std::function<void()>& workload);
+    const std::function<void()>& workload, CountingOptions options = {});
 
 }  // namespace torchscan
 

@@ -1,10 +1,12 @@
 #include "torchscan_dispatch/flop_counting_guard.h"
 
-#include <stdexcept>
-#include <thread>
-
+#include <ATen/Parallel.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/torch.h>
+
+#include <future>
+#include <stdexcept>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "torchscan_dispatch/counting_session.h"
@@ -77,8 +79,9 @@ TEST(FlopCountingGuardTest, OperatorWithoutFormulaMakesTheTotalPartial) {
   ASSERT_EQ(report.diagnostics.size(), 1u);
   EXPECT_EQ(report.diagnostics[0].code, "uncounted_operator");
   EXPECT_EQ(report.diagnostics[0].subject, "aten.sin");
-  EXPECT_EQ(report.diagnostics[0].message,
-            "aten.sin was observed 1 time(s), but no FLOP formula is registered.");
+  EXPECT_EQ(
+      report.diagnostics[0].message,
+      "aten.sin was observed 1 time(s), but no FLOP formula is registered.");
 }
 
 TEST(FlopCountingGuardTest, WorkloadExceptionPropagatesAndStateIsRestored) {
@@ -97,7 +100,8 @@ TEST(FlopCountingGuardTest, WorkloadExceptionPropagatesAndStateIsRestored) {
   EXPECT_TRUE(CountingIsOff());
 
   // A failing kernel (shape mismatch) propagates PyTorch's own error.
-  EXPECT_THROW(MeasureFlops([&] { torch::mm(a, a); }).IgnoreError(), c10::Error);
+  EXPECT_THROW(MeasureFlops([&] { torch::mm(a, a); }).IgnoreError(),
+               c10::Error);
   EXPECT_TRUE(CountingIsOff());
 }
 
@@ -150,6 +154,67 @@ TEST(FlopCountingGuardTest, MetaTensorsAreCountedWithoutMemory) {
   EXPECT_TRUE(c.is_meta());
   EXPECT_EQ(ReportOf(guard).by_operator.at("aten.mm"),
             MatmulFlops(side, side, side));
+}
+
+TEST(FlopCountingGuardTest, TasksLaunchedWithThreadStatePropagationAreCounted) {
+  // at::launch copies the thread's dispatch state and debug info into the
+  // inter-op pool thread, as the autograd engine does for its workers.
+  torch::Tensor a = torch::randn({4, 4});
+  FlopCountingGuard guard;
+  std::promise<void> done;
+  at::launch([&] {
+    torch::mm(a, a);
+    done.set_value();
+  });
+  done.get_future().wait();
+  EXPECT_EQ(ReportOf(guard).by_operator.at("aten.mm"), MatmulFlops(4, 4, 4));
+}
+
+TEST(FlopCountingGuardTest, ThreadsWithTheirOwnGuardsCountIndependently) {
+  std::vector<Count> counts(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &counts] {
+      const std::int64_t n = 2 + t;
+      torch::Tensor a = torch::randn({n, n});
+      FlopCountingGuard guard;
+      for (int i = 0; i < 100; ++i) torch::mm(a, a);
+      counts[t] = ReportOf(guard).by_operator.at("aten.mm");
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(counts[t], 100 * MatmulFlops(2 + t, 2 + t, 2 + t))
+        << "thread " << t;
+  }
+}
+
+TEST(FlopCountingGuardTest, CustomFormulasCountOperatorsTheTableDoesNotKnow) {
+  CountingOptions options;
+  options.custom_formulas.emplace_back(
+      "aten.sin",
+      [](const formulas::OperatorCall& call) -> absl::StatusOr<Count> {
+        // One FLOP per output element, from the result's shape.
+        Count elements = 1;
+        for (std::int64_t dim : call.results[0].shape) elements *= dim;
+        torch::mm(torch::ones({2, 2}), torch::ones({2, 2}));  // not counted
+        return elements;
+      });
+  options.custom_formulas.emplace_back(
+      "aten::mm", [](const formulas::OperatorCall&) -> absl::StatusOr<Count> {
+        return absl::InvalidArgumentError("cannot count this one");
+      });
+  torch::Tensor x = torch::randn({3, 5});
+  FlopCountingGuard guard(std::move(options));
+  torch::sin(x);
+  torch::mm(x, x.t());
+  report::FlopReport report = ReportOf(guard);
+  EXPECT_EQ(report.by_operator.at("aten.sin"), 15);
+  EXPECT_EQ(report.by_operator.count("aten.mm"), 0u);
+  ASSERT_EQ(report.diagnostics.size(), 1u);
+  EXPECT_EQ(report.diagnostics[0].code, "operator_formula_error");
+  EXPECT_NE(report.diagnostics[0].message.find("cannot count this one"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -27,8 +27,6 @@ class Registry {
     return *registry;
   }
 
-  std::uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
-
   const OperatorInfo* Find(OperatorKey key) {
     absl::MutexLock lock(&mu_);
     auto it = by_key_.find(key);
@@ -55,8 +53,12 @@ class Registry {
   void Forget(OperatorKey key) {
     absl::MutexLock lock(&mu_);
     by_key_.erase(key);
-    epoch_.fetch_add(1, std::memory_order_acq_rel);
+    removal_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
+
+  // Bumped whenever an operator is removed; constant-initialized so the hot
+  // path reads it without touching the registry.
+  static inline std::atomic<std::uint64_t> removal_epoch{0};
 
  private:
   Registry();
@@ -65,7 +67,6 @@ class Registry {
   absl::flat_hash_map<OperatorKey, const OperatorInfo*> by_key_
       ABSL_GUARDED_BY(mu_);
   std::deque<OperatorInfo> infos_ ABSL_GUARDED_BY(mu_);  // stable addresses
-  std::atomic<std::uint64_t> epoch_{0};
 };
 
 class ForgetRemovedOperators : public c10::OpRegistrationListener {
@@ -79,13 +80,15 @@ class ForgetRemovedOperators : public c10::OpRegistrationListener {
 Registry::Registry() {
   // The handle is leaked with the registry: the listener must outlive every
   // operator removal, including those during static destruction.
-  new c10::RegistrationHandleRAII(c10::Dispatcher::singleton().addRegistrationListener(
-      std::make_unique<ForgetRemovedOperators>()));
+  new c10::RegistrationHandleRAII(
+      c10::Dispatcher::singleton().addRegistrationListener(
+          std::make_unique<ForgetRemovedOperators>()));
 }
 
 OperatorInfo Describe(const c10::OperatorHandle& op) {
   OperatorInfo info;
   info.packet = op.operator_name().name;
+  info.overload = op.operator_name().overload_name;
   info.report_name = absl::StrReplaceAll(info.packet, {{"::", "."}});
   info.decomposes =
       op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
@@ -98,32 +101,45 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
   return info;
 }
 
+// A direct-mapped per-thread cache: trivially destructible (no thread-exit
+// work, no initialization guard on access) and a hit costs one compare.
 struct ThreadCache {
+  static constexpr std::size_t kSlots = 512;
+  struct Slot {
+    OperatorKey key = nullptr;
+    const OperatorInfo* info = nullptr;
+  };
   std::uint64_t epoch = 0;
-  absl::flat_hash_map<OperatorKey, const OperatorInfo*> infos;
+  Slot slots[kSlots];
 };
+thread_local ThreadCache thread_cache;
+
+std::size_t SlotOf(OperatorKey key) {
+  return (reinterpret_cast<std::uintptr_t>(key) >> 4) % ThreadCache::kSlots;
+}
 
 }  // namespace
 
 const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op) {
-  thread_local ThreadCache cache;
-  Registry& registry = Registry::Get();
-  const std::uint64_t epoch = registry.epoch();
+  ThreadCache& cache = thread_cache;
+  const std::uint64_t epoch =
+      Registry::removal_epoch.load(std::memory_order_acquire);
   if (cache.epoch != epoch) {
-    cache.infos.clear();
+    for (ThreadCache::Slot& slot : cache.slots) slot = {};
     cache.epoch = epoch;
   }
   const OperatorKey key = KeyOf(op);
-  auto it = cache.infos.find(key);
-  if (it != cache.infos.end()) return *it->second;
+  ThreadCache::Slot& slot = cache.slots[SlotOf(key)];
+  if (slot.key == key) return *slot.info;
 
+  Registry& registry = Registry::Get();
   const OperatorInfo* info = registry.Find(key);
   if (info == nullptr) {
     // Describe outside the registry lock: it calls into the dispatcher, whose
     // lock is held while our removal listener takes the registry lock.
     info = registry.Insert(key, Describe(op));
   }
-  cache.infos.emplace(key, info);
+  slot = {key, info};
   return *info;
 }
 

@@ -4,10 +4,10 @@
 #ifndef TORCHSCAN_DISPATCH_OPERATOR_INFO_H_
 #define TORCHSCAN_DISPATCH_OPERATOR_INFO_H_
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include <cstdint>
 #include <string>
-
-#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "formulas/ignored_operators.h"
 #include "formulas/operator_formulas.h"
@@ -21,6 +21,8 @@ struct OperatorInfo {
   std::string report_name;
   // Schema packet name: "aten::mm".
   std::string packet;
+  // Overload name: "" for the default overload, "out", "Tensor", ...
+  std::string overload;
   // The overload has a CompositeImplicitAutograd kernel: it is never counted
   // itself; its decomposition comes back through the fallback op by op,
   // exactly as FlopCounterMode decomposes such operators.

@@ -1,9 +1,11 @@
 #include "torchscan_dispatch/operator_values.h"
 
-#include <optional>
-
-#include <ATen/core/Tensor.h>
 #include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+
+#include <optional>
 
 namespace torchscan::dispatch {
 namespace {
@@ -43,7 +45,8 @@ OperatorValue ToOperatorValue(const c10::IValue& value) {
   if (value.isBool()) return OperatorValue::Bool(value.toBool());
   if (value.isInt()) return OperatorValue::Int(value.toInt());
   if (value.isSymInt()) {
-    if (std::optional<std::int64_t> concrete = value.toSymInt().maybe_as_int()) {
+    if (std::optional<std::int64_t> concrete =
+            value.toSymInt().maybe_as_int()) {
       return OperatorValue::Int(*concrete);
     }
     return OperatorValue{};
@@ -60,7 +63,8 @@ OperatorValue ToOperatorValue(const c10::IValue& value) {
     return OperatorValue::BoolList(std::move(booleans));
   }
   if (value.isTensorList() || value.isOptionalTensorList() || value.isList()) {
-    OperatorValue list = OperatorValue::OfKind(OperatorValue::Kind::kTensorList);
+    OperatorValue list =
+        OperatorValue::OfKind(OperatorValue::Kind::kTensorList);
     std::vector<std::int64_t> integers;
     bool all_integers = true;
     for (const c10::IValue& item : value.toListRef()) {
@@ -72,8 +76,8 @@ OperatorValue ToOperatorValue(const c10::IValue& value) {
       } else if (item.isNone() || item.isTensor()) {
         all_integers = false;
         list.shapes.push_back(std::nullopt);
-      } else if (item.isInt() ||
-                 (item.isSymInt() && item.toSymInt().maybe_as_int().has_value())) {
+      } else if (item.isInt() || (item.isSymInt() &&
+                                  item.toSymInt().maybe_as_int().has_value())) {
         integers.push_back(item.isInt() ? item.toInt()
                                         : *item.toSymInt().maybe_as_int());
       } else {
@@ -92,8 +96,62 @@ OperatorValue ToOperatorValue(const c10::IValue& value) {
 std::vector<OperatorValue> ToOperatorValues(c10::ArrayRef<c10::IValue> values) {
   std::vector<OperatorValue> converted;
   converted.reserve(values.size());
-  for (const c10::IValue& value : values) converted.push_back(ToOperatorValue(value));
+  for (const c10::IValue& value : values)
+    converted.push_back(ToOperatorValue(value));
   return converted;
+}
+
+c10::IValue ToMetaIValue(const c10::IValue& value) {
+  if (value.isTensor()) {
+    const at::Tensor& tensor = value.toTensor();
+    if (!tensor.defined() || tensor.is_meta()) return value;
+    // Nested tensors have no meta equivalent; they are kept as they are.
+    if (tensor.is_nested()) return value;
+    const at::TensorOptions meta = tensor.options().device(at::kMeta);
+    if (tensor.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
+      return at::empty_symint(tensor.sym_sizes(), meta);
+    }
+    if (tensor.layout() != at::kStrided) {
+      return at::empty(tensor.sizes(), meta.layout(at::kStrided));
+    }
+    return at::empty_strided(tensor.sizes(), tensor.strides(), meta);
+  }
+  if (value.isTensorList()) {
+    c10::List<at::Tensor> converted;
+    for (const at::Tensor& tensor : value.toTensorVector()) {
+      converted.push_back(ToMetaIValue(tensor).toTensor());
+    }
+    return converted;
+  }
+  if (value.isList()) {
+    c10::impl::GenericList converted(value.toList().elementType());
+    for (const c10::IValue& item : value.toListRef()) {
+      converted.push_back(ToMetaIValue(item));
+    }
+    return converted;
+  }
+  if (value.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const c10::IValue& item : value.toTupleRef().elements()) {
+      items.push_back(ToMetaIValue(item));
+    }
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  return value;
+}
+
+void ReadIntegerValues(const c10::IValue& value, OperatorValue& converted) {
+  if (!value.isTensor()) return;
+  const at::Tensor& tensor = value.toTensor();
+  if (!tensor.defined() || tensor.dim() != 1 || tensor.is_meta() ||
+      tensor.is_nested() ||
+      tensor.unsafeGetTensorImpl()->is_python_dispatch() ||
+      !c10::isIntegralType(tensor.scalar_type(), /*includeBool=*/false)) {
+    return;
+  }
+  const at::Tensor host = tensor.to(at::kCPU, at::kLong).contiguous();
+  const std::int64_t* data = host.const_data_ptr<std::int64_t>();
+  converted.values.emplace(data, data + host.numel());
 }
 
 }  // namespace torchscan::dispatch

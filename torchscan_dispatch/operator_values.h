@@ -3,10 +3,10 @@
 #ifndef TORCHSCAN_DISPATCH_OPERATOR_VALUES_H_
 #define TORCHSCAN_DISPATCH_OPERATOR_VALUES_H_
 
-#include <vector>
-
 #include <ATen/core/ivalue.h>
 #include <c10/util/ArrayRef.h>
+
+#include <vector>
 
 #include "formulas/operator_call.h"
 
@@ -16,6 +16,16 @@ formulas::OperatorValue ToOperatorValue(const c10::IValue& value);
 
 std::vector<formulas::OperatorValue> ToOperatorValues(
     c10::ArrayRef<c10::IValue> values);
+
+// `value` with every tensor (also inside lists and tuples) replaced by a meta
+// tensor of the same sizes, strides and dtype: its metadata without its data.
+c10::IValue ToMetaIValue(const c10::IValue& value);
+
+// Fills `converted.values` with the contents of `value` when it is a 1-D
+// integer tensor whose data can be read (not meta, not a Python subclass
+// such as FakeTensor). Runs tensor operators: call with counting excluded.
+void ReadIntegerValues(const c10::IValue& value,
+                       formulas::OperatorValue& converted);
 
 }  // namespace torchscan::dispatch
 

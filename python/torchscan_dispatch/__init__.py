@@ -1,10 +1,26 @@
-"""TorchScan Dispatch: operator FLOPs counted in C++ at the PyTorch dispatcher.
+"""TorchScan Dispatch: the TorchScan 0.2 API, counted in C++ at the PyTorch
+dispatcher.
 
 Importing this package loads the native library into the running torch
-process (``torch.ops.load_library``); the counting runs in C++.
+process (``torch.ops.load_library``).
 """
 
+from torchscan_dispatch import process
 from torchscan_dispatch._library import library_path, load_library
+from torchscan_dispatch._version import __version__
+from torchscan_dispatch.crawler import crawl_module, format_summary, summary
 from torchscan_dispatch.flops import measure_flops
+from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
-__all__ = ["library_path", "load_library", "measure_flops"]
+__all__ = [
+    "IncompleteAnalysisError",
+    "__version__",
+    "compare_reports",
+    "crawl_module",
+    "format_summary",
+    "library_path",
+    "load_library",
+    "measure_flops",
+    "process",
+    "summary",
+]

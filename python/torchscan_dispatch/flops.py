@@ -1,30 +1,128 @@
-"""measure_flops: operator FLOPs of one workload call."""
+"""measure_flops: operator FLOPs of one workload call, counted in C++."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_map
 
-from torchscan_dispatch._library import load_library
+from torchscan_dispatch._module_scopes import ModuleScopes
+from torchscan_dispatch._native import Measurement
+
+_OVERLOAD_KEY_ERROR = (
+    "custom_mapping keys must be operator packets such as torch.ops.aten.sin, "
+    "not overloads such as torch.ops.aten.sin.default."
+)
 
 
-def measure_flops(workload: Callable[[], Any]) -> dict[str, Any]:
-    """Calls ``workload()`` exactly once and returns its FlopReport as a dict.
+def _packet_name(key: Any) -> str | None:
+    """'aten::sin' for torch.ops.aten.sin; None for keys that name no operator."""
+    name = getattr(key, "_qualified_op_name", None)
+    return name if isinstance(name, str) else None
+
+
+def _validate_custom_mapping(custom_mapping: Mapping[Any, Any] | None) -> dict[Any, Any]:
+    mapping = dict(custom_mapping or {})
+    for key in mapping:
+        packet = getattr(key, "_overloadpacket", None)
+        if packet is not None and packet is not key:
+            raise TypeError(_OVERLOAD_KEY_ERROR)
+    return mapping
+
+
+def _dispatcher_args(qualified: str, overload: str, values: list[Any]):
+    """Splits schema-ordered values into (args, kwargs) the way PyTorch's
+    Python dispatch presents them: keyword-only arguments as kwargs, and
+    arguments equal to their defaults left out."""
+    namespace, name = qualified.split("::", 1)
+    packet = getattr(getattr(torch.ops, namespace), name)
+    schema = getattr(packet, overload or "default")._schema
+
+    def is_default(argument, value) -> bool:
+        if not argument.has_default_value() or isinstance(value, torch.Tensor):
+            return False
+        try:
+            return bool(argument.default_value == value)
+        except Exception:  # noqa: BLE001 - incomparable values are not defaults
+            return False
+
+    positional, kwargs = [], {}
+    for argument, value in zip(schema.arguments, values, strict=True):
+        if argument.kwarg_only:
+            if not is_default(argument, value):
+                kwargs[argument.name] = value
+        else:
+            positional.append((argument, value))
+    while positional and is_default(*positional[-1]):
+        positional.pop()
+    return tuple(value for _, value in positional), kwargs
+
+
+def _shape(value: Any) -> Any:
+    return value.shape if isinstance(value, torch.Tensor) else value
+
+
+def _evaluate(formula: Callable[..., Any], args: tuple, kwargs: dict, out: Any) -> Any:
+    if getattr(formula, "_get_raw", False):
+        return formula(*args, out_val=out, **kwargs)
+    args, kwargs, out_shape = tree_map(_shape, (args, kwargs, out))
+    return formula(*args, out_shape=out_shape, **kwargs)
+
+
+def _evaluate_deferred(measurement: Measurement, formulas: dict[str, Callable]) -> None:
+    results = []
+    for qualified, overload, arguments, outputs in measurement.take_deferred_calls():
+        args, kwargs = _dispatcher_args(qualified, overload, list(arguments))
+        out = outputs[0] if len(outputs) == 1 else tuple(outputs)
+        flops = _evaluate(formulas[qualified], args, kwargs, out)
+        results.append({"flops": int(flops)})
+    measurement.resolve_deferred(results)
+
+
+def measure_flops(
+    workload: Callable[[], Any],
+    *,
+    modules: Any = None,
+    custom_mapping: Mapping[Any, Callable[..., Any]] | None = None,
+) -> dict[str, Any]:
+    """Calls ``workload()`` exactly once and returns its FlopReport.
 
     Every ATen operator the calling thread runs during the call (and the
-    backward pass the autograd engine runs for it) is counted in C++.
-    Exceptions raised by the workload propagate unchanged; counting is
-    switched off again either way.
+    backward pass the autograd engine runs for it) is counted in C++, with
+    FlopCounterMode's conventions. ``by_module`` attributes FLOPs to every
+    module that ran, with FlopCounterMode's labels (``modules`` is accepted
+    for compatibility and not needed: tracking is automatic).
+
+    ``custom_mapping`` maps operator packets (``torch.ops.aten.sin``) to
+    formulas with FlopCounterMode's contract: called with the operator's
+    arguments, tensors replaced by their shapes, and ``out_shape``; a
+    callable with a truthy ``_get_raw`` attribute gets the arguments as meta
+    tensors of the same shapes and dtypes, and ``out_val``. Formulas run after
+    the workload, so tensor operators inside them are never counted.
+
+    Exceptions raised by the workload propagate unchanged; counting and
+    module tracking are switched off again either way.
     """
     if not callable(workload):
         raise TypeError(f"workload must be callable, got {type(workload).__name__}.")
-    load_library()
-    handle = torch.ops.torchscan._begin_counting()
+    mapping = _validate_custom_mapping(custom_mapping)
+    formulas = {}
+    for key, formula in mapping.items():
+        name = _packet_name(key)
+        if name is not None:
+            formulas[name] = formula
+
+    measurement = Measurement(deferred_packets=list(formulas))
     try:
-        workload()
+        try:
+            with ModuleScopes(measurement):
+                workload()
+        finally:
+            measurement.stop()
+        if formulas:
+            _evaluate_deferred(measurement, formulas)
+        return measurement.flop_report()
     finally:
-        report_json = torch.ops.torchscan._end_counting(handle)
-    return json.loads(report_json)
+        measurement.finish()

@@ -4,12 +4,12 @@
 #ifndef TORCHSCAN_TOOLS_EXAMPLES_EXAMPLE_MODELS_H_
 #define TORCHSCAN_TOOLS_EXAMPLES_EXAMPLE_MODELS_H_
 
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <torch/nn/module.h>
-#include <torch/types.h>
 
 #include "absl/status/statusor.h"
 

@@ -1,0 +1,56 @@
+"""Thin wrappers over the library's control operators (torch.ops.torchscan)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import torch
+
+from torchscan_dispatch._library import load_library
+
+MODULE_SCOPES = 0
+LAYER_CALL_SCOPES = 1
+
+
+def _ops():
+    load_library()
+    return torch.ops.torchscan
+
+
+class Measurement:
+    """One native counting session, driven by handle.
+
+    ``begin`` switches counting on for the calling thread; ``stop`` switches
+    it off and restores the thread's state; the session stays readable until
+    ``finish``.
+    """
+
+    def __init__(self, deferred_packets: list[str] | None = None) -> None:
+        options = {"deferred_packets": deferred_packets or []}
+        self._ops = _ops()
+        self.handle = int(self._ops._begin_counting(json.dumps(options)))
+        self._finished = False
+
+    def set_scope(self, channel: int, labels: list[str]) -> None:
+        self._ops._set_scope(self.handle, channel, labels)
+
+    def stop(self) -> None:
+        self._ops._stop_counting(self.handle)
+
+    def take_deferred_calls(self) -> list[tuple[str, str, list[Any], list[Any]]]:
+        return list(self._ops._take_deferred_calls(self.handle))
+
+    def resolve_deferred(self, results: list[dict[str, Any]]) -> None:
+        self._ops._resolve_deferred(self.handle, json.dumps(results))
+
+    def flop_report(self) -> dict[str, Any]:
+        return json.loads(self._ops._flop_report(self.handle))
+
+    def layer_call_report(self) -> dict[str, Any]:
+        return json.loads(self._ops._layer_call_report(self.handle))
+
+    def finish(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._ops._finish_counting(self.handle)

@@ -1,0 +1,388 @@
+"""crawl_module and summary: TorchScan 0.2's analysis at native speed.
+
+Python does only what must be Python: it installs and removes the forward
+hooks, describes the caller's values (metadata only, never contents) and the
+modules' hyper-parameters, and calls the model. Operator FLOPs are counted in
+C++ during the same forward call, the module formulas run in C++ on the
+recorded shapes, and the report is assembled and the table rendered by the
+C++ report library.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import platform
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
+from itertools import starmap
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from torchscan_dispatch import _version
+from torchscan_dispatch._describe import describe_call, describe_module, describe_value
+from torchscan_dispatch._library import load_library
+from torchscan_dispatch._module_scopes import ModuleScopes
+from torchscan_dispatch._native import LAYER_CALL_SCOPES, Measurement
+from torchscan_dispatch.report import IncompleteAnalysisError
+
+__all__ = ["crawl_module", "summary"]
+
+
+def _ordered_inputs(signature: inspect.Signature | None, args: tuple, kwargs: Mapping[str, Any]) -> tuple:
+    """The call's arguments in forward-signature order (reference section 5)."""
+    if signature is None:
+        return (*args, *kwargs.values())
+    if (
+        not kwargs
+        and len(args) == len(signature.parameters)
+        and all(
+            p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for p in signature.parameters.values()
+        )
+    ):
+        return args
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+        bound.apply_defaults()
+    except (TypeError, ValueError):
+        return (*args, *kwargs.values())
+    ordered: list[Any] = []
+    for name, parameter in signature.parameters.items():
+        if name not in bound.arguments:
+            continue
+        value = bound.arguments[name]
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            ordered.extend(value)
+        else:
+            ordered.append(value)
+    return tuple(ordered)
+
+
+def _model_defaults(module: nn.Module) -> tuple[torch.device, torch.dtype]:
+    tensor = next(module.parameters(), None)
+    if tensor is None:
+        tensor = next(module.buffers(), None)
+    if tensor is None:
+        return torch.device("cpu"), torch.float32
+    return tensor.device, tensor.dtype
+
+
+def _prepare_inputs(module, input_shape, dtype, args, kwargs, device):
+    provided = args is not None or kwargs is not None
+    generated = input_shape is not None
+    if provided == generated:
+        raise ValueError("Exactly one of input_shape or args/kwargs must be provided.")
+    if provided:
+        if dtype is not None or device is not None:
+            raise ValueError("dtype and device apply only to generated input_shape tensors.")
+        if args is not None and not isinstance(args, tuple):
+            raise TypeError(f"args must be a tuple, got {type(args).__name__}.")
+        if kwargs is not None and not isinstance(kwargs, Mapping):
+            raise TypeError(f"kwargs must be a mapping, got {type(kwargs).__name__}.")
+        call_args = () if args is None else args
+        call_kwargs = {} if kwargs is None else dict(kwargs)
+        if any(not isinstance(name, str) for name in call_kwargs):
+            raise TypeError("kwargs keys must be strings.")
+        return call_args, call_kwargs, {"source": "provided", **describe_call(call_args, call_kwargs)}
+
+    shapes = input_shape if isinstance(input_shape, list) else [input_shape]
+    if not shapes or any(not isinstance(shape, tuple) for shape in shapes):
+        raise TypeError("input_shape must be a tuple or a non-empty list of tuples.")
+    if any(any(not isinstance(dimension, int) for dimension in shape) for shape in shapes):
+        raise TypeError("Every input_shape dimension must be an integer.")
+    default_device, default_dtype = _model_defaults(module)
+    target_device = default_device if device is None else torch.device(device)
+    if dtype is None:
+        dtypes = [default_dtype] * len(shapes)
+    elif isinstance(dtype, torch.dtype):
+        dtypes = [dtype] * len(shapes)
+    else:
+        dtypes = list(dtype)
+        if len(dtypes) != len(shapes):
+            raise ValueError("dtype length must match the number of input shapes.")
+        if any(not isinstance(item, torch.dtype) for item in dtypes):
+            raise TypeError("Every dtype value must be a torch.dtype.")
+
+    def generate(shape: tuple[int, ...], current: torch.dtype) -> torch.Tensor:
+        # As TorchScan 0.2.0: booleans are ones, other integers zeros (what a
+        # random [0, 1) tensor truncates to), floats uniform in [0, 1).
+        if current == torch.bool:
+            return torch.ones(1, *shape, device=target_device, dtype=current)
+        if not current.is_floating_point and not current.is_complex:
+            return torch.zeros(1, *shape, device=target_device, dtype=current)
+        return torch.rand(1, *shape, device=target_device).to(dtype=current)
+
+    call_args = tuple(starmap(generate, zip(shapes, dtypes, strict=True)))
+    return call_args, {}, {"source": "generated", **describe_call(call_args, {})}
+
+
+def _first_tensor(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, Mapping):
+        return any(_first_tensor(item) for item in value.values())
+    if isinstance(value, (tuple, list)):
+        return any(_first_tensor(item) for item in value)
+    return False
+
+
+class _Crawl:
+    """The hooks of one crawl and what they record."""
+
+    def __init__(self, root: nn.Module, mode: str, measurement: Measurement | None) -> None:
+        self.root = root
+        self.full = mode == "full"
+        self.measurement = measurement
+        self.layers: list[dict[str, Any]] = []
+        self.leaf_calls: list[dict[str, Any]] = []
+        self.handles: list[Any] = []
+        self._pending: dict[int, list[int]] = {}
+        self._call_counts: dict[int, int] = {}
+        self._seen_tensors: set[int] = set()
+        self._signatures: dict[Any, inspect.Signature | None] = {}
+        self._open_layers: list[str] = []
+
+    def is_metric_leaf(self, module: nn.Module) -> bool:
+        return (
+            not any(module.children())
+            or isinstance(module, nn.MultiheadAttention)
+            or (module is self.root and isinstance(module, nn.Transformer))
+        )
+
+    def _signature(self, module: nn.Module) -> inspect.Signature | None:
+        forward = module.forward
+        key = forward.__func__ if inspect.ismethod(forward) else None
+        if key is not None and key in self._signatures:
+            return self._signatures[key]
+        signature = None
+        with suppress(TypeError, ValueError):
+            signature = inspect.signature(forward)
+        if key is not None:
+            self._signatures[key] = signature
+        return signature
+
+    def _publish_layers(self) -> None:
+        if self.measurement is not None:
+            self.measurement.set_scope(LAYER_CALL_SCOPES, self._open_layers)
+
+    def register(self, module: nn.Module, path: str) -> None:
+        metric_leaf = self.is_metric_leaf(module)
+        signature = self._signature(module) if metric_leaf and self.full else None
+        recurse = isinstance(module, nn.MultiheadAttention) or (
+            module is self.root and isinstance(module, nn.Transformer)
+        )
+
+        def pre_hook(hooked: nn.Module, args: tuple, kwargs: dict) -> None:
+            call_index = self._call_counts.get(id(hooked), 0)
+            self._call_counts[id(hooked)] = call_index + 1
+            trainable = frozen = parameter_bytes = buffer_elements = buffer_bytes = 0
+            parameter_shared = buffer_shared = False
+            for parameter in hooked.parameters(recurse=recurse):
+                if id(parameter) in self._seen_tensors:
+                    parameter_shared = True
+                    continue
+                self._seen_tensors.add(id(parameter))
+                if parameter.requires_grad:
+                    trainable += parameter.numel()
+                else:
+                    frozen += parameter.numel()
+                parameter_bytes += parameter.numel() * parameter.element_size()
+            for buffer in hooked.buffers(recurse=recurse):
+                if id(buffer) in self._seen_tensors:
+                    buffer_shared = True
+                    continue
+                self._seen_tensors.add(id(buffer))
+                buffer_elements += buffer.numel()
+                buffer_bytes += buffer.numel() * buffer.element_size()
+            self.layers.append({
+                "path": path,
+                "call_index": call_index,
+                "name": path.rpartition(".")[-1] or type(hooked).__name__.lower(),
+                "depth": 0 if not path else path.count(".") + 1,
+                "type": type(hooked).__name__,
+                "input": describe_call(args, kwargs),
+                "output": {"kind": "pending"},
+                "parameters": {
+                    "trainable": trainable,
+                    "frozen": frozen,
+                    "bytes": parameter_bytes,
+                    "shared": parameter_shared,
+                },
+                "buffers": {"elements": buffer_elements, "bytes": buffer_bytes, "shared": buffer_shared},
+                "metrics": {
+                    "calls": {
+                        "status": "complete",
+                        "value": 1,
+                        "known_value": 1,
+                        "unit": "calls",
+                        "scope": "module_call",
+                        "method": "pytorch_hook",
+                    }
+                },
+            })
+            index = len(self.layers) - 1
+            self._pending.setdefault(id(hooked), []).append(index)
+            self._open_layers.append(str(index))
+            self._publish_layers()
+
+        def post_hook(hooked: nn.Module, args: tuple, kwargs: dict, output: Any) -> None:
+            index = self._pending[id(hooked)].pop()
+            with suppress(ValueError):
+                self._open_layers.remove(str(index))
+            self._publish_layers()
+            self.layers[index]["output"] = describe_value(output)
+            if metric_leaf and self.full:
+                # Shapes only: the activations are released as execution goes on.
+                ordered = _ordered_inputs(signature, args, kwargs)
+                self.leaf_calls.append({
+                    "layer": index,
+                    "path": path,
+                    "module": describe_module(hooked),
+                    "call": {"inputs": [describe_value(v) for v in ordered], "output": describe_value(output)},
+                })
+
+        self.handles.append(module.register_forward_pre_hook(pre_hook, with_kwargs=True))
+        self.handles.append(module.register_forward_hook(post_hook, with_kwargs=True))
+
+
+def _model_totals(module: nn.Module) -> tuple[dict[str, int], list[torch.Tensor]]:
+    parameters = list(module.parameters())
+    buffers = list(module.buffers())
+    totals = {
+        "trainable_parameters": sum(p.numel() for p in parameters if p.requires_grad),
+        "frozen_parameters": sum(p.numel() for p in parameters if not p.requires_grad),
+        "parameter_bytes": sum(p.numel() * p.element_size() for p in parameters),
+        "buffer_elements": sum(b.numel() for b in buffers),
+        "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),
+    }
+    return totals, [*parameters, *buffers]
+
+
+def crawl_module(
+    module: nn.Module,
+    input_shape: list[tuple[int, ...]] | tuple[int, ...] | None = None,
+    dtype: torch.dtype | Iterable[torch.dtype] | None = None,
+    *,
+    args: tuple[Any, ...] | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+    device: str | torch.device | None = None,
+    strict: bool = False,
+    mode: Literal["full", "structure"] = "full",
+) -> dict[str, Any]:
+    """Analyses one forward call of ``module`` and returns the AnalysisReport.
+
+    The same contract as TorchScan 0.2's ``crawl_module``: evaluation mode and
+    no gradients during the call, every module's training flag restored and
+    every hook removed even when the forward raises (the exception reaches the
+    caller unchanged), shared modules and parameters counted once, input
+    metadata only. ``mode="structure"`` skips operator dispatch and module
+    formulas. ``strict=True`` raises IncompleteAnalysisError (carrying the
+    report) when anything requested is incomplete.
+
+    Beyond TorchScan 0.2, ``layer_operator_flops`` gives every layer call its
+    own operator FLOPs, measured during the same call.
+    """
+    if mode not in ("full", "structure"):
+        raise ValueError("mode must be 'full' or 'structure'.")
+    call_args, call_kwargs, input_metadata = _prepare_inputs(module, input_shape, dtype, args, kwargs, device)
+    load_library()
+    training_flags = [(child, child.training) for child in module.modules()]
+    targets = [("", module)] if isinstance(module, nn.Transformer) else list(module.named_modules())
+    measurement = Measurement() if mode == "full" else None
+    crawl = _Crawl(module, mode, measurement)
+    try:
+        module.eval()
+        for path, current in targets:
+            crawl.register(current, path)
+        with torch.no_grad():
+            if measurement is None:
+                module(*call_args, **call_kwargs)
+            else:
+                try:
+                    with ModuleScopes(measurement):
+                        module(*call_args, **call_kwargs)
+                finally:
+                    measurement.stop()
+        operator_flops = measurement.flop_report() if measurement is not None else None
+        per_layer = measurement.layer_call_report() if measurement is not None else {}
+    finally:
+        for handle in crawl.handles:
+            handle.remove()
+        for child, training in training_flags:
+            child.training = training
+        if measurement is not None:
+            measurement.finish()
+
+    totals, model_tensors = _model_totals(module)
+    record = {
+        "mode": mode,
+        "context": {
+            "torchscan_version": _version.__version__,
+            "torch_version": torch.__version__,
+            "python_version": platform.python_version(),
+            "model_type": f"{type(module).__module__}.{type(module).__qualname__}",
+            "execution_mode": "evaluation_no_grad",
+            "training_before": training_flags[0][1],
+            "devices": sorted({str(t.device) for t in model_tensors}),
+            "dtypes": sorted({str(t.dtype) for t in model_tensors}),
+        },
+        "inputs": input_metadata,
+        "layers": crawl.layers,
+        "model": totals,
+    }
+    if operator_flops is not None:
+        record["leaf_calls"] = crawl.leaf_calls
+        record["operator_flops"] = operator_flops
+        record["layer_call_flops"] = per_layer
+    built = json.loads(torch.ops.torchscan._build_analysis_report(json.dumps(record)))
+    report = built["report"]
+    if strict and built["incomplete"] is not None:
+        raise IncompleteAnalysisError(report, built["incomplete"])
+    return report
+
+
+def summary(
+    module: nn.Module,
+    input_shape: list[tuple[int, ...]] | tuple[int, ...] | None = None,
+    wrap_mode: str | None = "mid",
+    max_depth: int | None = None,
+    receptive_field: bool = False,
+    effective_rf_stats: bool = False,
+    *,
+    dtype: torch.dtype | Iterable[torch.dtype] | None = None,
+    args: tuple[Any, ...] | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+    device: str | torch.device | None = None,
+    strict: bool = False,
+    mode: Literal["full", "structure"] = "full",
+) -> dict[str, Any]:
+    """Prints the summary table (rendered in C++) and returns the same report
+    crawl_module returns."""
+    report = crawl_module(
+        module, input_shape, dtype, args=args, kwargs=kwargs, device=device, strict=strict, mode=mode
+    )
+    print(format_summary(report, wrap_mode, max_depth if isinstance(max_depth, int) else None,
+                         receptive_field, effective_rf_stats))  # noqa: T201
+    return report
+
+
+def format_summary(
+    report: Mapping[str, Any],
+    wrap_mode: str | None = "mid",
+    max_depth: int | None = None,
+    receptive_field: bool = False,
+    effective_rf_stats: bool = False,
+) -> str:
+    """The summary table of a report, as ``summary`` prints it."""
+    load_library()
+    options = {
+        "wrap_mode": wrap_mode,
+        "max_depth": None if max_depth is None else int(max_depth),
+        "receptive_field": bool(receptive_field),
+        "effective_rf_stats": bool(effective_rf_stats),
+    }
+    # The renderer returns what summary prints, newline included.
+    return torch.ops.torchscan._render_summary(json.dumps(report), json.dumps(options)).removesuffix("\n")

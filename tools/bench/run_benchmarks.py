@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks: uninstrumented execution, TorchScan Dispatch,
+PyTorch's FlopCounterMode, the released torchscan==0.2.0, and (where
+installed) fvcore, ptflops and thop, on the same workloads in one run.
+
+Prints tables of medians over repeats as ratios to the uninstrumented run,
+plus the nanoseconds each tool adds per operator call. Run with
+`tools/bench/run` (it installs the peers and builds the library first).
+
+Workloads:
+  1. a Python loop of tiny operators (per-operator overhead dominates);
+  2. the same loop issued from C++ (tools/bench/cpp_loop_bench, the floor);
+  3. a ResNet-style CNN forward, a BERT-base-sized encoder forward, a small
+     GPT training step (forward, backward, optimizer step);
+  4. crawl_module of those models on CPU and on meta (analysis overhead =
+     crawl time minus plain forward time);
+  5. FLOPs of a 7-billion-parameter decoder-only configuration on meta
+     (time and peak RSS, each tool in its own process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+import torchscan_dispatch  # noqa: E402
+
+try:
+    import torchscan
+except ImportError:  # pragma: no cover - reported in the table
+    torchscan = None
+
+
+def median_seconds(fn, repeats: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def progress(message: str) -> None:
+    print(f"  ... {message}", file=sys.stderr, flush=True)
+
+
+# --- tools: each returns a callable running the workload under the tool
+
+
+def plain(workload, model=None, inputs=None):
+    return workload
+
+
+def ours(workload, model=None, inputs=None):
+    return lambda: torchscan_dispatch.measure_flops(workload)
+
+
+def flop_counter_mode(workload, model=None, inputs=None):
+    def run():
+        with FlopCounterMode(display=False):
+            workload()
+
+    return run
+
+
+def torchscan_released(workload, model=None, inputs=None):
+    if torchscan is None:
+        return None
+    return lambda: torchscan.measure_flops(workload)
+
+
+def fvcore_tool(workload, model=None, inputs=None):
+    try:
+        from fvcore.nn import FlopCountAnalysis
+    except ImportError:
+        return None
+    if model is None:
+        return None
+
+    def run():
+        analysis = FlopCountAnalysis(model, inputs)
+        analysis.unsupported_ops_warnings(False)
+        analysis.uncalled_modules_warnings(False)
+        analysis.total()
+
+    return run
+
+
+def ptflops_tool(workload, model=None, inputs=None):
+    try:
+        from ptflops import get_model_complexity_info
+    except ImportError:
+        return None
+    if model is None:
+        return None
+
+    def run():
+        get_model_complexity_info(
+            model, (1,), input_constructor=lambda _: {"x": inputs[0]} if len(inputs) == 1 else dict(zip(("x", "y"), inputs)),
+            as_strings=False, print_per_layer_stat=False, backend="aten", verbose=False,
+        )
+
+    return run
+
+
+def thop_tool(workload, model=None, inputs=None):
+    try:
+        from thop import profile
+    except ImportError:
+        return None
+    if model is None:
+        return None
+    return lambda: profile(model, inputs=inputs, verbose=False)
+
+
+TOOLS = {
+    "uninstrumented": plain,
+    "torchscan_dispatch": ours,
+    "FlopCounterMode": flop_counter_mode,
+    "torchscan 0.2.0": torchscan_released,
+    "fvcore": fvcore_tool,
+    "ptflops (aten)": ptflops_tool,
+    "thop": thop_tool,
+}
+
+
+# --- workloads
+
+
+class TinyOps(nn.Module):
+    def __init__(self, ops: int):
+        super().__init__()
+        self.ops = ops
+
+    def forward(self, x):
+        y = x
+        for _ in range(self.ops):
+            y = torch.add(x, y)
+        return y
+
+
+def count_ops(workload) -> int:
+    report = torchscan_dispatch.measure_flops(workload)
+    calls = sum(entry["calls"] for entry in report["ignored_operators"].values())
+    calls += sum(int(d["message"].split(" was observed ")[1].split(" ")[0]) for d in report["diagnostics"] if d["code"] == "uncounted_operator")
+    # Counted operators are not listed with call counts; the loop has none.
+    return calls
+
+
+def resnet_like():
+    from model_zoo_bench import resnet18_like
+
+    model = resnet18_like().eval()
+    x = torch.randn(1, 3, 224, 224)
+    return model, (x,)
+
+
+def bert_base_like():
+    layer = nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, batch_first=True, activation="gelu")
+    model = nn.TransformerEncoder(layer, 12, enable_nested_tensor=False).eval()
+    x = torch.randn(1, 128, 768)
+    return model, (x,)
+
+
+class SmallGPT(nn.Module):
+    def __init__(self, vocab=2048, width=256, layers=4, heads=4, seq=128):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.position = nn.Parameter(torch.zeros(seq, width))
+        layer = nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.0, batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(seq))
+
+    def forward(self, x):
+        h = self.embed(x) + self.position[: x.shape[1]]
+        return self.head(self.blocks(h, mask=self.mask, is_causal=True))
+
+
+def gpt_training_step():
+    torch.manual_seed(0)
+    model = SmallGPT()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ids = torch.randint(0, 2048, (4, 128))
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        logits = model(ids)
+        nn.functional.cross_entropy(logits.flatten(0, 1), ids.flatten()).backward()
+        optimizer.step()
+
+    return model, step
+
+
+# --- tables
+
+
+def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    print(f"\n{title}")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+
+
+def tool_rows(workload, model, inputs, repeats, ops=None, tools=TOOLS):
+    base = None
+    rows = []
+    results = {}
+    for name, make in tools.items():
+        run = make(workload, model, inputs)
+        if run is None:
+            rows.append([name, "not installed / not applicable", "", ""])
+            continue
+        progress(name)
+        try:
+            seconds = median_seconds(run, repeats)
+        except Exception as error:  # noqa: BLE001 - a peer failing is a result
+            rows.append([name, f"failed: {type(error).__name__}", "", ""])
+            continue
+        if base is None:
+            base = seconds
+        results[name] = seconds
+        added = f"{(seconds - base) / ops * 1e9:,.0f}" if ops else ""
+        rows.append([name, f"{seconds / base:.3f}x", added, f"{seconds * 1e3:.1f}"])
+    return rows, results
+
+
+def benchmark_python_loop(repeats):
+    ops = 2000
+    model = TinyOps(ops)
+    a = torch.ones(16)
+    workload = lambda: model(a)  # noqa: E731
+    calls = count_ops(workload)
+    rows, results = tool_rows(workload, model, (a,), repeats, ops=calls)
+    print_table(
+        f"1. Python loop of {calls} tiny operators (torch.add on 16 elements), median of {repeats}",
+        ["tool", "time vs uninstrumented", "ns added per operator call", "ms"],
+        rows,
+    )
+    return results, calls
+
+
+def benchmark_cpp_loop():
+    binary = ROOT / "bazel-bin" / "tools" / "bench" / "cpp_loop_bench"
+    if not binary.exists():
+        print("\n2. C++ loop: build //tools/bench:cpp_loop_bench first")
+        return None
+    result = json.loads(subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout)
+    print_table(
+        "2. The same loop issued from C++ (at::add, 16 elements), median of 15",
+        ["run", "ns per operator call", "time vs uninstrumented"],
+        [
+            ["uninstrumented", f"{result['uninstrumented_ns_per_op']:.0f}", "1.000x"],
+            ["torchscan_dispatch guard", f"{result['counted_ns_per_op']:.0f}", f"{result['ratio']:.3f}x"],
+        ],
+    )
+    return result
+
+
+def benchmark_models(repeats):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    results = {}
+    for name, build in (("ResNet-18-like CNN forward (1x3x224x224)", resnet_like), ("BERT-base-sized encoder forward (1x128, 12 layers)", bert_base_like)):
+        model, inputs = build()
+
+        def workload(model=model, inputs=inputs):
+            with torch.no_grad():
+                model(*inputs)
+
+        rows, results[name] = tool_rows(workload, model, inputs, repeats)
+        print_table(f"3. {name}, median of {repeats}", ["tool", "time vs uninstrumented", "", "ms"], rows)
+    model, step = gpt_training_step()
+    tools = {k: v for k, v in TOOLS.items() if k in ("uninstrumented", "torchscan_dispatch", "FlopCounterMode", "torchscan 0.2.0")}
+    rows, results["gpt"] = tool_rows(step, None, None, repeats, tools=tools)
+    print_table(f"3. Small GPT training step (4x128 tokens, 4 layers, AdamW), median of {repeats}", ["tool", "time vs uninstrumented", "", "ms"], rows)
+    return results
+
+
+def benchmark_crawls(repeats):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    rows = []
+    ratios = []
+    for name, build in (("ResNet-18-like", resnet_like), ("BERT-base-sized encoder", bert_base_like)):
+        for device in ("cpu", "meta"):
+            model, inputs = build()
+            model = model.to(device)
+            inputs = tuple(x.to(device) for x in inputs)
+
+            def forward(model=model, inputs=inputs):
+                with torch.no_grad():
+                    model(*inputs)
+
+            progress(f"crawl {name} on {device}")
+            base = median_seconds(forward, repeats)
+            ours_time = median_seconds(lambda: torchscan_dispatch.crawl_module(model, args=inputs), repeats)
+            theirs_time = median_seconds(lambda: torchscan.crawl_module(model, args=inputs), repeats) if torchscan else float("nan")
+            ours_overhead = ours_time - base
+            theirs_overhead = theirs_time - base
+            ratio = ours_overhead / theirs_overhead
+            ratios.append(ratio)
+            rows.append([f"{name} ({device})", f"{base * 1e3:.1f}", f"{ours_overhead * 1e3:.1f}", f"{theirs_overhead * 1e3:.1f}", f"{ratio:.3f}"])
+    print_table(
+        f"4. crawl_module analysis overhead (crawl minus plain forward), median of {repeats}",
+        ["model", "forward ms", "torchscan_dispatch overhead ms", "torchscan 0.2.0 overhead ms", "ours / theirs"],
+        rows,
+    )
+    return ratios
+
+
+SEVEN_B = r"""
+import resource, sys, time, torch
+from torch import nn
+sys.path.insert(0, sys.argv[2])
+tool = sys.argv[1]
+width, layers, heads, ffn, vocab, seq = 4096, 32, 32, 11008, 32000, 2048
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1 = nn.RMSNorm(width); self.norm2 = nn.RMSNorm(width)
+        self.qkv = nn.Linear(width, 3 * width, bias=False); self.out = nn.Linear(width, width, bias=False)
+        self.gate = nn.Linear(width, ffn, bias=False); self.up = nn.Linear(width, ffn, bias=False); self.down = nn.Linear(ffn, width, bias=False)
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, heads, width // heads).permute(2, 0, 3, 1, 4)
+        a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.out(a.transpose(1, 2).reshape(b, s, width))
+        h = self.norm2(x)
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+with torch.device("meta"):
+    embed = nn.Embedding(vocab, width); blocks = nn.ModuleList(Block() for _ in range(layers)); head = nn.Linear(width, vocab, bias=False)
+params = sum(p.numel() for m in (embed, blocks, head) for p in m.parameters())
+ids = torch.zeros(1, seq, dtype=torch.long, device="meta")
+def forward():
+    x = embed(ids)
+    for block in blocks: x = block(x)
+    return head(x)
+start = time.perf_counter()
+if tool == "torchscan_dispatch":
+    import torchscan_dispatch
+    total = torchscan_dispatch.measure_flops(forward)["total"]["known_value"]
+elif tool == "FlopCounterMode":
+    from torch.utils.flop_counter import FlopCounterMode
+    with FlopCounterMode(display=False) as mode: forward()
+    total = mode.get_total_flops()
+elif tool == "torchscan 0.2.0":
+    import torchscan
+    total = torchscan.measure_flops(forward)["total"]["known_value"]
+else:
+    forward(); total = 0
+elapsed = time.perf_counter() - start
+print(params, total, elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def benchmark_seven_billion():
+    rows = []
+    for tool in ("uninstrumented", "torchscan_dispatch", "FlopCounterMode", "torchscan 0.2.0"):
+        progress(f"7B on meta: {tool}")
+        out = subprocess.run([sys.executable, "-c", SEVEN_B, tool, str(ROOT / "python")], capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            rows.append([tool, "failed", out.stderr.strip().splitlines()[-1][:60], "", ""])
+            continue
+        params, total, elapsed, rss_kb = out.stdout.split()
+        rows.append([tool, f"{int(params) / 1e9:.2f}", f"{int(total):.4e}", f"{float(elapsed):.2f}", f"{int(rss_kb) / 1024:.0f}"])
+    print_table(
+        "5. FLOPs of a 7B decoder-only configuration on meta (seq 2048), one process per tool",
+        ["tool", "parameters (B)", "FLOPs counted", "seconds", "peak RSS (MiB)"],
+        rows,
+    )
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--only", choices=["1", "2", "3", "4", "5"], action="append")
+    options = parser.parse_args()
+    torch.set_num_threads(max(1, (os.cpu_count() or 2)))
+    only = set(options.only or ["1", "2", "3", "4", "5"])
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} threads")
+    if "1" in only:
+        benchmark_python_loop(options.repeats)
+    if "2" in only:
+        benchmark_cpp_loop()
+    if "3" in only:
+        benchmark_models(max(3, options.repeats // 2))
+    if "4" in only:
+        benchmark_crawls(max(3, options.repeats // 2))
+    if "5" in only:
+        benchmark_seven_billion()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+// Operators through which Python's crawl_module, summary and
+// compare_reports reach the C++ report library: the module formulas, the
+// report assembly, the summary table and the comparison all run here.
+
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+
+#include "formulas/analysis_builder.h"
+#include "report/analysis_report.h"
+#include "report/compare.h"
+#include "report/json_io.h"
+#include "report/strict.h"
+#include "report/summary.h"
+#include "torchscan_dispatch/dispatch_key.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+using report::Json;
+
+// Bad reports and options are ValueErrors in Python, as in TorchScan 0.2.
+void CheckValue(const absl::Status& status) {
+  TORCH_CHECK_VALUE(status.ok(), std::string(status.message()));
+}
+
+Json Parse(const std::string& text) {
+  absl::StatusOr<Json> parsed = report::ParseJson(text);
+  CheckValue(parsed.status());
+  return *std::move(parsed);
+}
+
+// {"report": AnalysisReport, "incomplete": "<strict message>" or null}
+std::string BuildAnalysisReport(std::string crawl_json) {
+  absl::StatusOr<formulas::CrawlRecord> record =
+      formulas::CrawlRecordFromJson(Parse(crawl_json));
+  CheckValue(record.status());
+  absl::StatusOr<report::AnalysisReport> report =
+      formulas::BuildAnalysisReport(*std::move(record));
+  CheckValue(report.status());
+  Json out = Json::object();
+  out["report"] = report::AnalysisReportToJson(*report);
+  out["incomplete"] = report::IsIncomplete(*report)
+                          ? Json(report::IncompleteAnalysisMessage(*report))
+                          : Json();
+  return report::DumpJson(out);
+}
+
+// Options: {"wrap_mode": str|null, "max_depth": int|null,
+//           "receptive_field": bool, "effective_rf_stats": bool}
+std::string RenderSummary(std::string report_json, std::string options_json) {
+  absl::StatusOr<report::AnalysisReport> report =
+      report::AnalysisReportFromJson(Parse(report_json));
+  CheckValue(report.status());
+  const Json options = Parse(options_json);
+  report::SummaryOptions summary;
+  if (options.contains("wrap_mode")) {
+    summary.wrap_mode = options["wrap_mode"].is_null()
+                            ? std::nullopt
+                            : std::optional<std::string>(
+                                  options["wrap_mode"].get<std::string>());
+  }
+  if (options.contains("max_depth") && !options["max_depth"].is_null()) {
+    summary.max_depth = options["max_depth"].get<std::int64_t>();
+  }
+  summary.receptive_field = options.value("receptive_field", false);
+  summary.effective_rf_stats = options.value("effective_rf_stats", false);
+  absl::StatusOr<std::string> text = report::RenderSummary(*report, summary);
+  CheckValue(text.status());
+  return *std::move(text);
+}
+
+std::string CompareReports(std::string before, std::string after) {
+  absl::StatusOr<Json> diff =
+      report::CompareReportsJson(Parse(before), Parse(after));
+  CheckValue(diff.status());
+  return report::DumpJson(*diff);
+}
+
+constexpr const char* kNames[] = {"_build_analysis_report", "_render_summary",
+                                  "_compare_reports"};
+
+class ReportOperatorRegistration {
+ public:
+  ReportOperatorRegistration() {
+    try {
+      fragment_.emplace(torch::Library::FRAGMENT, kOwnNamespace, std::nullopt,
+                        __FILE__, __LINE__);
+      fragment_->def("_build_analysis_report(str crawl) -> str",
+                     &BuildAnalysisReport);
+      fragment_->def("_render_summary(str report, str options) -> str",
+                     &RenderSummary);
+      fragment_->def("_compare_reports(str before, str after) -> str",
+                     &CompareReports);
+      passthrough_.emplace(torch::Library::IMPL, kOwnNamespace, kCountingKey,
+                           __FILE__, __LINE__);
+      for (const char* name : kNames) {
+        passthrough_->impl(name, torch::CppFunction::makeFallthrough());
+      }
+    } catch (const c10::Error&) {
+      passthrough_.reset();
+      fragment_.reset();
+    }
+  }
+
+ private:
+  std::optional<torch::Library> fragment_;
+  std::optional<torch::Library> passthrough_;
+};
+
+const ReportOperatorRegistration registration;
+
+}  // namespace
+}  // namespace torchscan::dispatch
