@@ -9,6 +9,8 @@
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
 #include "report/layer_report.h"
+#include "report/metric_map.h"
+#include "report/strict.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -94,35 +96,25 @@ absl::StatusOr<report::AnalysisReport> BuildAnalysisReport(CrawlRecord record) {
   return report;
 }
 
-absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node) {
-  CrawlRecord record;
-  TS_ASSIGN_OR_RETURN(const report::Json* mode, Member(node, "mode", "crawl"));
-  if (!mode->is_string() || (*mode != "full" && *mode != "structure")) {
-    return FieldError("crawl.mode", "must be 'full' or 'structure'");
-  }
-  TS_ASSIGN_OR_RETURN(const report::Json* context,
-                      Member(node, "context", "crawl"));
-  TS_ASSIGN_OR_RETURN(record.parts.context,
-                      report::ReportContextFromJson(*context, "crawl.context"));
-  TS_ASSIGN_OR_RETURN(const report::Json* inputs,
-                      Member(node, "inputs", "crawl"));
-  TS_ASSIGN_OR_RETURN(record.parts.inputs,
-                      report::InputsMetadataFromJson(*inputs, "crawl.inputs"));
-  TS_ASSIGN_OR_RETURN(const report::Json* layers,
-                      Member(node, "layers", "crawl"));
-  if (!layers->is_array())
-    return FieldError("crawl.layers", "expected an array");
-  for (std::size_t i = 0; i < layers->size(); ++i) {
-    TS_ASSIGN_OR_RETURN(
-        report::LayerReport layer,
-        report::LayerReportFromJson((*layers)[i],
-                                    absl::StrCat("crawl.layers[", i, "]")));
-    record.parts.layers.push_back(std::move(layer));
-  }
+// Everything of a crawl record after its layers: model totals, front-end
+// diagnostics, leaf calls, operator FLOPs, per-layer-call FLOPs.
+absl::Status ParseCrawlRest(const report::Json& node, CrawlRecord& record) {
   TS_ASSIGN_OR_RETURN(const report::Json* model,
                       Member(node, "model", "crawl"));
   TS_ASSIGN_OR_RETURN(record.parts.model, ModelTotalsFromJson(*model));
-  if (*mode == "structure") return record;
+  if (auto it = node.find("diagnostics"); it != node.end()) {
+    if (!it->is_array()) {
+      return FieldError("crawl.diagnostics", "expected an array");
+    }
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      TS_ASSIGN_OR_RETURN(
+          report::Diagnostic diagnostic,
+          report::DiagnosticFromJson(
+              (*it)[i], absl::StrCat("crawl.diagnostics[", i, "]")));
+      record.parts.module_diagnostics.push_back(std::move(diagnostic));
+    }
+  }
+  if (node.value("mode", "") == "structure") return absl::OkStatus();
 
   TS_ASSIGN_OR_RETURN(const report::Json* leaf_calls,
                       Member(node, "leaf_calls", "crawl"));
@@ -140,10 +132,22 @@ absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node) {
         index >= static_cast<report::Count>(record.parts.layers.size())) {
       return FieldError(absl::StrCat(field, ".layer"), "is not a layer index");
     }
-    report::Json call = entry;
-    call.erase("layer");
-    TS_ASSIGN_OR_RETURN(CapturedModuleCall captured,
-                        CapturedModuleCallFromJson(call, field));
+    // The fields are read in place: copying each call's JSON costs more than
+    // evaluating its formulas.
+    CapturedModuleCall captured;
+    TS_ASSIGN_OR_RETURN(const report::Json* path, Member(entry, "path", field));
+    if (!path->is_string()) {
+      return FieldError(absl::StrCat(field, ".path"), "expected a string");
+    }
+    captured.path = path->get<std::string>();
+    TS_ASSIGN_OR_RETURN(const report::Json* module,
+                        Member(entry, "module", field));
+    TS_ASSIGN_OR_RETURN(
+        captured.module,
+        ModuleDescriptionFromJson(*module, absl::StrCat(field, ".module")));
+    TS_ASSIGN_OR_RETURN(const report::Json* call, Member(entry, "call", field));
+    TS_ASSIGN_OR_RETURN(
+        captured.call, ModuleCallFromJson(*call, absl::StrCat(field, ".call")));
     record.leaf_calls.push_back(
         CapturedLeafCall{static_cast<std::size_t>(index), std::move(captured)});
   }
@@ -173,7 +177,92 @@ absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node) {
           std::move(flops);
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node) {
+  CrawlRecord record;
+  TS_ASSIGN_OR_RETURN(const report::Json* mode, Member(node, "mode", "crawl"));
+  if (!mode->is_string() || (*mode != "full" && *mode != "structure")) {
+    return FieldError("crawl.mode", "must be 'full' or 'structure'");
+  }
+  TS_ASSIGN_OR_RETURN(const report::Json* context,
+                      Member(node, "context", "crawl"));
+  TS_ASSIGN_OR_RETURN(record.parts.context,
+                      report::ReportContextFromJson(*context, "crawl.context"));
+  TS_ASSIGN_OR_RETURN(const report::Json* inputs,
+                      Member(node, "inputs", "crawl"));
+  TS_ASSIGN_OR_RETURN(record.parts.inputs,
+                      report::InputsMetadataFromJson(*inputs, "crawl.inputs"));
+  TS_ASSIGN_OR_RETURN(const report::Json* layers,
+                      Member(node, "layers", "crawl"));
+  if (!layers->is_array())
+    return FieldError("crawl.layers", "expected an array");
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    TS_ASSIGN_OR_RETURN(
+        report::LayerReport layer,
+        report::LayerReportFromJson((*layers)[i],
+                                    absl::StrCat("crawl.layers[", i, "]")));
+    record.parts.layers.push_back(std::move(layer));
+  }
+  TS_RETURN_IF_ERROR(ParseCrawlRest(node, record));
   return record;
+}
+
+absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node) {
+  CrawlRecord record;
+  TS_ASSIGN_OR_RETURN(const report::Json* mode, Member(node, "mode", "crawl"));
+  if (!mode->is_string() || (*mode != "full" && *mode != "structure")) {
+    return FieldError("crawl.mode", "must be 'full' or 'structure'");
+  }
+  TS_ASSIGN_OR_RETURN(const report::Json* count,
+                      Member(node, "layer_count", "crawl"));
+  TS_ASSIGN_OR_RETURN(report::Count layers,
+                      report::JsonToCount(*count, "crawl.layer_count"));
+  if (layers < 0 || layers > (report::Count(1) << 31)) {
+    return FieldError("crawl.layer_count", "is not a layer count");
+  }
+  record.parts.layers.resize(static_cast<std::size_t>(layers));
+  // Structure mode's not-requested operator report names the torch version.
+  if (auto it = node.find("torch_version");
+      it != node.end() && it->is_string()) {
+    record.parts.context.torch_version = it->get<std::string>();
+  }
+  TS_RETURN_IF_ERROR(ParseCrawlRest(node, record));
+  TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
+                      BuildAnalysisReport(std::move(record)));
+
+  report::Json parts = report::Json::object();
+  parts["layer_metrics"] = report::Json::object();
+  for (std::size_t i = 0; i < report.layers.size(); ++i) {
+    if (report.layers[i].metrics.empty()) continue;
+    parts["layer_metrics"][std::to_string(i)] =
+        report::MetricMapToJson(report.layers[i].metrics);
+  }
+  parts["operator_flops"] = report::FlopReportToJson(report.operator_flops);
+  if (report.layer_operator_flops) {
+    parts["layer_operator_flops"] = report::Json::array();
+    for (const report::LayerOperatorFlops& entry :
+         *report.layer_operator_flops) {
+      report::Json flops = report::LayerOperatorFlopsToJson(entry);
+      flops.erase("path");
+      flops.erase("call_index");
+      parts["layer_operator_flops"].push_back(std::move(flops));
+    }
+  }
+  parts["totals"] = report::MetricMapToJson(report.totals);
+  parts["diagnostics"] = report::Json::array();
+  for (const report::Diagnostic& diagnostic : report.diagnostics) {
+    parts["diagnostics"].push_back(report::DiagnosticToJson(diagnostic));
+  }
+  parts["analysis_mode"] = report.context.analysis_mode
+                               ? report::Json(*report.context.analysis_mode)
+                               : report::Json();
+  parts["incomplete"] =
+      report::IsIncomplete(report)
+          ? report::Json(report::IncompleteAnalysisMessage(report))
+          : report::Json();
+  return parts;
 }
 
 }  // namespace torchscan::formulas

@@ -53,9 +53,22 @@ absl::StatusOr<report::AnalysisReport> BuildAnalysisReport(CrawlRecord record);
 //  "layers": [...], "model": {"trainable_parameters": n, ...},
 //  "leaf_calls": [{"layer": i, "path": ..., "module": {...}, "call": {...}}],
 //  "operator_flops": {...FlopReport...},                    (full mode only)
-//  "layer_call_flops": {"<i>": {"total": {...}, "by_operator": {...}}}}
+//  "layer_call_flops": {"<i>": {"total": {...}, "by_operator": {...}}},
+//  "diagnostics": [...]}  (optional: the front end's own diagnostics, listed
+//                          before the module formulas' ones)
 //                                                (full mode, optional)
 absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node);
+
+// The pieces of the report that need computing, for a front end that keeps
+// the layer records itself (Python's crawler, which would otherwise send every
+// layer's metadata to C++ and parse it back). Input: a crawl record with
+// "layer_count" (and "torch_version") instead of "context", "inputs" and
+// "layers". Output:
+// {"layer_metrics": {"<i>": {metric: MetricResult}},   (layers with metrics)
+//  "operator_flops": {...}, "layer_operator_flops": [{"total", "by_operator"}],
+//  "totals": {...}, "diagnostics": [...], "analysis_mode": str|null,
+//  "incomplete": "<strict message>"|null}
+absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node);
 
 }  // namespace torchscan::formulas
 

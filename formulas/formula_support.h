@@ -23,6 +23,13 @@
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \
   lhs = *std::move(tmp)
+// Returns `expr` (an absl::Status) when it is an error.
+#define TS_RETURN_IF_ERROR(expr)                        \
+  do {                                                  \
+    if (absl::Status status_ = (expr); !status_.ok()) { \
+      return status_;                                   \
+    }                                                   \
+  } while (false)
 #define TS_CONCAT(a, b) TS_CONCAT_IMPL(a, b)
 #define TS_CONCAT_IMPL(a, b) a##b
 

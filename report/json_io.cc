@@ -207,7 +207,28 @@ absl::StatusOr<Count> JsonToCount(const Json& node, absl::string_view field) {
                    node.is_binary() ? "binary data" : node.dump()));
 }
 
+namespace {
+
+// Most documents hold no integer beyond 64 bits: nlohmann's own serializer
+// writes those several times faster than the node-by-node writer.
+bool HoldsBigInteger(const Json& node) {
+  if (IsBigInteger(node)) return true;
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) {
+      if (HoldsBigInteger(value)) return true;
+    }
+  } else if (node.is_array()) {
+    for (const Json& item : node) {
+      if (HoldsBigInteger(item)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string DumpJson(const Json& document, int indent) {
+  if (!HoldsBigInteger(document)) return document.dump(indent);
   std::string out;
   Dump(document, indent, 0, out);
   return out;

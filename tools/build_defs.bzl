@@ -26,5 +26,23 @@ def ts_cc_library(name, **kwargs):
 def ts_cc_binary(name, **kwargs):
     cc_binary(name = name, **_with_copts(kwargs, []))
 
+# The sanitizer suppressions (.bazelrc's --config=asan/tsan) travel with every
+# test, so their relative paths resolve from its runfiles directory; TSan
+# builds also link the absl::Mutex annotations (tools/sanitizers/).
+# Label() keeps them pointing into this repository when another workspace
+# uses these macros.
+SANITIZER_DATA = [Label("//tools/sanitizers:suppressions")]
+
+def sanitizer_deps():
+    return select({
+        str(Label("//tools/sanitizers:tsan_build")): [
+            Label("//tools/sanitizers:absl_mutex_tsan"),
+        ],
+        "//conditions:default": [],
+    })
+
 def ts_cc_test(name, **kwargs):
+    kwargs = dict(kwargs)
+    kwargs["data"] = kwargs.get("data", []) + SANITIZER_DATA
+    kwargs["deps"] = kwargs.get("deps", []) + sanitizer_deps()
     cc_test(name = name, **_with_copts(kwargs, []))

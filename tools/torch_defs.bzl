@@ -8,7 +8,7 @@ discovery.
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library", "cc_test")
 load("@torch//:defs.bzl", "TORCH_CXXOPTS", "TORCH_FULL_VERSION")
-load("//tools:build_defs.bzl", "PROJECT_COPTS")
+load("//tools:build_defs.bzl", "PROJECT_COPTS", "SANITIZER_DATA", "sanitizer_deps")
 
 TORCH_LOCAL_DEFINES = [
     'TORCHSCAN_TORCH_FULL_VERSION=\\"%s\\"' % TORCH_FULL_VERSION,
@@ -28,4 +28,7 @@ def torch_cc_binary(name, **kwargs):
     cc_binary(name = name, **_with_torch_flags(kwargs))
 
 def torch_cc_test(name, **kwargs):
+    kwargs = dict(kwargs)
+    kwargs["data"] = kwargs.get("data", []) + SANITIZER_DATA
+    kwargs["deps"] = kwargs.get("deps", []) + sanitizer_deps()
     cc_test(name = name, **_with_torch_flags(kwargs))

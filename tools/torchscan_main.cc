@@ -1,85 +1,360 @@
 // The `torchscan` command line.
 //
-//   torchscan --example mlp     operator FLOPs of a built-in example model
+//   torchscan MODEL.pt --input-shape 3,224,224 [options]   analyse a
+//   TorchScript file torchscan --example NAME [options] analyse a built-in
+//   model torchscan compare BEFORE.json AFTER.json [--json -|PATH]   compare
+//   two reports torchscan --list-examples
+//
+// Exit codes: 0 success; 1 the analysis is incomplete under --strict (the
+// report is still printed/written); 2 bad usage or input (flags, shapes,
+// missing or unreadable files, not a TorchScript file, bad report JSON);
+// 3 the model raised on the input (a shape it rejects).
 
-#include <torch/torch.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/jit/serialization/import.h>
 
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "report/json_io.h"
+#include "absl/strings/str_split.h"
 #include "tools/examples/example_models.h"
-#include "torchscan_dispatch/flop_counting_guard.h"
+#include "torchscan/crawl.h"
+#include "torchscan/report.h"
 
-ABSL_FLAG(std::string, example, "",
-          "Name of a built-in example model to measure.");
-ABSL_FLAG(bool, json, false,
-          "Print the JSON report instead of the text summary.");
+ABSL_FLAG(
+    std::string, input_shape, "",
+    "Input shape(s) without the batch dimension: 3,224,224; several inputs "
+    "separated by ';' (3,32,32;10).");
+ABSL_FLAG(
+    std::string, dtype, "",
+    "Input dtype(s) for generated inputs: float32, float64, float16, bfloat16, "
+    "int64, int32, bool; one for all inputs or one per input, ';'-separated.");
+ABSL_FLAG(std::string, device, "",
+          "Device for generated inputs (cpu, cuda:0, meta, ...).");
+ABSL_FLAG(std::string, mode, "full",
+          "full, or structure (shapes and parameters only).");
+ABSL_FLAG(bool, strict, false,
+          "Exit with status 1 when the analysis is incomplete.");
+ABSL_FLAG(
+    std::string, json, "",
+    "Write the JSON report to this file ('-' for standard output, instead of "
+    "the table).");
+ABSL_FLAG(std::string, example, "", "Analyse a built-in example model.");
+ABSL_FLAG(bool, list_examples, false, "List the built-in example models.");
+ABSL_FLAG(int, max_depth, -1, "Show layers down to this depth only.");
+ABSL_FLAG(bool, receptive_field, false, "Add the receptive-field column.");
+ABSL_FLAG(bool, effective_rf_stats, false,
+          "With --receptive_field: effective stride and padding.");
 
 namespace {
 
-void PrintText(const std::string& name, const std::string& description,
-               const torchscan::report::FlopReport& report) {
-  using torchscan::report::CountToString;
-  std::cout << "Operator FLOPs of example '" << name << "' (" << description
-            << "), one forward call, batch 1\n\n";
-  std::size_t width = 8;
-  for (const auto& [op, flops] : report.by_operator)
-    width = std::max(width, op.size());
-  for (const auto& [op, flops] : report.by_operator) {
-    std::cout << "  " << op << std::string(width - op.size() + 2, ' ')
-              << CountToString(flops) << "\n";
+constexpr int kOk = 0;
+constexpr int kIncomplete = 1;
+constexpr int kBadInput = 2;
+constexpr int kModelFailed = 3;
+
+int Fail(int code, absl::string_view message) {
+  std::cerr << "torchscan: " << message << "\n";
+  return code;
+}
+
+absl::StatusOr<std::vector<std::vector<std::int64_t>>> ParseShapes(
+    const std::string& text) {
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (absl::string_view part : absl::StrSplit(text, ';')) {
+    std::vector<std::int64_t> shape;
+    for (absl::string_view dim : absl::StrSplit(part, ',')) {
+      std::int64_t value;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(dim), &value) ||
+          value < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "bad --input-shape '", text, "': '", dim,
+            "' is not a non-negative integer (expected e.g. 3,224,224)"));
+      }
+      shape.push_back(value);
+    }
+    if (shape.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad --input-shape '", text, "': an input has no dimensions"));
+    }
+    shapes.push_back(std::move(shape));
   }
-  const auto& total = report.total;
-  std::cout << "\nTotal: " << (total.is_complete() ? "" : "at least ")
-            << torchscan::report::DumpJson(
-                   torchscan::report::MetricValueToJson(*total.known_value()))
-            << " FLOPs (" << torchscan::report::MetricStatusName(total.status())
-            << ")\n";
-  for (const auto& diagnostic : report.diagnostics) {
-    std::cout << "  " << diagnostic.code << ": " << diagnostic.message << "\n";
+  return shapes;
+}
+
+absl::StatusOr<std::vector<c10::ScalarType>> ParseDtypes(
+    const std::string& text) {
+  std::vector<c10::ScalarType> dtypes;
+  if (text.empty()) return dtypes;
+  for (absl::string_view name : absl::StrSplit(text, ';')) {
+    std::string key = absl::AsciiStrToLower(name);
+    if (absl::StartsWith(key, "torch.")) key = key.substr(6);
+    static const std::pair<const char*, c10::ScalarType> kTypes[] = {
+        {"float32", c10::ScalarType::Float},
+        {"float", c10::ScalarType::Float},
+        {"float64", c10::ScalarType::Double},
+        {"double", c10::ScalarType::Double},
+        {"float16", c10::ScalarType::Half},
+        {"half", c10::ScalarType::Half},
+        {"bfloat16", c10::ScalarType::BFloat16},
+        {"int64", c10::ScalarType::Long},
+        {"long", c10::ScalarType::Long},
+        {"int32", c10::ScalarType::Int},
+        {"int", c10::ScalarType::Int},
+        {"int16", c10::ScalarType::Short},
+        {"int8", c10::ScalarType::Char},
+        {"uint8", c10::ScalarType::Byte},
+        {"bool", c10::ScalarType::Bool},
+    };
+    bool found = false;
+    for (const auto& [type_name, type] : kTypes) {
+      if (key == type_name) {
+        dtypes.push_back(type);
+        found = true;
+      }
+    }
+    if (!found) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown --dtype '", name, "'"));
+    }
   }
+  return dtypes;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    return absl::NotFoundError(absl::StrCat("no such file: ", path));
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return absl::PermissionDeniedError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+int Compare(const std::vector<char*>& positional) {
+  if (positional.size() != 4) {
+    return Fail(
+        kBadInput,
+        "usage: torchscan compare BEFORE.json AFTER.json [--json -|PATH]");
+  }
+  absl::StatusOr<std::string> before = ReadFile(positional[2]);
+  if (!before.ok()) return Fail(kBadInput, before.status().message());
+  absl::StatusOr<std::string> after = ReadFile(positional[3]);
+  if (!after.ok()) return Fail(kBadInput, after.status().message());
+  absl::StatusOr<std::string> diff =
+      torchscan::report::CompareReportsText(*before, *after);
+  if (!diff.ok()) return Fail(kBadInput, diff.status().message());
+  absl::StatusOr<torchscan::report::Json> parsed =
+      torchscan::report::ParseJson(*diff);
+  if (!parsed.ok()) return Fail(kBadInput, parsed.status().message());
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  if (!json_path.empty()) {
+    const std::string text = torchscan::report::DumpPythonJson(*parsed, 2);
+    if (json_path == "-") {
+      std::cout << text << "\n";
+      return kOk;
+    }
+    std::ofstream file(json_path);
+    file << text << "\n";
+    if (!file) return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
+  }
+  std::cout << "Totals (after - before):\n";
+  for (const auto& [name, metric] : (*parsed)["totals"].items()) {
+    std::cout << "  " << name << ": " << metric["status"].get<std::string>();
+    if (!metric["delta"].is_null()) {
+      std::cout << ", delta " << torchscan::report::DumpJson(metric["delta"]);
+    }
+    std::cout << "\n";
+  }
+  const auto& layers = (*parsed)["layers"];
+  std::cout << "Layer calls: " << layers["added"].size() << " added, "
+            << layers["removed"].size() << " removed, "
+            << layers["changed"].size() << " changed\n";
+  for (const auto& change : layers["changed"]) {
+    std::vector<std::string> names;
+    for (const auto& [name, unused] : change["metrics"].items())
+      names.push_back(name);
+    std::cout << "  "
+              << (change["path"].get<std::string>().empty()
+                      ? std::string("<root>")
+                      : change["path"].get<std::string>())
+              << " #" << torchscan::report::DumpJson(change["call_index"])
+              << ": " << absl::StrJoin(names, ", ") << "\n";
+  }
+  return kOk;
+}
+
+int Report(const torchscan::report::AnalysisReport& report, bool incomplete) {
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  if (json_path != "-") {
+    torchscan::report::SummaryOptions options;
+    if (absl::GetFlag(FLAGS_max_depth) >= 0)
+      options.max_depth = absl::GetFlag(FLAGS_max_depth);
+    options.receptive_field = absl::GetFlag(FLAGS_receptive_field);
+    options.effective_rf_stats = absl::GetFlag(FLAGS_effective_rf_stats);
+    absl::StatusOr<std::string> table =
+        torchscan::report::RenderSummary(report, options);
+    if (!table.ok()) return Fail(kBadInput, table.status().message());
+    std::cout << *table;
+  }
+  if (!json_path.empty()) {
+    const std::string text = torchscan::report::DumpPythonJson(
+        torchscan::report::AnalysisReportToJson(report), 2);
+    if (json_path == "-") {
+      std::cout << text << "\n";
+    } else {
+      std::ofstream file(json_path);
+      file << text << "\n";
+      if (!file)
+        return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
+    }
+  }
+  if (incomplete) {
+    std::cerr << "torchscan: "
+              << torchscan::report::IncompleteAnalysisMessage(report) << "\n";
+    return kIncomplete;
+  }
+  return kOk;
+}
+
+// abseil flags are spelled with underscores; accept --input-shape too.
+std::vector<char*> NormalizeFlagNames(int argc, char** argv,
+                                      std::vector<std::string>& storage) {
+  storage.reserve(argc);
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (absl::StartsWith(arg, "--")) {
+      const std::size_t end = std::min(arg.find('='), arg.size());
+      std::replace(arg.begin() + 2, arg.begin() + end, '-', '_');
+    }
+    storage.push_back(std::move(arg));
+  }
+  for (std::string& arg : storage) args.push_back(arg.data());
+  return args;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Reports what a PyTorch model costs.\n  torchscan --example NAME "
-      "[--json]");
-  absl::ParseCommandLine(argc, argv);
-  const std::string name = absl::GetFlag(FLAGS_example);
-  if (name.empty()) {
-    std::cerr << "torchscan: pass --example NAME (one of: "
-              << absl::StrJoin(torchscan::examples::ExampleNames(), ", ")
-              << ")\n";
-    return 2;
+      "reports what a PyTorch model costs.\n"
+      "  torchscan MODEL.pt --input-shape 3,224,224 [--json report.json] "
+      "[--strict]\n"
+      "  torchscan --example resnet18\n"
+      "  torchscan compare BEFORE.json AFTER.json");
+  std::vector<std::string> storage;
+  std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
+  std::vector<char*> positional = absl::ParseCommandLine(
+      static_cast<int>(normalized.size()), normalized.data());
+
+  if (absl::GetFlag(FLAGS_list_examples)) {
+    for (const std::string& name : torchscan::examples::ExampleNames()) {
+      std::cout << name << ": "
+                << torchscan::examples::MakeExample(name)->description << "\n";
+    }
+    return kOk;
   }
-  absl::StatusOr<torchscan::examples::ExampleModel> example =
-      torchscan::examples::MakeExample(name);
-  if (!example.ok()) {
-    std::cerr << "torchscan: " << example.status().message() << "\n";
-    return 2;
+  if (positional.size() >= 2 && std::string(positional[1]) == "compare") {
+    return Compare(positional);
   }
-  example->module->eval();
-  torch::NoGradGuard no_grad;
-  absl::StatusOr<torchscan::report::FlopReport> report =
-      torchscan::MeasureFlops([&] { example->forward(); });
-  if (!report.ok()) {
-    std::cerr << "torchscan: " << report.status() << "\n";
-    return 1;
+
+  torchscan::CrawlOptions options;
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "structure") {
+    options.mode = torchscan::CrawlMode::kStructure;
+  } else if (mode != "full") {
+    return Fail(
+        kBadInput,
+        absl::StrCat("--mode must be 'full' or 'structure', got '", mode, "'"));
   }
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << torchscan::report::DumpJson(
-                     torchscan::report::FlopReportToJson(*report), 2)
-              << "\n";
+  options.strict = absl::GetFlag(FLAGS_strict);
+  absl::StatusOr<std::vector<c10::ScalarType>> dtypes =
+      ParseDtypes(absl::GetFlag(FLAGS_dtype));
+  if (!dtypes.ok()) return Fail(kBadInput, dtypes.status().message());
+  options.dtypes = *dtypes;
+  if (!absl::GetFlag(FLAGS_device).empty()) {
+    try {
+      options.device = c10::Device(absl::GetFlag(FLAGS_device));
+    } catch (const c10::Error& error) {
+      return Fail(kBadInput,
+                  absl::StrCat("bad --device '", absl::GetFlag(FLAGS_device),
+                               "': ", error.what_without_backtrace()));
+    }
+  }
+
+  torch::jit::Module module;
+  const std::string example = absl::GetFlag(FLAGS_example);
+  if (!example.empty()) {
+    if (positional.size() > 1)
+      return Fail(kBadInput, "pass either MODEL.pt or --example, not both");
+    absl::StatusOr<torchscan::examples::ExampleModel> model =
+        torchscan::examples::MakeExample(example);
+    if (!model.ok()) return Fail(kBadInput, model.status().message());
+    module = model->module;
+    options.input_shapes = model->input_shapes;
   } else {
-    PrintText(example->name, example->description, *report);
+    if (positional.size() != 2) {
+      return Fail(kBadInput,
+                  "usage: torchscan MODEL.pt --input-shape 3,224,224 "
+                  "(or --example NAME, or compare BEFORE.json AFTER.json)");
+    }
+    const std::string path = positional[1];
+    if (!std::filesystem::exists(path))
+      return Fail(kBadInput, absl::StrCat("no such file: ", path));
+    try {
+      module = torch::jit::load(path);
+    } catch (const c10::Error& error) {
+      return Fail(kBadInput,
+                  absl::StrCat(path, " is not a TorchScript model file: ",
+                               error.what_without_backtrace()));
+    }
   }
-  return 0;
+  if (!absl::GetFlag(FLAGS_input_shape).empty()) {
+    absl::StatusOr<std::vector<std::vector<std::int64_t>>> shapes =
+        ParseShapes(absl::GetFlag(FLAGS_input_shape));
+    if (!shapes.ok()) return Fail(kBadInput, shapes.status().message());
+    options.input_shapes = *shapes;
+  }
+  if (options.input_shapes.empty()) {
+    return Fail(
+        kBadInput,
+        "pass --input-shape (without the batch dimension, e.g. 3,224,224)");
+  }
+
+  absl::StatusOr<torchscan::report::AnalysisReport> report;
+  try {
+    report = torchscan::CrawlScriptModule(module, options);
+  } catch (const c10::Error& error) {
+    return Fail(kModelFailed, absl::StrCat("the model raised on the input: ",
+                                           error.what_without_backtrace()));
+  } catch (const std::exception& error) {
+    return Fail(kModelFailed,
+                absl::StrCat("the model raised on the input: ", error.what()));
+  }
+  if (!report.ok()) {
+    if (std::optional<torchscan::report::AnalysisReport> incomplete =
+            torchscan::IncompleteAnalysisReport(report.status())) {
+      return Report(*incomplete, /*incomplete=*/true);
+    }
+    return Fail(kBadInput, report.status().message());
+  }
+  return Report(*report, /*incomplete=*/false);
 }

@@ -12,6 +12,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
+#include <exception>
 #include <optional>
 #include <vector>
 
@@ -21,9 +22,27 @@
 #include "torchscan_dispatch/fallback_registration.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/operator_values.h"
+#include "torchscan_dispatch/thread_state.h"
 
 namespace torchscan::dispatch {
 namespace {
+
+// A formula that throws is treated like one that returns an error: the
+// operator call itself succeeded, so the workload gets its result, and the
+// report names the failure instead of silently missing the call.
+template <typename Formula>
+absl::StatusOr<Count> Evaluate(const Formula& formula,
+                               const formulas::OperatorCall& call) {
+  try {
+    return formula(call);
+  } catch (const c10::Error& error) {
+    return absl::InternalError(absl::StrCat("the FLOP formula threw: ",
+                                            error.what_without_backtrace()));
+  } catch (const std::exception& error) {
+    return absl::InternalError(
+        absl::StrCat("the FLOP formula threw: ", error.what()));
+  }
+}
 
 // Runs the call and counts it with `formula`, which sees its arguments and
 // results after the call, as FlopCounterMode's formulas do (so out= and
@@ -48,7 +67,7 @@ void RunAndCountWith(const OperatorInfo& info, const c10::OperatorHandle& op,
   const std::vector<formulas::OperatorValue> result_values =
       ToOperatorValues(torch::jit::last(*stack, info.num_returns));
   absl::StatusOr<Count> flops =
-      formula(formulas::OperatorCall{argument_values, result_values});
+      Evaluate(formula, formulas::OperatorCall{argument_values, result_values});
   if (flops.ok()) {
     session.RecordCounted(info, *flops);
   } else {
@@ -74,7 +93,7 @@ void RunAndDefer(const OperatorInfo& info, const c10::OperatorHandle& op,
 
 void CountAndRun(const OperatorInfo& info, const c10::OperatorHandle& op,
                  c10::DispatchKeySet below, torch::jit::Stack* stack,
-                 CountingSession& session) {
+                 CountingSession& session, SessionSlot& thread_slot) {
   if (const CustomFormula* custom = session.CustomFormulaFor(info)) {
     RunAndCountWith(info, op, below, stack, session, *custom, 0);
     return;
@@ -85,7 +104,7 @@ void CountAndRun(const OperatorInfo& info, const c10::OperatorHandle& op,
   }
   if (info.formula == nullptr) {
     op.redispatchBoxed(below, stack);
-    session.RecordCall(info);
+    session.RecordCall(info, thread_slot);
     return;
   }
   RunAndCountWith(info, op, below, stack, session, info.formula->formula,
@@ -96,7 +115,8 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                       torch::jit::Stack* stack) {
   const c10::DispatchKeySet below =
       keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kCountingKey);
-  const OperatorInfo& info = OperatorInfoFor(op);
+  ThreadState& thread = ThisThreadState();
+  const OperatorInfo& info = OperatorInfoFor(op, thread.operators);
   if (info.decomposes) {
     op.redispatchBoxed(below, stack);
     return;
@@ -107,7 +127,7 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
     op.redispatchBoxed(below, stack);
     return;
   }
-  CountAndRun(info, op, below, stack, *session);
+  CountAndRun(info, op, below, stack, *session, thread.session);
 }
 
 class Registration {

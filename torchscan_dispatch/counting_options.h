@@ -16,7 +16,10 @@ namespace torchscan {
 
 // FLOPs of one call, from its arguments and results reduced to shapes and
 // plain values. Runs inside the measured workload with counting switched
-// off, so tensor operators it runs are not counted.
+// off, so tensor operators it runs are not counted. A formula that throws a
+// std::exception is treated like one that returns an error: the operator
+// call still returns normally to the workload, and the report names the
+// failure (an operator_formula_error diagnostic; the total is partial).
 using CustomFormula = std::function<absl::StatusOr<report::Count>(
     const formulas::OperatorCall& call)>;
 

@@ -30,13 +30,6 @@ const c10::DebugInfoKind kSessionSlot(&kSessionSlotName);
 
 std::atomic<std::uint64_t> next_serial{1};
 
-// The last session this thread recorded for, and where.
-struct ThreadSlot {
-  std::uint64_t serial = 0;
-  void* stats = nullptr;
-};
-thread_local ThreadSlot this_thread_slot;
-
 absl::Status AddCount(Count& sum, Count value, absl::string_view what) {
   std::optional<Count> next = report::CheckedAdd(sum, value);
   if (!next)
@@ -46,6 +39,21 @@ absl::Status AddCount(Count& sum, Count value, absl::string_view what) {
 }
 
 }  // namespace
+
+report::Json ScopedFlopsToJson(
+    const std::map<std::string, ScopedFlops>& scopes) {
+  report::Json out = report::Json::object();
+  for (const auto& [label, scope] : scopes) {
+    report::Json entry = report::Json::object();
+    entry["total"] = report::MetricResultToJson(scope.total);
+    entry["by_operator"] = report::Json::object();
+    for (const auto& [op, flops] : scope.by_operator) {
+      entry["by_operator"][op] = report::CountToJson(flops);
+    }
+    out[label] = std::move(entry);
+  }
+  return out;
+}
 
 CountingSession::CountingSession(CountingOptions options)
     : serial_(next_serial.fetch_add(1, std::memory_order_relaxed)),
@@ -104,9 +112,11 @@ bool CountingSession::IsDeferred(const OperatorInfo& op) {
 }
 
 CountingSession::ThreadStats& CountingSession::ThisThread() {
-  if (this_thread_slot.serial == serial_) {
-    return *static_cast<ThreadStats*>(this_thread_slot.stats);
-  }
+  return ThisThread(ThisThreadState().session);
+}
+
+CountingSession::ThreadStats& CountingSession::ThisThread(SessionSlot& slot) {
+  if (slot.serial == serial_) return *static_cast<ThreadStats*>(slot.stats);
   absl::MutexLock lock(&mu_);
   const std::thread::id me = std::this_thread::get_id();
   ThreadStats* stats = nullptr;
@@ -118,7 +128,7 @@ CountingSession::ThreadStats& CountingSession::ThisThread() {
     stats = threads_.back().get();
     stats->owner = me;
   }
-  this_thread_slot = ThreadSlot{serial_, stats};
+  slot = SessionSlot{serial_, stats};
   return *stats;
 }
 
@@ -174,7 +184,11 @@ void CountingSession::Record(const StatsKey& key,
 }
 
 void CountingSession::RecordCall(const OperatorInfo& op) {
-  ThreadStats& thread = ThisThread();
+  RecordCall(op, ThisThreadState().session);
+}
+
+void CountingSession::RecordCall(const OperatorInfo& op, SessionSlot& slot) {
+  ThreadStats& thread = ThisThread(slot);
   ThreadEntry& entry = EntryFor(thread, KeyFor(op));
   // Only this thread writes the counter: a relaxed load and store suffice.
   entry.uncounted_calls.store(
@@ -212,12 +226,89 @@ void CountingSession::SetScope(ScopeChannel channel,
   std::uint32_t id;
   {
     absl::MutexLock lock(&mu_);
-    auto [it, inserted] = scope_ids_[c].try_emplace(
-        labels, static_cast<std::uint32_t>(scopes_[c].size()));
-    if (inserted) scopes_[c].push_back(labels);
-    id = it->second;
+    id = InternScope(c, std::move(labels));
   }
   current_scope_[c].store(id, std::memory_order_release);
+}
+
+std::uint32_t CountingSession::InternScope(int channel,
+                                           std::vector<std::string> labels) {
+  auto [it, inserted] = scope_ids_[channel].try_emplace(
+      labels, static_cast<std::uint32_t>(scopes_[channel].size()));
+  if (inserted) scopes_[channel].push_back(std::move(labels));
+  return it->second;
+}
+
+std::uint32_t CountingSession::ChangeScopeLabel(ScopeChannel channel,
+                                                const std::string& label,
+                                                bool present) {
+  const int c = static_cast<int>(channel);
+  absl::MutexLock lock(&mu_);
+  const std::uint32_t id = current_scope_[c].load(std::memory_order_relaxed);
+  const std::vector<std::string>& current = scopes_[c][id];
+  auto position = std::lower_bound(current.begin(), current.end(), label);
+  const bool found = position != current.end() && *position == label;
+  if (found == present) return id;
+  std::vector<std::string> changed = current;
+  auto at = changed.begin() + (position - current.begin());
+  if (present) {
+    changed.insert(at, label);
+  } else {
+    changed.erase(at);
+  }
+  const std::uint32_t changed_id = InternScope(c, std::move(changed));
+  current_scope_[c].store(changed_id, std::memory_order_release);
+  return changed_id;
+}
+
+absl::Status CountingSession::SetScopeId(ScopeChannel channel,
+                                         std::uint32_t id) {
+  const int c = static_cast<int>(channel);
+  {
+    absl::MutexLock lock(&mu_);
+    if (id >= scopes_[c].size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scope id ", id, " was never handed out (",
+                       scopes_[c].size(), " scopes so far)"));
+    }
+  }
+  current_scope_[c].store(id, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+void CountingSession::EnterLayer(std::string layer_label,
+                                 std::string module_label) {
+  std::vector<std::string> layers, modules;
+  {
+    absl::MutexLock lock(&mu_);
+    open_layers_.emplace_back(std::move(layer_label), std::move(module_label));
+    for (const auto& [layer, module] : open_layers_) {
+      if (!layer.empty()) layers.push_back(layer);
+      modules.push_back(module);
+    }
+  }
+  SetScope(ScopeChannel::kLayerCalls, std::move(layers));
+  SetScope(ScopeChannel::kModules, std::move(modules));
+}
+
+void CountingSession::ExitLayer(const std::string& layer_label,
+                                const std::string& module_label) {
+  std::vector<std::string> layers, modules;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = open_layers_.rbegin(); it != open_layers_.rend(); ++it) {
+      if (it->first == layer_label && it->second == module_label) {
+        open_layers_.erase(std::next(it).base());
+        break;
+      }
+    }
+    for (const auto& [layer, module] : open_layers_) {
+      if (!layer.empty()) layers.push_back(layer);
+      modules.push_back(module);
+    }
+  }
+  SetScope(ScopeChannel::kLayerCalls, std::move(layers));
+  SetScope(ScopeChannel::kModules, std::move(modules));
 }
 
 std::vector<DeferredCall> CountingSession::TakeDeferredCalls() {

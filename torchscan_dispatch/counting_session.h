@@ -37,6 +37,7 @@
 #include "report/metric_result.h"
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/operator_info.h"
+#include "torchscan_dispatch/thread_state.h"
 
 namespace torchscan::dispatch {
 
@@ -63,6 +64,10 @@ struct ScopedFlops {
   std::map<std::string, Count> by_operator;
 };
 
+// {label: {"total": MetricResult, "by_operator": {op: flops}}}
+report::Json ScopedFlopsToJson(
+    const std::map<std::string, ScopedFlops>& scopes);
+
 class CountingSession : public c10::DebugInfoBase,
                         public std::enable_shared_from_this<CountingSession> {
  public:
@@ -83,8 +88,10 @@ class CountingSession : public c10::DebugInfoBase,
   // Whether calls of `op` are recorded for the caller to evaluate.
   bool IsDeferred(const OperatorInfo& op);
 
-  // A call of `op` that no formula counts.
+  // A call of `op` that no formula counts. The hot path; `slot` is this
+  // thread's ThisThreadState().session.
   void RecordCall(const OperatorInfo& op);
+  void RecordCall(const OperatorInfo& op, SessionSlot& slot);
   // A call of `op` whose formula gave `flops`.
   void RecordCounted(const OperatorInfo& op, Count flops);
   // A call of `op` whose formula could not be evaluated.
@@ -96,6 +103,25 @@ class CountingSession : public c10::DebugInfoBase,
 
   // Makes `labels` the current scope of `channel` for calls from now on.
   void SetScope(ScopeChannel channel, std::vector<std::string> labels);
+  // Adds `label` to (`present`) or removes it from the current scope of
+  // `channel`, as a set (adding a present label or removing an absent one
+  // changes nothing), and returns the id of the resulting scope. Callers
+  // that cache these transitions replay them with SetScopeId, which keeps
+  // module hooks cheap.
+  std::uint32_t ChangeScopeLabel(ScopeChannel channel, const std::string& label,
+                                 bool present);
+  // Makes the interned scope `id` current; an id never handed out is an
+  // error.
+  absl::Status SetScopeId(ScopeChannel channel, std::uint32_t id);
+
+  // A layer call begins: calls from now on belong to it (and to the layer
+  // calls still open) and to `module_label` (FlopCounterMode's module name).
+  // An empty `layer_label` tracks the module alone (a module without a layer
+  // record). One call per hook instead of one per channel.
+  void EnterLayer(std::string layer_label, std::string module_label);
+  // The most recent open call with these labels ends.
+  void ExitLayer(const std::string& layer_label,
+                 const std::string& module_label);
 
   // Hands out the deferred calls recorded so far (each only once).
   std::vector<DeferredCall> TakeDeferredCalls();
@@ -155,12 +181,16 @@ class CountingSession : public c10::DebugInfoBase,
 
   static void Add(OperatorStats& into, const OperatorStats& from);
   ThreadStats& ThisThread();
+  ThreadStats& ThisThread(SessionSlot& slot);
   // The owner thread's entry for `key` (cached, else found or made under lock).
   static ThreadEntry& EntryFor(ThreadStats& thread, const StatsKey& key);
   StatsKey KeyFor(const OperatorInfo& op) const;
   void Record(const StatsKey& key, const OperatorStats& one_call);
   // All threads' stats merged.
   StatsMap Merged() const;
+  // The id of the label set `labels` (sorted, unique) in `channel`.
+  std::uint32_t InternScope(int channel, std::vector<std::string> labels)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The labels of an interned scope.
   std::vector<std::string> ScopeLabels(ScopeChannel channel,
                                        std::uint32_t id) const;
@@ -184,6 +214,9 @@ class CountingSession : public c10::DebugInfoBase,
   absl::flat_hash_map<std::uint32_t, int> custom_index_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::uint32_t, bool> deferred_ ABSL_GUARDED_BY(mu_);
   std::vector<DeferredCall> deferred_calls_ ABSL_GUARDED_BY(mu_);
+  // Open layer calls, innermost last: (layer label, module label).
+  std::vector<std::pair<std::string, std::string>> open_layers_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace torchscan::dispatch

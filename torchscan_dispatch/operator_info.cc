@@ -63,6 +63,7 @@ class Registry {
  private:
   Registry();
 
+  c10::RegistrationHandleRAII* const listener_;
   absl::Mutex mu_;
   absl::flat_hash_map<OperatorKey, const OperatorInfo*> by_key_
       ABSL_GUARDED_BY(mu_);
@@ -77,13 +78,13 @@ class ForgetRemovedOperators : public c10::OpRegistrationListener {
   }
 };
 
-Registry::Registry() {
-  // The handle is leaked with the registry: the listener must outlive every
-  // operator removal, including those during static destruction.
-  new c10::RegistrationHandleRAII(
-      c10::Dispatcher::singleton().addRegistrationListener(
-          std::make_unique<ForgetRemovedOperators>()));
-}
+Registry::Registry()
+    // The handle is leaked with the registry: the listener must outlive every
+    // operator removal, including those during static destruction. The
+    // registry holds the pointer, so leak checkers see it as still reachable.
+    : listener_(new c10::RegistrationHandleRAII(
+          c10::Dispatcher::singleton().addRegistrationListener(
+              std::make_unique<ForgetRemovedOperators>()))) {}
 
 OperatorInfo Describe(const c10::OperatorHandle& op) {
   OperatorInfo info;
@@ -101,35 +102,31 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
   return info;
 }
 
-// A direct-mapped per-thread cache: trivially destructible (no thread-exit
-// work, no initialization guard on access) and a hit costs one compare.
-struct ThreadCache {
-  static constexpr std::size_t kSlots = 512;
-  struct Slot {
-    OperatorKey key = nullptr;
-    const OperatorInfo* info = nullptr;
-  };
-  std::uint64_t epoch = 0;
-  Slot slots[kSlots];
-};
-thread_local ThreadCache thread_cache;
-
 std::size_t SlotOf(OperatorKey key) {
-  return (reinterpret_cast<std::uintptr_t>(key) >> 4) % ThreadCache::kSlots;
+  return (reinterpret_cast<std::uintptr_t>(key) >> 4) % OperatorCache::kSlots;
 }
 
 }  // namespace
 
+ThreadState& ThisThreadState() {
+  thread_local ThreadState state;
+  return state;
+}
+
 const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op) {
-  ThreadCache& cache = thread_cache;
+  return OperatorInfoFor(op, ThisThreadState().operators);
+}
+
+const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
+                                    OperatorCache& cache) {
   const std::uint64_t epoch =
       Registry::removal_epoch.load(std::memory_order_acquire);
   if (cache.epoch != epoch) {
-    for (ThreadCache::Slot& slot : cache.slots) slot = {};
+    for (OperatorCache::Slot& slot : cache.slots) slot = {};
     cache.epoch = epoch;
   }
   const OperatorKey key = KeyOf(op);
-  ThreadCache::Slot& slot = cache.slots[SlotOf(key)];
+  OperatorCache::Slot& slot = cache.slots[SlotOf(key)];
   if (slot.key == key) return *slot.info;
 
   Registry& registry = Registry::Get();

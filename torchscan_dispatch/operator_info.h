@@ -11,6 +11,7 @@
 
 #include "formulas/ignored_operators.h"
 #include "formulas/operator_formulas.h"
+#include "torchscan_dispatch/thread_state.h"
 
 namespace torchscan::dispatch {
 
@@ -36,6 +37,9 @@ struct OperatorInfo {
 // The facts for `op`. Thread-safe; the reference stays valid for the life of
 // the process (entries are never freed, even when an operator is removed).
 const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op);
+// The same, with this thread's cache (ThisThreadState().operators).
+const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
+                                    OperatorCache& cache);
 
 // Looks up an operator seen before by its dense id.
 const OperatorInfo& OperatorInfoById(std::uint32_t id);

@@ -13,7 +13,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "report/json_io.h"
-#include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/own_operators.h"
 #include "torchscan_dispatch/peak_memory.h"
 
 namespace torchscan::dispatch {
@@ -83,32 +83,13 @@ std::string EndPeakMemory(std::int64_t handle) {
   return OpenMemoryMeasurements::Get().End(handle);
 }
 
-class MemoryOperatorRegistration {
- public:
-  MemoryOperatorRegistration() {
-    try {
-      fragment_.emplace(torch::Library::FRAGMENT, kOwnNamespace, std::nullopt,
-                        __FILE__, __LINE__);
-      fragment_->def("_begin_peak_memory(str device) -> int", &BeginPeakMemory);
-      fragment_->def("_end_peak_memory(int handle) -> str", &EndPeakMemory);
-      passthrough_.emplace(torch::Library::IMPL, kOwnNamespace, kCountingKey,
-                           __FILE__, __LINE__);
-      passthrough_->impl("_begin_peak_memory",
-                         torch::CppFunction::makeFallthrough());
-      passthrough_->impl("_end_peak_memory",
-                         torch::CppFunction::makeFallthrough());
-    } catch (const c10::Error&) {
-      passthrough_.reset();
-      fragment_.reset();
-    }
-  }
-
- private:
-  std::optional<torch::Library> fragment_;
-  std::optional<torch::Library> passthrough_;
-};
-
-const MemoryOperatorRegistration registration;
+const OwnOperators registration(
+    torch::Library::FRAGMENT, {"_begin_peak_memory", "_end_peak_memory"},
+    [](torch::Library& library) {
+      library.def("_begin_peak_memory(str device) -> int", &BeginPeakMemory);
+      library.def("_end_peak_memory(int handle) -> str", &EndPeakMemory);
+    },
+    __FILE__, __LINE__);
 
 }  // namespace
 }  // namespace torchscan::dispatch

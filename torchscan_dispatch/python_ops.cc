@@ -8,9 +8,11 @@
 
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
+#include <dlfcn.h>
 #include <torch/library.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +26,8 @@
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
+#include "torchscan_dispatch/open_measurements.h"
+#include "torchscan_dispatch/own_operators.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -36,77 +40,6 @@ Json ParseOrThrow(const std::string& text, const char* what) {
               parsed.status().message());
   return *std::move(parsed);
 }
-
-class OpenMeasurements {
- public:
-  static OpenMeasurements& Get() {
-    static OpenMeasurements* open = new OpenMeasurements();
-    return *open;
-  }
-
-  std::int64_t Begin(CountingOptions options) {
-    auto counting = std::make_unique<ActiveCounting>(std::move(options));
-    absl::MutexLock lock(&mu_);
-    const std::int64_t handle = next_handle_++;
-    open_.emplace(handle, std::move(counting));
-    return handle;
-  }
-
-  void Stop(std::int64_t handle) {
-    absl::MutexLock lock(&mu_);
-    ActiveCounting& counting = FindLocked(handle);
-    if (counting.stopped()) return;
-    TORCH_CHECK(counting.thread() == std::this_thread::get_id(),
-                "torchscan: measurement ", handle,
-                " must be stopped on the thread that began it");
-    for (auto later = open_.upper_bound(handle); later != open_.end();
-         ++later) {
-      TORCH_CHECK(later->second->stopped() ||
-                      later->second->thread() != std::this_thread::get_id(),
-                  "torchscan: measurement ", later->first,
-                  " began inside measurement ", handle,
-                  " and must be stopped first");
-    }
-    counting.Stop();
-  }
-
-  // The session of a measurement; it stays alive until Finish.
-  CountingSession& Session(std::int64_t handle) {
-    absl::MutexLock lock(&mu_);
-    return FindLocked(handle).session();
-  }
-
-  bool Stopped(std::int64_t handle) {
-    absl::MutexLock lock(&mu_);
-    return FindLocked(handle).stopped();
-  }
-
-  void Finish(std::int64_t handle) {
-    Stop(handle);
-    std::unique_ptr<ActiveCounting> counting;
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = open_.find(handle);
-      TORCH_CHECK(it != open_.end(), "torchscan: no open measurement ", handle);
-      counting = std::move(it->second);
-      open_.erase(it);
-    }
-  }
-
- private:
-  ActiveCounting& FindLocked(std::int64_t handle)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = open_.find(handle);
-    TORCH_CHECK(it != open_.end(), "torchscan: no open measurement ", handle);
-    return *it->second;
-  }
-
-  absl::Mutex mu_;
-  std::int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;
-  // Ordered by handle, so later entries were begun later.
-  std::map<std::int64_t, std::unique_ptr<ActiveCounting>> open_
-      ABSL_GUARDED_BY(mu_);
-};
 
 // Deferred calls handed to Python and not resolved yet, by handle.
 class PendingCalls {
@@ -147,12 +80,48 @@ std::int64_t BeginCounting(std::string options_json) {
   return OpenMeasurements::Get().Begin(std::move(counting_options));
 }
 
-void SetScope(std::int64_t handle, std::int64_t channel,
-              std::vector<std::string> labels) {
+ScopeChannel CheckedChannel(std::int64_t channel) {
   TORCH_CHECK(channel >= 0 && channel < kScopeChannels,
               "torchscan: unknown scope channel ", channel);
-  OpenMeasurements::Get().Session(handle).SetScope(
-      static_cast<ScopeChannel>(channel), std::move(labels));
+  return static_cast<ScopeChannel>(channel);
+}
+
+void SetScope(std::int64_t handle, std::int64_t channel,
+              std::vector<std::string> labels) {
+  OpenMeasurements::Get().Session(handle).SetScope(CheckedChannel(channel),
+                                                   std::move(labels));
+}
+
+std::int64_t ChangeScopeLabel(std::int64_t handle, std::int64_t channel,
+                              const std::string& label, bool present) {
+  return OpenMeasurements::Get().Session(handle).ChangeScopeLabel(
+      CheckedChannel(channel), label, present);
+}
+
+void SetScopeId(std::int64_t handle, std::int64_t channel, std::int64_t id) {
+  TORCH_CHECK(id >= 0 && id <= std::numeric_limits<std::uint32_t>::max(),
+              "torchscan: scope id ", id, " is out of range");
+  const absl::Status status =
+      OpenMeasurements::Get().Session(handle).SetScopeId(
+          CheckedChannel(channel), static_cast<std::uint32_t>(id));
+  TORCH_CHECK(status.ok(), "torchscan: ", status.message());
+}
+
+// A negative layer index tracks a module that has no layer record.
+std::string LayerLabel(std::int64_t layer) {
+  return layer < 0 ? "" : std::to_string(layer);
+}
+
+void EnterLayer(std::int64_t handle, std::int64_t layer,
+                std::string module_label) {
+  OpenMeasurements::Get().Session(handle).EnterLayer(LayerLabel(layer),
+                                                     std::move(module_label));
+}
+
+void ExitLayer(std::int64_t handle, std::int64_t layer,
+               std::string module_label) {
+  OpenMeasurements::Get().Session(handle).ExitLayer(LayerLabel(layer),
+                                                    module_label);
 }
 
 void StopCounting(std::int64_t handle) { OpenMeasurements::Get().Stop(handle); }
@@ -214,17 +183,7 @@ std::string LayerCallReportJson(std::int64_t handle) {
   absl::StatusOr<std::map<std::string, ScopedFlops>> scopes =
       OpenMeasurements::Get().Session(handle).BuildLayerCallReport();
   TORCH_CHECK(scopes.ok(), "torchscan: ", scopes.status().ToString());
-  Json out = Json::object();
-  for (const auto& [label, scope] : *scopes) {
-    Json entry = Json::object();
-    entry["total"] = report::MetricResultToJson(scope.total);
-    entry["by_operator"] = Json::object();
-    for (const auto& [op, flops] : scope.by_operator) {
-      entry["by_operator"][op] = report::CountToJson(flops);
-    }
-    out[label] = std::move(entry);
-  }
-  return report::DumpJson(out);
+  return report::DumpJson(ScopedFlopsToJson(*scopes));
 }
 
 void FinishCounting(std::int64_t handle) {
@@ -232,8 +191,20 @@ void FinishCounting(std::int64_t handle) {
   OpenMeasurements::Get().Finish(handle);
 }
 
+// The file this library was loaded from, so Python can tell whether the
+// torchscan operators it calls belong to the copy it loaded.
+std::string LoadedFrom() {
+  Dl_info where;
+  if (dladdr(reinterpret_cast<void*>(&LoadedFrom), &where) == 0 ||
+      where.dli_fname == nullptr) {
+    return "";
+  }
+  return where.dli_fname;
+}
+
 std::string BuildInfo() {
   Json info = Json::object();
+  info["library_path"] = LoadedFrom();
   info["torch_version"] = TORCHSCAN_TORCH_FULL_VERSION;
   info["dispatch_key"] = c10::toString(kCountingKey);
   const absl::Status fallback = CountingFallbackStatus();
@@ -252,46 +223,42 @@ constexpr const char* kOperators[] = {
     "_layer_call_report(int handle) -> str",
     "_finish_counting(int handle) -> ()",
     "_build_info() -> str",
+    "_enter_layer(int handle, int layer, str module_label) -> ()",
+    "_exit_layer(int handle, int layer, str module_label) -> ()",
+    "_change_scope_label(int handle, int channel, str label, bool present) -> "
+    "int",
+    "_set_scope_id(int handle, int channel, int scope) -> ()",
 };
 
-// Defines the operators while the library loads. A second copy of the library
-// in the same process cannot define the namespace again; it keeps the first
-// copy's operators instead of failing inside the dynamic loader.
-class OperatorRegistration {
- public:
-  OperatorRegistration() {
-    try {
-      definitions_.emplace(torch::Library::DEF, kOwnNamespace, std::nullopt,
-                           __FILE__, __LINE__);
-      definitions_->def(kOperators[0], &BeginCounting);
-      definitions_->def(kOperators[1], &SetScope);
-      definitions_->def(kOperators[2], &StopCounting);
-      definitions_->def(kOperators[3], &TakeDeferredCalls);
-      definitions_->def(kOperators[4], &ResolveDeferred);
-      definitions_->def(kOperators[5], &FlopReportJson);
-      definitions_->def(kOperators[6], &LayerCallReportJson);
-      definitions_->def(kOperators[7], &FinishCounting);
-      definitions_->def(kOperators[8], &BuildInfo);
-      // Our own control operators pass the counting key untouched.
-      passthrough_.emplace(torch::Library::IMPL, kOwnNamespace, kCountingKey,
-                           __FILE__, __LINE__);
-      for (const char* schema : kOperators) {
-        const std::string text(schema);
-        const std::string name = text.substr(0, text.find('('));
-        passthrough_->impl(name.c_str(), torch::CppFunction::makeFallthrough());
-      }
-    } catch (const c10::Error&) {
-      passthrough_.reset();
-      definitions_.reset();
-    }
+std::vector<std::string> OperatorNames() {
+  std::vector<std::string> names;
+  for (const char* schema : kOperators) {
+    const std::string text(schema);
+    names.push_back(text.substr(0, text.find('(')));
   }
+  return names;
+}
 
- private:
-  std::optional<torch::Library> definitions_;
-  std::optional<torch::Library> passthrough_;
-};
-
-const OperatorRegistration registration;
+// This block owns the namespace (DEF); the memory and report operators are
+// fragments.
+const OwnOperators registration(
+    torch::Library::DEF, OperatorNames(),
+    [](torch::Library& library) {
+      library.def(kOperators[0], &BeginCounting);
+      library.def(kOperators[1], &SetScope);
+      library.def(kOperators[2], &StopCounting);
+      library.def(kOperators[3], &TakeDeferredCalls);
+      library.def(kOperators[4], &ResolveDeferred);
+      library.def(kOperators[5], &FlopReportJson);
+      library.def(kOperators[6], &LayerCallReportJson);
+      library.def(kOperators[7], &FinishCounting);
+      library.def(kOperators[8], &BuildInfo);
+      library.def(kOperators[9], &EnterLayer);
+      library.def(kOperators[10], &ExitLayer);
+      library.def(kOperators[11], &ChangeScopeLabel);
+      library.def(kOperators[12], &SetScopeId);
+    },
+    __FILE__, __LINE__);
 
 }  // namespace
 }  // namespace torchscan::dispatch

@@ -14,7 +14,7 @@
 #include "report/json_io.h"
 #include "report/strict.h"
 #include "report/summary.h"
-#include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/own_operators.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -48,6 +48,13 @@ std::string BuildAnalysisReport(std::string crawl_json) {
   return report::DumpJson(out);
 }
 
+// The computed parts of a crawl's report (formulas/analysis_builder.h).
+std::string EvaluateCrawl(std::string crawl_json) {
+  absl::StatusOr<Json> parts = formulas::EvaluateCrawlParts(Parse(crawl_json));
+  CheckValue(parts.status());
+  return report::DumpJson(*parts);
+}
+
 // Options: {"wrap_mode": str|null, "max_depth": int|null,
 //           "receptive_field": bool, "effective_rf_stats": bool}
 std::string RenderSummary(std::string report_json, std::string options_json) {
@@ -79,38 +86,20 @@ std::string CompareReports(std::string before, std::string after) {
   return report::DumpJson(*diff);
 }
 
-constexpr const char* kNames[] = {"_build_analysis_report", "_render_summary",
-                                  "_compare_reports"};
-
-class ReportOperatorRegistration {
- public:
-  ReportOperatorRegistration() {
-    try {
-      fragment_.emplace(torch::Library::FRAGMENT, kOwnNamespace, std::nullopt,
-                        __FILE__, __LINE__);
-      fragment_->def("_build_analysis_report(str crawl) -> str",
-                     &BuildAnalysisReport);
-      fragment_->def("_render_summary(str report, str options) -> str",
-                     &RenderSummary);
-      fragment_->def("_compare_reports(str before, str after) -> str",
-                     &CompareReports);
-      passthrough_.emplace(torch::Library::IMPL, kOwnNamespace, kCountingKey,
-                           __FILE__, __LINE__);
-      for (const char* name : kNames) {
-        passthrough_->impl(name, torch::CppFunction::makeFallthrough());
-      }
-    } catch (const c10::Error&) {
-      passthrough_.reset();
-      fragment_.reset();
-    }
-  }
-
- private:
-  std::optional<torch::Library> fragment_;
-  std::optional<torch::Library> passthrough_;
-};
-
-const ReportOperatorRegistration registration;
+const OwnOperators registration(
+    torch::Library::FRAGMENT,
+    {"_build_analysis_report", "_evaluate_crawl", "_render_summary",
+     "_compare_reports"},
+    [](torch::Library& library) {
+      library.def("_build_analysis_report(str crawl) -> str",
+                  &BuildAnalysisReport);
+      library.def("_evaluate_crawl(str crawl) -> str", &EvaluateCrawl);
+      library.def("_render_summary(str report, str options) -> str",
+                  &RenderSummary);
+      library.def("_compare_reports(str before, str after) -> str",
+                  &CompareReports);
+    },
+    __FILE__, __LINE__);
 
 }  // namespace
 }  // namespace torchscan::dispatch

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import json
 import os
 import threading
@@ -20,7 +22,7 @@ def _candidates() -> list[Path]:
     package_dir = Path(__file__).resolve().parent
     return [
         # Installed from a wheel: the library sits inside the package.
-        package_dir / "_lib" / _LIBRARY_NAME,
+        _packaged_library(),
         # A source checkout built with `bazel build //python:libtorchscan_dispatch.so`.
         package_dir.parent.parent / "bazel-bin" / "python" / _LIBRARY_NAME,
     ]
@@ -43,6 +45,59 @@ def library_path() -> str:
     )
 
 
+def _packaged_library() -> Path:
+    return Path(__file__).resolve().parent / "_lib" / _LIBRARY_NAME
+
+
+def _check_packaged_build(path: str) -> None:
+    """Refuses, before dlopen, a wheel's library built for another torch.
+
+    A wheel made by tools/build_wheel records the torch version its library
+    was built against in _build_info.py. Loading a library built against
+    another torch release can crash the process instead of raising, so the
+    versions are compared before the library is loaded. Libraries from a
+    checkout or $TORCHSCAN_DISPATCH_LIBRARY are checked after loading.
+    """
+    if Path(path) != _packaged_library():
+        return
+    try:
+        from torchscan_dispatch import _build_info
+    except ImportError:
+        return
+    built_for = _build_info.TORCH_VERSION
+    if built_for != torch.__version__:
+        raise ImportError(
+            f"torchscan_dispatch {_build_info.PACKAGE_VERSION} was built against "
+            f"torch {built_for}, but this process runs torch {torch.__version__}; "
+            f"install torch=={built_for} (`pip install torch=={built_for}`), or a "
+            f"torchscan_dispatch wheel built for torch {torch.__version__} "
+            "(tools/build_wheel). A dispatcher plugin is not ABI-compatible across "
+            "torch releases, so the library was not loaded."
+        )
+
+
+def _check_owner(owner: str | None, path: str) -> None:
+    """Refuses when torch.ops.torchscan belongs to another copy of the library.
+
+    The first copy loaded into a process owns the counting fallback and the
+    operators; a later copy's registrations fail softly (recorded, never
+    thrown inside the dynamic loader) and it stays inert. Using the other
+    copy's operators in its place would run code of unknown version.
+    """
+    if not owner:
+        return
+    try:
+        same = os.path.samefile(owner, path)
+    except OSError:
+        same = False
+    if not same:
+        raise ImportError(
+            f"Another copy of TorchScan Dispatch, loaded earlier from {owner}, owns the "
+            f"torchscan operators and the counting fallback of this process, so {path} "
+            "cannot be used; load only one copy (set TORCHSCAN_DISPATCH_LIBRARY to it)."
+        )
+
+
 def load_library() -> str:
     """Loads the native library once per process and returns its path.
 
@@ -54,6 +109,7 @@ def load_library() -> str:
         if _loaded_path is not None:
             return _loaded_path
         path = library_path()
+        _check_packaged_build(path)
         try:
             torch.ops.load_library(path)
         except OSError as error:
@@ -62,6 +118,7 @@ def load_library() -> str:
                 "The library must be built against this exact torch version."
             ) from error
         info = json.loads(torch.ops.torchscan._build_info())
+        _check_owner(info.get("library_path"), path)
         if not info["counting_available"]:
             raise ImportError(f"{path} loaded, but {info['counting_error']}.")
         if info["torch_version"] != torch.__version__:
@@ -72,3 +129,41 @@ def load_library() -> str:
             )
         _loaded_path = path
         return path
+
+
+def _check_at_import() -> None:
+    """An installed wheel built for another torch fails at import, before
+    anything is loaded; other problems surface when the library is first
+    used."""
+    try:
+        path = library_path()
+    except ImportError:
+        return
+    _check_packaged_build(path)
+
+
+_check_at_import()
+
+
+class ScopeCalls:
+    """The library's C functions for module hooks (scope_calls.cc), called
+    through ctypes because torch.ops costs five times as much per call. Each
+    returns -1 on error; callers repeat the call through the operator of the
+    same name to raise the error's message."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self.change_scope_label = library.torchscan_change_scope_label
+        self.change_scope_label.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32]
+        self.change_scope_label.restype = ctypes.c_int64
+        self.set_scope_id = library.torchscan_set_scope_id
+        self.set_scope_id.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
+        self.set_scope_id.restype = ctypes.c_int32
+
+
+@functools.cache
+def scope_calls() -> ScopeCalls:
+    """The C functions of the loaded copy of the library (dlopen of a loaded
+    path returns that copy)."""
+    path = load_library()
+    path = json.loads(torch.ops.torchscan._build_info()).get("library_path") or path
+    return ScopeCalls(ctypes.CDLL(path))

@@ -1,57 +1,159 @@
 """Module attribution for ``by_module``, with FlopCounterMode's labels.
 
-PyTorch's ModuleTracker names modules and keeps the set of modules running
-(forward, and backward through gradient hooks). We reuse it unchanged and
-publish every change of that set to the native session, so operator calls
-are attributed exactly as FlopCounterMode attributes them.
+FlopCounterMode learns which modules are running from PyTorch's
+ModuleTracker. We follow ModuleTracker's rules exactly (the same names, the
+same set of running modules in forward and in backward), but the hooks run
+for every module call, so they do as little as possible: the native session
+keeps the set, interned as scope ids, and the hooks replay cached
+transitions (scope id, label, entering) -> scope id with one native call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+import weakref
 
-from torch.utils.module_tracker import ModuleTracker
+import torch
+from torch.autograd.graph import register_multi_grad_hook
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.utils._pytree import tree_flatten
 
+from torchscan_dispatch._library import scope_calls
 from torchscan_dispatch._native import MODULE_SCOPES, Measurement
 
-_GLOBAL = "Global"
+# Plain tensors are pytree leaves; anything else goes through tree_flatten.
+_LEAF_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 
 
-class _PublishingSet(set):
-    """A set that reports every change of its contents."""
-
-    def __init__(self, items: Iterable[str], publish: Callable[[set], None]) -> None:
-        super().__init__(items)
-        self._publish = publish
-
-    def add(self, item: str) -> None:
-        super().add(item)
-        self._publish(self)
-
-    def remove(self, item: str) -> None:
-        super().remove(item)
-        self._publish(self)
-
-    def discard(self, item: str) -> None:
-        super().discard(item)
-        self._publish(self)
+def _tensors_requiring_grad(value) -> list:
+    if type(value) in _LEAF_TENSOR_TYPES:
+        return [value] if value.requires_grad else []
+    if type(value) is tuple and all(type(item) in _LEAF_TENSOR_TYPES for item in value):
+        return [item for item in value if item.requires_grad]
+    leaves, _ = tree_flatten(value)
+    return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor) and leaf.requires_grad]
 
 
-class ModuleScopes(ModuleTracker):
-    """ModuleTracker whose ``parents`` set drives the session's module scope."""
+class ModuleScopes:
+    """Context manager: while open, the measurement's module scope is the set
+    of modules running on the measuring thread (forward) or whose backward is
+    running (autograd engine), named as ModuleTracker names them.
+
+    The forward hooks are global, so they fire for module calls on every
+    thread; only the measuring thread's calls change its scope (other
+    threads' operators are not counted either), so concurrent measurements
+    never attribute FLOPs to each other's modules.
+    """
 
     def __init__(self, measurement: Measurement) -> None:
         self._measurement = measurement
-        super().__init__()
+        self._calls = scope_calls()
+        self._scope = 0  # the empty set: only "Global" is running
+        self._transitions: dict[tuple[int, str, bool], int] = {}
+        self._handle = measurement.handle
+        self._thread = threading.get_ident()
+        # id(module) -> (weak reference, name, children named)
+        self._names: dict[int, tuple[weakref.ref, str, bool]] = {}
+        self._engine_callback_queued = False
+        self._grad_hooks: list = []
+        self._handles: list = []
 
-    @property
-    def parents(self) -> set:
-        return self._parents
+    # ModuleTracker's naming: a module first seen unnamed is called by its
+    # type; each module names its children after itself the first time it
+    # runs. Entries are keyed by id() and hold a weak reference that confirms
+    # the id still belongs to the same module (cheaper than a
+    # WeakKeyDictionary lookup on every hook call).
+    def _name(self, module) -> str:
+        entry = self._names.get(id(module))
+        if entry is not None and entry[2] and entry[0]() is module:
+            return entry[1]
+        return self._name_and_children(module)
 
-    @parents.setter
-    def parents(self, value: Iterable[str]) -> None:
-        self._parents = _PublishingSet(value, self._publish)
-        self._publish(self._parents)
+    def _known_name(self, module) -> str | None:
+        entry = self._names.get(id(module))
+        return entry[1] if entry is not None and entry[0]() is module else None
 
-    def _publish(self, parents: set) -> None:
-        self._measurement.set_scope(MODULE_SCOPES, [p for p in parents if p != _GLOBAL])
+    def _name_and_children(self, module) -> str:
+        name = self._known_name(module)
+        if name is None:
+            name = type(module).__name__
+        self._names[id(module)] = (weakref.ref(module), name, False)
+        for child_name, child in module.named_children():
+            # A child named before keeps its own children's names.
+            previous = self._names.get(id(child))
+            named_children = previous is not None and previous[2] and previous[0]() is child
+            self._names[id(child)] = (weakref.ref(child), f"{name}.{child_name}", named_children)
+            if not named_children:
+                self._name_and_children(child)
+        self._names[id(module)] = (weakref.ref(module), name, True)
+        return name
+
+    def _change(self, name: str, entering: bool) -> None:
+        key = (self._scope, name, entering)
+        scope = self._transitions.get(key)
+        if scope is None:
+            scope = self._calls.change_scope_label(self._handle, MODULE_SCOPES, name.encode(), entering)
+            if scope < 0:
+                scope = self._measurement._ops._change_scope_label(self._handle, MODULE_SCOPES, name, entering)
+            self._transitions[key] = scope
+        elif scope != self._scope:
+            self._set_scope_id(scope)
+        self._scope = scope
+
+    def _set_scope_id(self, scope: int) -> None:
+        if self._calls.set_scope_id(self._handle, MODULE_SCOPES, scope) < 0:
+            self._measurement._ops._set_scope_id(self._handle, MODULE_SCOPES, scope)
+
+    def _enter_in_backward(self, name: str):
+        def enter(*_) -> None:
+            self._reset_after_backward()
+            self._change(name, True)
+
+        return enter
+
+    def _exit_in_backward(self, name: str):
+        return lambda *_: self._change(name, False)
+
+    def _reset_after_backward(self) -> None:
+        # As ModuleTracker: when the engine finishes, no module is running.
+        if self._engine_callback_queued:
+            return
+
+        def reset() -> None:
+            self._set_scope_id(0)
+            self._scope = 0
+            self._engine_callback_queued = False
+
+        torch.autograd.Variable._execution_engine.queue_callback(reset)
+        self._engine_callback_queued = True
+
+    def _pre_hook(self, module, args) -> None:
+        if threading.get_ident() != self._thread:
+            return
+        name = self._name(module)
+        self._change(name, True)
+        tensors = _tensors_requiring_grad(args)
+        if tensors:
+            self._grad_hooks.append(register_multi_grad_hook(tensors, self._exit_in_backward(name)))
+
+    def _post_hook(self, module, args, output) -> None:
+        if threading.get_ident() != self._thread:
+            return
+        name = self._name(module)
+        self._change(name, False)
+        tensors = _tensors_requiring_grad(output)
+        if tensors:
+            self._grad_hooks.append(register_multi_grad_hook(tensors, self._enter_in_backward(name)))
+
+    def __enter__(self) -> ModuleScopes:
+        self._handles = [
+            register_module_forward_pre_hook(self._pre_hook),
+            register_module_forward_hook(self._post_hook),
+        ]
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for handle in (*self._handles, *self._grad_hooks):
+            handle.remove()
+        self._handles.clear()
+        self._grad_hooks.clear()

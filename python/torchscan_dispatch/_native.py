@@ -35,6 +35,12 @@ class Measurement:
     def set_scope(self, channel: int, labels: list[str]) -> None:
         self._ops._set_scope(self.handle, channel, labels)
 
+    def enter_layer(self, layer: int, module_label: str) -> None:
+        self._ops._enter_layer(self.handle, layer, module_label)
+
+    def exit_layer(self, layer: int, module_label: str) -> None:
+        self._ops._exit_layer(self.handle, layer, module_label)
+
     def stop(self) -> None:
         self._ops._stop_counting(self.handle)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import platform
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from itertools import starmap
@@ -20,12 +21,12 @@ from typing import Any, Literal
 
 import torch
 from torch import nn
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
 from torchscan_dispatch import _version
 from torchscan_dispatch._describe import describe_call, describe_module, describe_value
 from torchscan_dispatch._library import load_library
-from torchscan_dispatch._module_scopes import ModuleScopes
-from torchscan_dispatch._native import LAYER_CALL_SCOPES, Measurement
+from torchscan_dispatch._native import Measurement
 from torchscan_dispatch.report import IncompleteAnalysisError
 
 __all__ = ["crawl_module", "summary"]
@@ -143,7 +144,12 @@ class _Crawl:
         self._call_counts: dict[int, int] = {}
         self._seen_tensors: set[int] = set()
         self._signatures: dict[Any, inspect.Signature | None] = {}
-        self._open_layers: list[str] = []
+        # FlopCounterMode's module labels: the root's class name, then the
+        # attribute path ("Net", "Net.blocks.0").
+        self._root_label = type(root).__name__
+        # Calls of the model on other threads during the crawl are not part
+        # of it (their operators are not counted either).
+        self._thread = threading.get_ident()
 
     def is_metric_leaf(self, module: nn.Module) -> bool:
         return (
@@ -164,9 +170,32 @@ class _Crawl:
             self._signatures[key] = signature
         return signature
 
-    def _publish_layers(self) -> None:
-        if self.measurement is not None:
-            self.measurement.set_scope(LAYER_CALL_SCOPES, self._open_layers)
+    def module_label(self, path: str) -> str:
+        return f"{self._root_label}.{path}" if path else self._root_label
+
+    def register_scope_only(self, modules: dict[int, str]) -> None:
+        """Attributes operators to modules that get no layer record (the
+        internals of an nn.Transformer root), for ``by_module``. Global hooks,
+        as FlopCounterMode's tracker uses: per-module hooks would turn off the
+        Transformer's fused inference path."""
+        if self.measurement is None or not modules:
+            return
+        measurement = self.measurement
+        labels = {key: self.module_label(path) for key, path in modules.items()}
+        crawl_thread = self._thread
+
+        def pre_hook(module, args):
+            label = labels.get(id(module))
+            if label is not None and threading.get_ident() == crawl_thread:
+                measurement.enter_layer(-1, label)
+
+        def post_hook(module, args, output):
+            label = labels.get(id(module))
+            if label is not None and threading.get_ident() == crawl_thread:
+                measurement.exit_layer(-1, label)
+
+        self.handles.append(register_module_forward_pre_hook(pre_hook))
+        self.handles.append(register_module_forward_hook(post_hook))
 
     def register(self, module: nn.Module, path: str) -> None:
         metric_leaf = self.is_metric_leaf(module)
@@ -174,8 +203,12 @@ class _Crawl:
         recurse = isinstance(module, nn.MultiheadAttention) or (
             module is self.root and isinstance(module, nn.Transformer)
         )
+        label = self.module_label(path)
+        measurement = self.measurement
 
         def pre_hook(hooked: nn.Module, args: tuple, kwargs: dict) -> None:
+            if threading.get_ident() != self._thread:
+                return
             call_index = self._call_counts.get(id(hooked), 0)
             self._call_counts[id(hooked)] = call_index + 1
             trainable = frozen = parameter_bytes = buffer_elements = buffer_bytes = 0
@@ -225,14 +258,15 @@ class _Crawl:
             })
             index = len(self.layers) - 1
             self._pending.setdefault(id(hooked), []).append(index)
-            self._open_layers.append(str(index))
-            self._publish_layers()
+            if measurement is not None:
+                measurement.enter_layer(index, label)
 
         def post_hook(hooked: nn.Module, args: tuple, kwargs: dict, output: Any) -> None:
+            if threading.get_ident() != self._thread:
+                return
             index = self._pending[id(hooked)].pop()
-            with suppress(ValueError):
-                self._open_layers.remove(str(index))
-            self._publish_layers()
+            if measurement is not None:
+                measurement.exit_layer(index, label)
             self.layers[index]["output"] = describe_value(output)
             if metric_leaf and self.full:
                 # Shapes only: the activations are released as execution goes on.
@@ -297,13 +331,14 @@ def crawl_module(
         module.eval()
         for path, current in targets:
             crawl.register(current, path)
+        if isinstance(module, nn.Transformer):
+            crawl.register_scope_only({id(m): path for path, m in module.named_modules() if path})
         with torch.no_grad():
             if measurement is None:
                 module(*call_args, **call_kwargs)
             else:
                 try:
-                    with ModuleScopes(measurement):
-                        module(*call_args, **call_kwargs)
+                    module(*call_args, **call_kwargs)
                 finally:
                     measurement.stop()
         operator_flops = measurement.flop_report() if measurement is not None else None
@@ -317,30 +352,50 @@ def crawl_module(
             measurement.finish()
 
     totals, model_tensors = _model_totals(module)
-    record = {
+    record: dict[str, Any] = {
         "mode": mode,
-        "context": {
-            "torchscan_version": _version.__version__,
-            "torch_version": torch.__version__,
-            "python_version": platform.python_version(),
-            "model_type": f"{type(module).__module__}.{type(module).__qualname__}",
-            "execution_mode": "evaluation_no_grad",
-            "training_before": training_flags[0][1],
-            "devices": sorted({str(t.device) for t in model_tensors}),
-            "dtypes": sorted({str(t.dtype) for t in model_tensors}),
-        },
-        "inputs": input_metadata,
-        "layers": crawl.layers,
+        "layer_count": len(crawl.layers),
+        "torch_version": torch.__version__,
         "model": totals,
     }
     if operator_flops is not None:
         record["leaf_calls"] = crawl.leaf_calls
         record["operator_flops"] = operator_flops
         record["layer_call_flops"] = per_layer
-    built = json.loads(torch.ops.torchscan._build_analysis_report(json.dumps(record)))
-    report = built["report"]
-    if strict and built["incomplete"] is not None:
-        raise IncompleteAnalysisError(report, built["incomplete"])
+    # The C++ side computes every metric, total and diagnostic; the layer
+    # records stay here (sending them across would cost more than the work).
+    parts = json.loads(torch.ops.torchscan._evaluate_crawl(json.dumps(record)))
+    layers = crawl.layers
+    for index, metrics in parts["layer_metrics"].items():
+        layers[int(index)]["metrics"].update(metrics)
+    context = {
+        "torchscan_version": _version.__version__,
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+        "model_type": f"{type(module).__module__}.{type(module).__qualname__}",
+        "execution_mode": "evaluation_no_grad",
+        "training_before": training_flags[0][1],
+        "devices": sorted({str(t.device) for t in model_tensors}),
+        "dtypes": sorted({str(t.dtype) for t in model_tensors}),
+    }
+    if parts["analysis_mode"] is not None:
+        context["analysis_mode"] = parts["analysis_mode"]
+    report: dict[str, Any] = {
+        "schema_version": 1,
+        "context": context,
+        "inputs": input_metadata,
+        "layers": layers,
+        "operator_flops": parts["operator_flops"],
+    }
+    if "layer_operator_flops" in parts:
+        report["layer_operator_flops"] = [
+            {"path": layer["path"], "call_index": layer["call_index"], **flops}
+            for layer, flops in zip(layers, parts["layer_operator_flops"], strict=True)
+        ]
+    report["totals"] = parts["totals"]
+    report["diagnostics"] = parts["diagnostics"]
+    if strict and parts["incomplete"] is not None:
+        raise IncompleteAnalysisError(report, parts["incomplete"])
     return report
 
 
@@ -377,6 +432,10 @@ def format_summary(
     effective_rf_stats: bool = False,
 ) -> str:
     """The summary table of a report, as ``summary`` prints it."""
+    if wrap_mode is not None and not isinstance(wrap_mode, str):
+        raise TypeError(f"wrap_mode must be a string or None, got {type(wrap_mode).__name__}: {wrap_mode!r}")
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int)):
+        raise TypeError(f"max_depth must be an int or None, got {type(max_depth).__name__}: {max_depth!r}")
     load_library()
     options = {
         "wrap_mode": wrap_mode,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -86,6 +87,7 @@ def measure_flops(
     *,
     modules: Any = None,
     custom_mapping: Mapping[Any, Callable[..., Any]] | None = None,
+    track_modules: bool = True,
 ) -> dict[str, Any]:
     """Calls ``workload()`` exactly once and returns its FlopReport.
 
@@ -102,11 +104,19 @@ def measure_flops(
     tensors of the same shapes and dtypes, and ``out_val``. Formulas run after
     the workload, so tensor operators inside them are never counted.
 
+    ``track_modules=False`` skips the module hooks that ``by_module`` needs
+    (it is then ``{}``; totals, ``by_operator`` and diagnostics are
+    unchanged): every module call then runs PyTorch's hook-free fast path,
+    which is what makes the counter cheap enough to leave on in a training
+    loop (docs/performance.md).
+
     Exceptions raised by the workload propagate unchanged; counting and
     module tracking are switched off again either way.
     """
     if not callable(workload):
         raise TypeError(f"workload must be callable, got {type(workload).__name__}.")
+    if not isinstance(track_modules, bool):
+        raise TypeError(f"track_modules must be a bool, got {type(track_modules).__name__}.")
     mapping = _validate_custom_mapping(custom_mapping)
     formulas = {}
     for key, formula in mapping.items():
@@ -117,7 +127,7 @@ def measure_flops(
     measurement = Measurement(deferred_packets=list(formulas))
     try:
         try:
-            with ModuleScopes(measurement):
+            with ModuleScopes(measurement) if track_modules else contextlib.nullcontext():
                 workload()
         finally:
             measurement.stop()

@@ -296,3 +296,94 @@ def test_by_module_attributes_forward_and_backward_like_flop_counter_mode():
     expected = {label: sum(ops.values()) for label, ops in mode.get_flop_counts().items() if label != "Global"}
     assert ours["by_module"] == expected
     assert ours["by_module"]["Sequential.2.1"] == mm_flops(3, 8, 2) + mm_flops(3, 2, 8) + mm_flops(2, 3, 8)
+
+
+def _fcm_by_module(workload):
+    with FlopCounterMode(display=False) as mode:
+        workload()
+    return {label: sum(ops.values()) for label, ops in mode.get_flop_counts().items() if label != "Global"}
+
+
+def test_by_module_names_follow_module_tracker_when_a_submodule_runs_first():
+    # ModuleTracker names a module by its type when it is first seen alone,
+    # and renames it (not its already named children) when its parent runs.
+    torch.manual_seed(0)
+    inner = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4)))
+    outer = nn.Sequential(nn.Linear(4, 4), inner)
+    x = torch.randn(2, 4)
+
+    def workload():
+        inner(x)
+        outer(x)
+        inner[1](x)
+
+    ours = torchscan_dispatch.measure_flops(workload)["by_module"]
+    assert ours == _fcm_by_module(workload)
+    assert "Sequential.1" in ours and "Sequential.1.0" in ours
+
+
+def test_by_module_with_a_module_called_twice_and_a_tuple_of_inputs():
+    torch.manual_seed(0)
+
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.left, self.right = nn.Linear(4, 4), nn.Linear(4, 4)
+
+        def forward(self, a, b):
+            return self.left(a) + self.right(b)
+
+    model = nn.Sequential()
+    pair = Pair()
+    a, b = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4)
+
+    def workload():
+        (pair(a, b) + pair(b, a)).sum().backward()
+
+    assert torchscan_dispatch.measure_flops(workload)["by_module"] == _fcm_by_module(workload)
+    del model
+
+
+def test_track_modules_false_keeps_totals_and_leaves_by_module_empty():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def workload():
+        model(x).sum().backward()
+
+    tracked = torchscan_dispatch.measure_flops(workload)
+    untracked = torchscan_dispatch.measure_flops(workload, track_modules=False)
+    assert untracked["by_module"] == {}
+    assert untracked["total"] == tracked["total"]
+    assert untracked["by_operator"] == tracked["by_operator"]
+    # Forward addmm of each layer, then each layer's input and weight grads.
+    forward = mm_flops(3, 4, 8) + mm_flops(3, 8, 2)
+    backward = mm_flops(3, 2, 8) + mm_flops(2, 3, 8) + mm_flops(3, 8, 4) + mm_flops(8, 3, 4)
+    assert untracked["total"]["known_value"] == forward + backward
+    # No global module hooks are left behind either way.
+    assert not torch.nn.modules.module._global_forward_pre_hooks
+    assert not torch.nn.modules.module._global_forward_hooks
+
+
+def test_track_modules_must_be_a_bool():
+    with pytest.raises(TypeError, match="track_modules must be a bool"):
+        torchscan_dispatch.measure_flops(lambda: None, track_modules="no")
+
+
+def test_module_scope_calls_raise_clear_errors():
+    # The hooks' C functions return -1 on error; the Python side repeats the
+    # call through the operator, which names the problem.
+    from torchscan_dispatch._module_scopes import ModuleScopes
+    from torchscan_dispatch._native import Measurement
+
+    measurement = Measurement()
+    scopes = ModuleScopes(measurement)
+    with pytest.raises(RuntimeError, match="scope id 99 was never handed out"):
+        scopes._set_scope_id(99)
+    measurement.stop()
+    measurement.finish()
+    with pytest.raises(RuntimeError, match=f"no open measurement {measurement.handle}"):
+        scopes._change("Linear", True)
+    with pytest.raises(RuntimeError, match=f"no open measurement {measurement.handle}"):
+        scopes._set_scope_id(0)

@@ -3,7 +3,8 @@
 PyTorch's FlopCounterMode, the released torchscan==0.2.0, and (where
 installed) fvcore, ptflops and thop, on the same workloads in one run.
 
-Prints tables of medians over repeats as ratios to the uninstrumented run,
+Every tool runs in its own process, interleaved with an uninstrumented
+baseline there. Prints tables of medians over repeats as ratios to that run,
 plus the nanoseconds each tool adds per operator call. Run with
 `tools/bench/run` (it installs the peers and builds the library first).
 
@@ -46,18 +47,6 @@ except ImportError:  # pragma: no cover - reported in the table
     torchscan = None
 
 
-def median_seconds(fn, repeats: int, warmup: int = 1) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def progress(message: str) -> None:
     print(f"  ... {message}", file=sys.stderr, flush=True)
 
@@ -71,6 +60,10 @@ def plain(workload, model=None, inputs=None):
 
 def ours(workload, model=None, inputs=None):
     return lambda: torchscan_dispatch.measure_flops(workload)
+
+
+def ours_untracked(workload, model=None, inputs=None):
+    return lambda: torchscan_dispatch.measure_flops(workload, track_modules=False)
 
 
 def flop_counter_mode(workload, model=None, inputs=None):
@@ -114,7 +107,7 @@ def ptflops_tool(workload, model=None, inputs=None):
 
     def run():
         get_model_complexity_info(
-            model, (1,), input_constructor=lambda _: {"x": inputs[0]} if len(inputs) == 1 else dict(zip(("x", "y"), inputs)),
+            model, (1,), input_constructor=lambda _: inputs[0],
             as_strings=False, print_per_layer_stat=False, backend="aten", verbose=False,
         )
 
@@ -134,6 +127,7 @@ def thop_tool(workload, model=None, inputs=None):
 TOOLS = {
     "uninstrumented": plain,
     "torchscan_dispatch": ours,
+    "torchscan_dispatch, track_modules=False": ours_untracked,
     "FlopCounterMode": flop_counter_mode,
     "torchscan 0.2.0": torchscan_released,
     "fvcore": fvcore_tool,
@@ -222,39 +216,134 @@ def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
 
 
-def tool_rows(workload, model, inputs, repeats, ops=None, tools=TOOLS):
-    base = None
-    rows = []
-    results = {}
-    for name, make in tools.items():
-        run = make(workload, model, inputs)
-        if run is None:
-            rows.append([name, "not installed / not applicable", "", ""])
+def interleaved_medians(runs: dict, repeats: int) -> dict:
+    """Median seconds of each callable, measured in rounds (every tool once
+    per round) so that drift in the machine's speed hits all tools alike."""
+    for run in runs.values():
+        run()  # warm up
+    times = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            gc.collect()
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+# --- workloads by name, so that a child process can rebuild one
+
+
+def tiny_loop_workload():
+    model, a = TinyOps(20000), torch.ones(16)
+    return (lambda: model(a)), model, (a,)
+
+
+def no_grad_forward(build):
+    def make():
+        model, inputs = build()
+
+        def workload():
+            with torch.no_grad():
+                model(*inputs)
+
+        return workload, model, inputs
+
+    return make
+
+
+def gpt_workload():
+    _, step = gpt_training_step()
+    return step, None, None
+
+
+WORKLOADS = {
+    "tiny_loop": tiny_loop_workload,
+    "resnet": no_grad_forward(lambda: resnet_like()),
+    "bert": no_grad_forward(lambda: bert_base_like()),
+    "gpt": gpt_workload,
+}
+
+
+def crawl_runs(model_name: str, device: str, tool: str):
+    model, inputs = {"resnet": resnet_like, "bert": bert_base_like}[model_name]()
+    model = model.to(device)
+    inputs = tuple(x.to(device) for x in inputs)
+
+    def forward():
+        with torch.no_grad():
+            model(*inputs)
+
+    crawl = {"torchscan_dispatch": torchscan_dispatch.crawl_module,
+             "torchscan 0.2.0": getattr(torchscan, "crawl_module", None)}[tool]
+    if crawl is None:
+        return None
+    return {"uninstrumented": forward, tool: lambda: crawl(model, args=inputs)}
+
+
+# --- one tool per child process
+#
+# Every tool runs in a fresh process, interleaved with an uninstrumented
+# baseline in that same process. Peers leave state behind (fvcore's tracing
+# leaves a large fragmented heap that slows every later allocation-heavy run
+# by up to 40%), so sharing one process would charge one tool for another.
+
+
+def child_main(kind: str, target: str, tool: str, repeats: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if kind == "workload":
+        workload, model, inputs = WORKLOADS[target]()
+        run = TOOLS[tool](workload, model, inputs)
+        runs = None if run is None else {"uninstrumented": workload, tool: run}
+    else:
+        model_name, device = target.split(":")
+        runs = crawl_runs(model_name, device, tool)
+    if runs is None:
+        print(json.dumps({"status": "not installed / not applicable"}))
+        return
+    try:
+        runs[tool]()
+    except Exception as error:  # noqa: BLE001 - a peer failing is a result
+        print(json.dumps({"status": f"failed: {type(error).__name__}"}))
+        return
+    medians = interleaved_medians(runs, repeats)
+    print(json.dumps({"status": "ok", "base": medians["uninstrumented"], "tool": medians[tool]}))
+
+
+def run_child(kind: str, target: str, tool: str, repeats: int, threads: int) -> dict:
+    progress(f"{target}: {tool}")
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", kind, target, tool,
+               "--repeats", str(repeats), "--threads", str(threads)]
+    out = subprocess.run(command, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"status": f"failed: {last[:60]}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def tool_rows(workload_name, repeats, threads, ops=None, tools=TOOLS):
+    rows, results = [], {}
+    for name in tools:
+        if name == "uninstrumented":
             continue
-        progress(name)
-        try:
-            seconds = median_seconds(run, repeats)
-        except Exception as error:  # noqa: BLE001 - a peer failing is a result
-            rows.append([name, f"failed: {type(error).__name__}", "", ""])
+        result = run_child("workload", workload_name, name, repeats, threads)
+        if result["status"] != "ok":
+            rows.append([name, result["status"], "", "", ""])
             continue
-        if base is None:
-            base = seconds
-        results[name] = seconds
+        base, seconds = result["base"], result["tool"]
+        results[name] = seconds / base
         added = f"{(seconds - base) / ops * 1e9:,.0f}" if ops else ""
-        rows.append([name, f"{seconds / base:.3f}x", added, f"{seconds * 1e3:.1f}"])
+        rows.append([name, f"{seconds / base:.3f}x", added, f"{seconds * 1e3:.1f}", f"{base * 1e3:.1f}"])
     return rows, results
 
 
-def benchmark_python_loop(repeats):
-    ops = 2000
-    model = TinyOps(ops)
-    a = torch.ones(16)
-    workload = lambda: model(a)  # noqa: E731
+def benchmark_python_loop(repeats, threads):
+    workload, _, _ = tiny_loop_workload()
     calls = count_ops(workload)
-    rows, results = tool_rows(workload, model, (a,), repeats, ops=calls)
+    rows, results = tool_rows("tiny_loop", repeats, threads, ops=calls)
     print_table(
         f"1. Python loop of {calls} tiny operators (torch.add on 16 elements), median of {repeats}",
-        ["tool", "time vs uninstrumented", "ns added per operator call", "ms"],
+        ["tool", "time vs uninstrumented", "ns added per operator call", "tool ms", "uninstrumented ms"],
         rows,
     )
     return results, calls
@@ -277,54 +366,41 @@ def benchmark_cpp_loop():
     return result
 
 
-def benchmark_models(repeats):
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+def benchmark_models(repeats, threads):
     results = {}
-    for name, build in (("ResNet-18-like CNN forward (1x3x224x224)", resnet_like), ("BERT-base-sized encoder forward (1x128, 12 layers)", bert_base_like)):
-        model, inputs = build()
-
-        def workload(model=model, inputs=inputs):
-            with torch.no_grad():
-                model(*inputs)
-
-        rows, results[name] = tool_rows(workload, model, inputs, repeats)
-        print_table(f"3. {name}, median of {repeats}", ["tool", "time vs uninstrumented", "", "ms"], rows)
-    model, step = gpt_training_step()
-    tools = {k: v for k, v in TOOLS.items() if k in ("uninstrumented", "torchscan_dispatch", "FlopCounterMode", "torchscan 0.2.0")}
-    rows, results["gpt"] = tool_rows(step, None, None, repeats, tools=tools)
-    print_table(f"3. Small GPT training step (4x128 tokens, 4 layers, AdamW), median of {repeats}", ["tool", "time vs uninstrumented", "", "ms"], rows)
+    header = ["tool", "time vs uninstrumented", "", "tool ms", "uninstrumented ms"]
+    for key, title in (("resnet", "ResNet-18-like CNN forward (1x3x224x224)"),
+                       ("bert", "BERT-base-sized encoder forward (1x128, 12 layers)")):
+        rows, results[key] = tool_rows(key, repeats, threads)
+        print_table(f"3. {title}, median of {repeats}", header, rows)
+    # fvcore, ptflops and thop analyse a model's forward; they have no
+    # notion of a training step.
+    tools = [k for k in TOOLS if k.startswith("torchscan") or k in ("uninstrumented", "FlopCounterMode")]
+    rows, results["gpt"] = tool_rows("gpt", repeats, threads, tools=tools)
+    print_table(f"3. Small GPT training step (4x128 tokens, 4 layers, AdamW), median of {repeats}", header, rows)
     return results
 
 
-def benchmark_crawls(repeats):
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+def benchmark_crawls(repeats, threads):
     rows = []
-    ratios = []
-    for name, build in (("ResNet-18-like", resnet_like), ("BERT-base-sized encoder", bert_base_like)):
+    for key, title in (("resnet", "ResNet-18-like"), ("bert", "BERT-base-sized encoder")):
         for device in ("cpu", "meta"):
-            model, inputs = build()
-            model = model.to(device)
-            inputs = tuple(x.to(device) for x in inputs)
-
-            def forward(model=model, inputs=inputs):
-                with torch.no_grad():
-                    model(*inputs)
-
-            progress(f"crawl {name} on {device}")
-            base = median_seconds(forward, repeats)
-            ours_time = median_seconds(lambda: torchscan_dispatch.crawl_module(model, args=inputs), repeats)
-            theirs_time = median_seconds(lambda: torchscan.crawl_module(model, args=inputs), repeats) if torchscan else float("nan")
-            ours_overhead = ours_time - base
-            theirs_overhead = theirs_time - base
-            ratio = ours_overhead / theirs_overhead
-            ratios.append(ratio)
-            rows.append([f"{name} ({device})", f"{base * 1e3:.1f}", f"{ours_overhead * 1e3:.1f}", f"{theirs_overhead * 1e3:.1f}", f"{ratio:.3f}"])
+            overheads, forward_ms = {}, None
+            for tool in ("torchscan_dispatch", "torchscan 0.2.0"):
+                result = run_child("crawl", f"{key}:{device}", tool, repeats, threads)
+                if result["status"] == "ok":
+                    overheads[tool] = result["tool"] - result["base"]
+                    forward_ms = result["base"] * 1e3
+            ours = overheads.get("torchscan_dispatch", float("nan"))
+            theirs = overheads.get("torchscan 0.2.0", float("nan"))
+            rows.append([f"{title} ({device})", f"{forward_ms:.1f}", f"{ours * 1e3:.1f}", f"{theirs * 1e3:.1f}",
+                         f"{ours / theirs:.3f}"])
     print_table(
         f"4. crawl_module analysis overhead (crawl minus plain forward), median of {repeats}",
         ["model", "forward ms", "torchscan_dispatch overhead ms", "torchscan 0.2.0 overhead ms", "ours / theirs"],
         rows,
     )
-    return ratios
+    return rows
 
 
 SEVEN_B = r"""
@@ -396,18 +472,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--only", choices=["1", "2", "3", "4", "5"], action="append")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--child", nargs=3, metavar=("KIND", "TARGET", "TOOL"), help=argparse.SUPPRESS)
     options = parser.parse_args()
-    torch.set_num_threads(max(1, (os.cpu_count() or 2)))
+    # One intra-op thread: on a small machine, thread-pool scheduling noise
+    # would swamp differences of a few percent.
+    torch.set_num_threads(options.threads)
+    if options.child:
+        child_main(*options.child, options.repeats)
+        return
     only = set(options.only or ["1", "2", "3", "4", "5"])
-    print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} threads")
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} intra-op threads; "
+          "each tool in its own process, interleaved with an uninstrumented baseline; medians over rounds")
     if "1" in only:
-        benchmark_python_loop(options.repeats)
+        benchmark_python_loop(options.repeats, options.threads)
     if "2" in only:
         benchmark_cpp_loop()
     if "3" in only:
-        benchmark_models(max(3, options.repeats // 2))
+        benchmark_models(options.repeats, options.threads)
     if "4" in only:
-        benchmark_crawls(max(3, options.repeats // 2))
+        benchmark_crawls(options.repeats, options.threads)
     if "5" in only:
         benchmark_seven_billion()
 

@@ -1,0 +1,33 @@
+// TorchScan 0.2's "describe" rules for C++ values: the metadata of a value
+// (kind, tensor shape/dtype/device/requires_grad, container structure),
+// never its contents. The JSON is the same the Python package produces.
+
+#ifndef TORCHSCAN_TORCHSCAN_IVALUE_METADATA_H_
+#define TORCHSCAN_TORCHSCAN_IVALUE_METADATA_H_
+
+#include <ATen/core/ivalue.h>
+#include <c10/core/ScalarType.h>
+
+#include <string>
+#include <vector>
+
+#include "report/json_io.h"
+
+namespace torchscan {
+
+// Python's spelling of a dtype: "torch.float32", "torch.int64", ...
+std::string PythonDtypeName(c10::ScalarType type);
+
+// A TorchScript class name without its "__torch__." prefix and
+// "___torch_mangle_N" components: "torch.nn.modules.conv.Conv2d".
+std::string DemangledClassName(const std::string& qualified_name);
+// The last component: "Conv2d".
+std::string ShortClassName(const std::string& qualified_name);
+
+report::Json DescribeValue(const c10::IValue& value);
+// {"args": [...], "kwargs": {}}: TorchScript passes arguments positionally.
+report::Json DescribeCall(const std::vector<c10::IValue>& args);
+
+}  // namespace torchscan
+
+#endif  // TORCHSCAN_TORCHSCAN_IVALUE_METADATA_H_

@@ -1,0 +1,172 @@
+// crawl_module for LibTorch torch::nn::Module models.
+//
+// The C++ frontend has no call hooks, so what a layer did in a call cannot be
+// observed: each module gets one record with its parameters and buffers,
+// while its calls, shapes and module formulas are unavailable, and one
+// diagnostic says why. The operator FLOPs of the whole call are measured.
+
+#include <ATen/core/grad_mode.h>
+#include <torch/nn/module.h>
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "torchscan/crawl.h"
+#include "torchscan/crawl_support.h"
+#include "torchscan_dispatch/active_counting.h"
+
+namespace torchscan {
+namespace {
+
+using report::Json;
+
+constexpr char kUnobservableMessage[] =
+    "torch::nn::Module offers no call hooks: calls, shapes and module formulas "
+    "of "
+    "its layers cannot be observed; crawl a TorchScript module for them.";
+
+// "torch::nn::Conv2dImpl" -> "Conv2d".
+std::string ShortName(const std::string& name) {
+  absl::string_view view = name;
+  const std::size_t colon = view.rfind("::");
+  if (colon != absl::string_view::npos) view.remove_prefix(colon + 2);
+  absl::ConsumeSuffix(&view, "Impl");
+  return std::string(view);
+}
+
+Json Unavailable(const char* unit, const char* method) {
+  return Json{{"status", "unavailable"}, {"value", nullptr},
+              {"known_value", nullptr},  {"unit", unit},
+              {"scope", "module_call"},  {"method", method}};
+}
+
+}  // namespace
+
+absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
+    torch::nn::Module& module,
+    const std::function<c10::IValue(const std::vector<c10::IValue>&)>& run,
+    const CrawlOptions& options) {
+  const std::vector<at::Tensor> parameters =
+      Deduplicated(module.parameters(true));
+  const std::vector<at::Tensor> buffers = Deduplicated(module.buffers(true));
+  absl::StatusOr<PreparedInputs> inputs =
+      PrepareInputs(options, parameters, buffers);
+  if (!inputs.ok()) return inputs.status();
+  const bool full = options.mode == CrawlMode::kFull;
+  const bool training_before = module.is_training();
+
+  std::vector<std::pair<std::string, bool>> training_flags;
+  for (const auto& named : module.named_modules("", /*include_self=*/true)) {
+    training_flags.emplace_back(named.key(), named.value()->is_training());
+  }
+  std::optional<dispatch::ActiveCounting> counting;
+  try {
+    module.eval();
+    at::NoGradGuard no_grad;
+    if (full) counting.emplace();
+    run(inputs->args);
+    if (counting) counting->Stop();
+  } catch (...) {
+    counting.reset();
+    for (const auto& named : module.named_modules("", true)) {
+      for (const auto& [path, training] : training_flags) {
+        if (path == named.key()) named.value()->train(training);
+      }
+    }
+    throw;
+  }
+  for (const auto& named : module.named_modules("", true)) {
+    for (const auto& [path, training] : training_flags) {
+      // train() recurses; restore parents first, children after.
+      if (path == named.key()) named.value()->train(training);
+    }
+  }
+
+  Json layers = Json::array();
+  std::unordered_set<const void*> seen;
+  for (const auto& named : module.named_modules("", /*include_self=*/true)) {
+    const std::string& path = named.key();
+    const torch::nn::Module& current = *named.value();
+    const std::string type = ShortName(current.name());
+    std::int64_t trainable = 0, frozen = 0, parameter_bytes = 0,
+                 buffer_elements = 0, buffer_bytes = 0;
+    bool parameter_shared = false, buffer_shared = false;
+    for (const at::Tensor& parameter : current.parameters(/*recurse=*/false)) {
+      if (!seen.insert(parameter.unsafeGetTensorImpl()).second) {
+        parameter_shared = true;
+        continue;
+      }
+      (parameter.requires_grad() ? trainable : frozen) += parameter.numel();
+      parameter_bytes += parameter.numel() * parameter.element_size();
+    }
+    for (const at::Tensor& buffer : current.buffers(/*recurse=*/false)) {
+      if (!seen.insert(buffer.unsafeGetTensorImpl()).second) {
+        buffer_shared = true;
+        continue;
+      }
+      buffer_elements += buffer.numel();
+      buffer_bytes += buffer.numel() * buffer.element_size();
+    }
+    const std::size_t dot = path.rfind('.');
+    Json layer = Json::object();
+    layer["path"] = path;
+    layer["call_index"] = 0;
+    layer["name"] =
+        path.empty() ? absl::AsciiStrToLower(type)
+                     : (dot == std::string::npos ? path : path.substr(dot + 1));
+    layer["depth"] = path.empty() ? 0
+                                  : 1 + static_cast<std::int64_t>(std::count(
+                                            path.begin(), path.end(), '.'));
+    layer["type"] = type;
+    layer["input"] = Json{{"args", Json::array()}, {"kwargs", Json::object()}};
+    layer["output"] = Json{{"kind", "pending"}};
+    layer["parameters"] = Json{{"trainable", trainable},
+                               {"frozen", frozen},
+                               {"bytes", parameter_bytes},
+                               {"shared", parameter_shared}};
+    layer["buffers"] = Json{{"elements", buffer_elements},
+                            {"bytes", buffer_bytes},
+                            {"shared", buffer_shared}};
+    layer["metrics"] = Json::object();
+    layer["metrics"]["calls"] = Unavailable("calls", "pytorch_hook");
+    if (full && current.children().empty()) {
+      layer["metrics"]["module_flops"] =
+          Unavailable("FLOPs", "torchscan_module_formula");
+      layer["metrics"]["macs"] =
+          Unavailable("MACs", "torchscan_module_formula");
+      layer["metrics"]["dmas"] =
+          Unavailable("DMAs", "torchscan_module_formula");
+    }
+    layers.push_back(std::move(layer));
+  }
+
+  Json record = Json::object();
+  record["mode"] = full ? "full" : "structure";
+  record["context"] =
+      CrawlContext(module.name(), training_before, parameters, buffers);
+  record["inputs"] = inputs->metadata;
+  record["layers"] = std::move(layers);
+  record["model"] = ModelTotals(parameters, buffers);
+  record["diagnostics"] =
+      Json::array({Json{{"code", "unobservable_module_calls"},
+                        {"severity", "warning"},
+                        {"metric", "calls"},
+                        {"path", ""},
+                        {"message", kUnobservableMessage}}});
+  if (full) {
+    record["leaf_calls"] = Json::array();
+    absl::StatusOr<report::FlopReport> flops =
+        counting->session().BuildReport();
+    if (!flops.ok()) return flops.status();
+    record["operator_flops"] = report::FlopReportToJson(*flops);
+  }
+  return FinishCrawl(record, options.strict);
+}
+
+}  // namespace torchscan

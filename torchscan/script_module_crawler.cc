@@ -1,0 +1,370 @@
+// crawl_module for TorchScript modules.
+//
+// TorchScript has no forward hooks for a loaded module, but its method graphs
+// call submodules with explicit prim::CallMethod["forward"] nodes. The crawl
+// instruments a clone of the module (sharing its parameters): around every
+// such call it inserts two side-effecting operators,
+// torchscan::_script_module_enter(module, inputs) and
+// torchscan::_script_module_exit(module, output), which the interpreter keeps
+// through inlining and optimization. They report each submodule call with its
+// actual values, exactly where Python's forward pre- and post-hooks would
+// run, so layers, call indices, shapes and module formulas come out as in
+// Python, and the counter attributes every operator to the open layer calls.
+
+#include <ATen/core/grad_mode.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "torchscan/crawl.h"
+#include "torchscan/crawl_support.h"
+#include "torchscan/ivalue_metadata.h"
+#include "torchscan/script_module_description.h"
+#include "torchscan_dispatch/active_counting.h"
+#include "torchscan_dispatch/dispatch_key.h"
+
+namespace torchscan {
+namespace {
+
+using report::Json;
+
+constexpr char kEnterOperator[] = "torchscan::_script_module_enter";
+constexpr char kExitOperator[] = "torchscan::_script_module_exit";
+
+// Inserts the enter/exit operators around every submodule forward call in
+// `block` (and the blocks nested in it: loops, conditionals).
+void InstrumentBlock(torch::jit::Block* block) {
+  for (torch::jit::Node* node : block->nodes()) {
+    for (torch::jit::Block* nested : node->blocks()) InstrumentBlock(nested);
+    if (node->kind() != c10::prim::CallMethod ||
+        node->s(c10::attr::name) != "forward") {
+      continue;
+    }
+    torch::jit::Value* callee = node->inputs()[0];
+    const auto callee_type = callee->type()->cast<c10::ClassType>();
+    if (callee_type == nullptr || !callee_type->is_module()) continue;
+    torch::jit::Graph* graph = node->owningGraph();
+    {
+      torch::jit::WithInsertPoint before(node);
+      std::vector<torch::jit::Value*> inputs(node->inputs().begin() + 1,
+                                             node->inputs().end());
+      torch::jit::Value* tuple =
+          graph->insertNode(graph->createTuple(inputs))->output();
+      graph->insertNode(graph->create(
+          c10::Symbol::fromQualString(kEnterOperator), {callee, tuple}, 0));
+    }
+    {
+      torch::jit::WithInsertPoint after(node->next());
+      torch::jit::Value* output =
+          node->outputs().size() == 1
+              ? node->output()
+              : graph->insertNode(graph->createTuple(node->outputs()))
+                    ->output();
+      graph->insertNode(graph->create(
+          c10::Symbol::fromQualString(kExitOperator), {callee, output}, 0));
+    }
+  }
+}
+
+void Instrument(const torch::jit::Module& root) {
+  std::unordered_set<const c10::ClassType*> done;
+  for (const auto& named : root.named_modules()) {
+    const c10::ClassTypePtr type = named.value.type();
+    if (!done.insert(type.get()).second) continue;
+    for (torch::jit::Function* method : type->methods()) {
+      if (torch::jit::GraphFunction* graph =
+              torch::jit::tryToGraphFunction(*method)) {
+        InstrumentBlock(graph->graph()->block());
+      }
+    }
+  }
+}
+
+// One crawl in progress: the hooks' state.
+class ScriptCrawl {
+ public:
+  ScriptCrawl(const torch::jit::Module& root, bool full,
+              dispatch::CountingSession* session)
+      : root_(root), full_(full), session_(session) {
+    root_label_ = ShortClassName(root.type()->name()->qualifiedName());
+    for (const auto& named : root.named_modules()) {
+      paths_.try_emplace(named.value._ivalue().get(), named.name);
+    }
+    transformer_root_ =
+        DemangledClassName(root.type()->name()->qualifiedName()) ==
+        "torch.nn.modules.transformer.Transformer";
+  }
+
+  static ScriptCrawl*& Active() {
+    thread_local ScriptCrawl* active = nullptr;
+    return active;
+  }
+
+  void Enter(const torch::jit::Module& module,
+             const std::vector<c10::IValue>& inputs) {
+    auto path = paths_.find(module._ivalue().get());
+    // Only the root is hooked under a Transformer root, as in Python.
+    if (path == paths_.end() || (transformer_root_ && !path->second.empty())) {
+      unobserved_.push_back(true);
+      return;
+    }
+    unobserved_.push_back(false);
+    const bool mha = IsMultiheadAttention(module);
+    const bool recurse = mha || (transformer_root_ && path->second.empty());
+    std::int64_t trainable = 0, frozen = 0, parameter_bytes = 0;
+    bool parameter_shared = false;
+    for (const auto& parameter : module.named_parameters(recurse)) {
+      if (!seen_tensors_.insert(parameter.value.unsafeGetTensorImpl()).second) {
+        parameter_shared = true;
+        continue;
+      }
+      (parameter.value.requires_grad() ? trainable : frozen) +=
+          parameter.value.numel();
+      parameter_bytes +=
+          parameter.value.numel() * parameter.value.element_size();
+    }
+    std::int64_t buffer_elements = 0, buffer_bytes = 0;
+    bool buffer_shared = false;
+    for (const auto& buffer : module.named_buffers(recurse)) {
+      if (!buffer.value.defined()) continue;
+      if (!seen_tensors_.insert(buffer.value.unsafeGetTensorImpl()).second) {
+        buffer_shared = true;
+        continue;
+      }
+      buffer_elements += buffer.value.numel();
+      buffer_bytes += buffer.value.numel() * buffer.value.element_size();
+    }
+    const std::string& path_name = path->second;
+    const std::string type_name =
+        ShortClassName(module.type()->name()->qualifiedName());
+    const std::size_t dot = path_name.rfind('.');
+    Json layer = Json::object();
+    layer["path"] = path_name;
+    layer["call_index"] = call_counts_[module._ivalue().get()]++;
+    layer["name"] = path_name.empty() ? absl::AsciiStrToLower(type_name)
+                                      : (dot == std::string::npos
+                                             ? path_name
+                                             : path_name.substr(dot + 1));
+    layer["depth"] = path_name.empty()
+                         ? 0
+                         : 1 + static_cast<std::int64_t>(std::count(
+                                   path_name.begin(), path_name.end(), '.'));
+    layer["type"] = type_name;
+    layer["input"] = DescribeCall(inputs);
+    layer["output"] = Json{{"kind", "pending"}};
+    layer["parameters"] = Json{{"trainable", trainable},
+                               {"frozen", frozen},
+                               {"bytes", parameter_bytes},
+                               {"shared", parameter_shared}};
+    layer["buffers"] = Json{{"elements", buffer_elements},
+                            {"bytes", buffer_bytes},
+                            {"shared", buffer_shared}};
+    layer["metrics"] = Json::object();
+    layer["metrics"]["calls"] =
+        Json{{"status", "complete"},   {"value", 1},
+             {"known_value", 1},       {"unit", "calls"},
+             {"scope", "module_call"}, {"method", "pytorch_hook"}};
+    layers_.push_back(std::move(layer));
+    const std::size_t index = layers_.size() - 1;
+    open_.push_back(OpenCall{index, module, inputs,
+                             path_name.empty()
+                                 ? root_label_
+                                 : absl::StrCat(root_label_, ".", path_name)});
+    PublishScopes();
+  }
+
+  void Exit(const c10::IValue& output) {
+    if (unobserved_.empty()) return;
+    const bool unobserved = unobserved_.back();
+    unobserved_.pop_back();
+    if (unobserved || open_.empty()) return;
+    OpenCall call = std::move(open_.back());
+    open_.pop_back();
+    PublishScopes();
+    layers_[call.layer]["output"] = DescribeValue(output);
+    if (!full_ || !IsMetricLeaf(call.module)) return;
+    Json inputs = Json::array();
+    for (const c10::IValue& input : call.inputs)
+      inputs.push_back(DescribeValue(input));
+    Json leaf = Json::object();
+    leaf["layer"] = call.layer;
+    leaf["path"] = layers_[call.layer]["path"];
+    leaf["module"] = DescribeScriptModule(call.module);
+    leaf["call"] =
+        Json{{"inputs", std::move(inputs)}, {"output", DescribeValue(output)}};
+    leaf_calls_.push_back(std::move(leaf));
+  }
+
+  Json TakeLayers() { return std::exchange(layers_, Json::array()); }
+  Json TakeLeafCalls() { return std::exchange(leaf_calls_, Json::array()); }
+
+ private:
+  struct OpenCall {
+    std::size_t layer;
+    torch::jit::Module module;
+    std::vector<c10::IValue> inputs;
+    std::string module_label;
+  };
+
+  static bool IsMultiheadAttention(const torch::jit::Module& module) {
+    return DemangledClassName(module.type()->name()->qualifiedName()) ==
+           "torch.nn.modules.activation.MultiheadAttention";
+  }
+
+  bool IsMetricLeaf(const torch::jit::Module& module) const {
+    return module.children().size() == 0 || IsMultiheadAttention(module) ||
+           (transformer_root_ && module._ivalue() == root_._ivalue());
+  }
+
+  void PublishScopes() {
+    if (session_ == nullptr) return;
+    std::vector<std::string> layers, modules;
+    for (const OpenCall& call : open_) {
+      layers.push_back(std::to_string(call.layer));
+      modules.push_back(call.module_label);
+    }
+    session_->SetScope(dispatch::ScopeChannel::kLayerCalls, std::move(layers));
+    session_->SetScope(dispatch::ScopeChannel::kModules, std::move(modules));
+  }
+
+  const torch::jit::Module& root_;
+  const bool full_;
+  dispatch::CountingSession* session_;
+  std::string root_label_;
+  bool transformer_root_ = false;
+  std::unordered_map<const void*, std::string> paths_;
+  std::unordered_map<const void*, std::int64_t> call_counts_;
+  std::unordered_set<const void*> seen_tensors_;
+  std::vector<OpenCall> open_;
+  std::vector<bool> unobserved_;
+  Json layers_ = Json::array();
+  Json leaf_calls_ = Json::array();
+};
+
+void EnterOperator(c10::IValue module, c10::IValue inputs) {
+  if (ScriptCrawl* crawl = ScriptCrawl::Active()) {
+    std::vector<c10::IValue> arguments = inputs.toTupleRef().elements().vec();
+    crawl->Enter(torch::jit::Module(module.toObject()), arguments);
+  }
+}
+
+void ExitOperator(c10::IValue module, c10::IValue output) {
+  if (ScriptCrawl* crawl = ScriptCrawl::Active()) crawl->Exit(output);
+}
+
+TORCH_LIBRARY_FRAGMENT(torchscan, m) {
+  m.def(torch::schema("_script_module_enter(Any module, Any inputs) -> ()",
+                      c10::AliasAnalysisKind::CONSERVATIVE),
+        &EnterOperator);
+  m.def(torch::schema("_script_module_exit(Any module, Any output) -> ()",
+                      c10::AliasAnalysisKind::CONSERVATIVE),
+        &ExitOperator);
+}
+
+// The hooks are bookkeeping, not workload operators.
+TORCH_LIBRARY_IMPL(torchscan, TESTING_ONLY_GenericMode, m) {
+  m.impl("_script_module_enter", torch::CppFunction::makeFallthrough());
+  m.impl("_script_module_exit", torch::CppFunction::makeFallthrough());
+}
+
+// Makes `crawl` the active crawl of this thread for its lifetime.
+class ActiveCrawl {
+ public:
+  explicit ActiveCrawl(ScriptCrawl* crawl) : previous_(ScriptCrawl::Active()) {
+    ScriptCrawl::Active() = crawl;
+  }
+  ~ActiveCrawl() { ScriptCrawl::Active() = previous_; }
+
+ private:
+  ScriptCrawl* previous_;
+};
+
+std::vector<at::Tensor> Tensors(const torch::jit::named_parameter_list& list) {
+  std::vector<at::Tensor> tensors;
+  for (const auto& item : list) tensors.push_back(item.value);
+  return tensors;
+}
+
+std::vector<at::Tensor> DefinedTensors(
+    const torch::jit::named_buffer_list& list) {
+  std::vector<at::Tensor> tensors;
+  for (const auto& item : list) {
+    if (item.value.defined()) tensors.push_back(item.value);
+  }
+  return tensors;
+}
+
+}  // namespace
+
+absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
+    const torch::jit::Module& module, const CrawlOptions& options) {
+  const std::vector<at::Tensor> parameters =
+      Deduplicated(Tensors(module.named_parameters(/*recurse=*/true)));
+  const std::vector<at::Tensor> buffers =
+      Deduplicated(DefinedTensors(module.named_buffers(/*recurse=*/true)));
+  absl::StatusOr<PreparedInputs> inputs =
+      PrepareInputs(options, parameters, buffers);
+  if (!inputs.ok()) return inputs.status();
+  if (!module.find_method("forward")) {
+    return absl::InvalidArgumentError(
+        "the TorchScript module has no forward method");
+  }
+  const bool full = options.mode == CrawlMode::kFull;
+  const bool training_before = module.is_training();
+
+  // The user's module is left as it is: the clone has its own (instrumented)
+  // types and training flags, and shares the parameters.
+  torch::jit::Module clone = module.clone(/*inplace=*/true);
+  Instrument(clone);
+  clone.eval();
+
+  Json record = Json::object();
+  std::optional<dispatch::ActiveCounting> counting;
+  if (full) counting.emplace();
+  ScriptCrawl crawl(clone, full, full ? &counting->session() : nullptr);
+  {
+    ActiveCrawl active(&crawl);
+    at::NoGradGuard no_grad;
+    crawl.Enter(clone, inputs->args);
+    c10::IValue output = clone.forward(inputs->args);
+    crawl.Exit(output);
+  }
+  if (counting) counting->Stop();
+
+  record["mode"] = full ? "full" : "structure";
+  record["context"] =
+      CrawlContext(DemangledClassName(module.type()->name()->qualifiedName()),
+                   training_before, parameters, buffers);
+  record["inputs"] = inputs->metadata;
+  record["layers"] = crawl.TakeLayers();
+  record["model"] = ModelTotals(parameters, buffers);
+  if (full) {
+    record["leaf_calls"] = crawl.TakeLeafCalls();
+    absl::StatusOr<report::FlopReport> flops =
+        counting->session().BuildReport();
+    if (!flops.ok()) return flops.status();
+    record["operator_flops"] = report::FlopReportToJson(*flops);
+    absl::StatusOr<std::map<std::string, dispatch::ScopedFlops>> per_layer =
+        counting->session().BuildLayerCallReport();
+    if (!per_layer.ok()) return per_layer.status();
+    record["layer_call_flops"] = dispatch::ScopedFlopsToJson(*per_layer);
+  }
+  return FinishCrawl(record, options.strict);
+}
+
+}  // namespace torchscan
