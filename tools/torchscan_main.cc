@@ -1,9 +1,12 @@
 // The `torchscan` command line.
 //
-//   torchscan MODEL.pt --input-shape 3,224,224 [options]   analyse a
-//   TorchScript file torchscan --example NAME [options] analyse a built-in
-//   model torchscan compare BEFORE.json AFTER.json [--json -|PATH]   compare
-//   two reports torchscan --list-examples
+//   torchscan MODEL.pt --input-shape 3,224,224 [options]
+//       analyse a TorchScript file
+//   torchscan --example NAME [options]
+//       analyse a built-in model
+//   torchscan compare BEFORE.json AFTER.json [--json -|PATH]
+//       compare two reports
+//   torchscan --list-examples
 //
 // Exit codes: 0 success; 1 the analysis is incomplete under --strict (the
 // report is still printed/written); 2 bad usage or input (flags, shapes,
@@ -32,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tools/cli_inputs.h"
 #include "tools/examples/example_models.h"
 #include "torchscan/crawl.h"
 #include "torchscan/report.h"
@@ -73,90 +77,15 @@ int Fail(int code, absl::string_view message) {
   return code;
 }
 
-absl::StatusOr<std::vector<std::vector<std::int64_t>>> ParseShapes(
-    const std::string& text) {
-  std::vector<std::vector<std::int64_t>> shapes;
-  for (absl::string_view part : absl::StrSplit(text, ';')) {
-    std::vector<std::int64_t> shape;
-    for (absl::string_view dim : absl::StrSplit(part, ',')) {
-      std::int64_t value;
-      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(dim), &value) ||
-          value < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "bad --input-shape '", text, "': '", dim,
-            "' is not a non-negative integer (expected e.g. 3,224,224)"));
-      }
-      shape.push_back(value);
-    }
-    if (shape.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bad --input-shape '", text, "': an input has no dimensions"));
-    }
-    shapes.push_back(std::move(shape));
-  }
-  return shapes;
-}
-
-absl::StatusOr<std::vector<c10::ScalarType>> ParseDtypes(
-    const std::string& text) {
-  std::vector<c10::ScalarType> dtypes;
-  if (text.empty()) return dtypes;
-  for (absl::string_view name : absl::StrSplit(text, ';')) {
-    std::string key = absl::AsciiStrToLower(name);
-    if (absl::StartsWith(key, "torch.")) key = key.substr(6);
-    static const std::pair<const char*, c10::ScalarType> kTypes[] = {
-        {"float32", c10::ScalarType::Float},
-        {"float", c10::ScalarType::Float},
-        {"float64", c10::ScalarType::Double},
-        {"double", c10::ScalarType::Double},
-        {"float16", c10::ScalarType::Half},
-        {"half", c10::ScalarType::Half},
-        {"bfloat16", c10::ScalarType::BFloat16},
-        {"int64", c10::ScalarType::Long},
-        {"long", c10::ScalarType::Long},
-        {"int32", c10::ScalarType::Int},
-        {"int", c10::ScalarType::Int},
-        {"int16", c10::ScalarType::Short},
-        {"int8", c10::ScalarType::Char},
-        {"uint8", c10::ScalarType::Byte},
-        {"bool", c10::ScalarType::Bool},
-    };
-    bool found = false;
-    for (const auto& [type_name, type] : kTypes) {
-      if (key == type_name) {
-        dtypes.push_back(type);
-        found = true;
-      }
-    }
-    if (!found) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown --dtype '", name, "'"));
-    }
-  }
-  return dtypes;
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  if (!std::filesystem::exists(path)) {
-    return absl::NotFoundError(absl::StrCat("no such file: ", path));
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return absl::PermissionDeniedError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 int Compare(const std::vector<char*>& positional) {
   if (positional.size() != 4) {
     return Fail(
         kBadInput,
         "usage: torchscan compare BEFORE.json AFTER.json [--json -|PATH]");
   }
-  absl::StatusOr<std::string> before = ReadFile(positional[2]);
+  absl::StatusOr<std::string> before = torchscan::cli::ReadFile(positional[2]);
   if (!before.ok()) return Fail(kBadInput, before.status().message());
-  absl::StatusOr<std::string> after = ReadFile(positional[3]);
+  absl::StatusOr<std::string> after = torchscan::cli::ReadFile(positional[3]);
   if (!after.ok()) return Fail(kBadInput, after.status().message());
   absl::StatusOr<std::string> diff =
       torchscan::report::CompareReportsText(*before, *after);
@@ -287,17 +216,14 @@ int main(int argc, char** argv) {
   }
   options.strict = absl::GetFlag(FLAGS_strict);
   absl::StatusOr<std::vector<c10::ScalarType>> dtypes =
-      ParseDtypes(absl::GetFlag(FLAGS_dtype));
+      torchscan::cli::ParseDtypes(absl::GetFlag(FLAGS_dtype));
   if (!dtypes.ok()) return Fail(kBadInput, dtypes.status().message());
   options.dtypes = *dtypes;
   if (!absl::GetFlag(FLAGS_device).empty()) {
-    try {
-      options.device = c10::Device(absl::GetFlag(FLAGS_device));
-    } catch (const c10::Error& error) {
-      return Fail(kBadInput,
-                  absl::StrCat("bad --device '", absl::GetFlag(FLAGS_device),
-                               "': ", error.what_without_backtrace()));
-    }
+    absl::StatusOr<c10::Device> device =
+        torchscan::cli::ParseDevice(absl::GetFlag(FLAGS_device));
+    if (!device.ok()) return Fail(kBadInput, device.status().message());
+    options.device = *device;
   }
 
   torch::jit::Module module;
@@ -316,20 +242,14 @@ int main(int argc, char** argv) {
                   "usage: torchscan MODEL.pt --input-shape 3,224,224 "
                   "(or --example NAME, or compare BEFORE.json AFTER.json)");
     }
-    const std::string path = positional[1];
-    if (!std::filesystem::exists(path))
-      return Fail(kBadInput, absl::StrCat("no such file: ", path));
-    try {
-      module = torch::jit::load(path);
-    } catch (const c10::Error& error) {
-      return Fail(kBadInput,
-                  absl::StrCat(path, " is not a TorchScript model file: ",
-                               error.what_without_backtrace()));
-    }
+    absl::StatusOr<torch::jit::Module> loaded =
+        torchscan::cli::LoadScriptModuleFile(positional[1]);
+    if (!loaded.ok()) return Fail(kBadInput, loaded.status().message());
+    module = *std::move(loaded);
   }
   if (!absl::GetFlag(FLAGS_input_shape).empty()) {
     absl::StatusOr<std::vector<std::vector<std::int64_t>>> shapes =
-        ParseShapes(absl::GetFlag(FLAGS_input_shape));
+        torchscan::cli::ParseInputShapes(absl::GetFlag(FLAGS_input_shape));
     if (!shapes.ok()) return Fail(kBadInput, shapes.status().message());
     options.input_shapes = *shapes;
   }
