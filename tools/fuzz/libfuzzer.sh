@@ -1,0 +1,68 @@
+# Shared by the libFuzzer tests (//report:report_fuzz_test,
+# //formulas:crawl_fuzz_test); sourced, not run. Each test builds its fuzzer
+# with clang (libFuzzer + ASan + UBSan) straight from torch-free sources and
+# runs it for a bounded time on its committed seed corpus. Any crash, leak,
+# uncaught exception, sanitizer report or broken invariant fails the test.
+#
+# Paths are relative to the repository root (the runfiles tree under
+# `bazel test`). New inputs go to a scratch corpus; the committed seeds are
+# read only.
+
+# Skips the test, saying so, when clang++ is missing.
+libfuzzer_require_clang() {
+  if ! command -v clang++ >/dev/null 2>&1; then
+    echo "SKIPPED: clang++ is not installed, so the libFuzzer target cannot be built."
+    exit 0
+  fi
+}
+
+# libfuzzer_build NAME SOURCE...: compiles the sources (one compiler per
+# core) and links ${work}/NAME. Sets `work` and `artifacts`.
+libfuzzer_build() {
+  local name="$1"
+  shift
+  work="${TEST_TMPDIR:-$(mktemp -d)}/${name}"
+  artifacts="${TEST_UNDECLARED_OUTPUTS_DIR:-${work}}"
+  mkdir -p "${work}/objects" "${work}/corpus" "${artifacts}"
+  local modules=(absl_status absl_statusor absl_strings absl_str_format
+    absl_int128 nlohmann_json)
+  local libs
+  read -r -a libs <<<"$(pkg-config --libs "${modules[@]}")"
+  echo "== compiling $# sources with $(clang++ --version | head -n 1)"
+  LIBFUZZER_OBJECTS="${work}/objects" \
+    LIBFUZZER_CFLAGS="$(pkg-config --cflags "${modules[@]}")" \
+    xargs -P "$(nproc)" -I{} sh -c '
+      object="${LIBFUZZER_OBJECTS}/$(echo "{}" | tr / _ | sed "s/\.cc$/.o/")"
+      clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined -I. ${LIBFUZZER_CFLAGS} \
+        -c "{}" -o "${object}"' < <(printf '%s\n' "$@")
+  clang++ -fsanitize=fuzzer,address,undefined "${work}"/objects/*.o \
+    "${libs[@]}" -o "${work}/${name}"
+}
+
+# libfuzzer_run NAME SECONDS SEEDS_DIR: fuzzes for SECONDS and prints the
+# executions and the corpus growth; fails with the fuzzer's log otherwise.
+libfuzzer_run() {
+  local name="$1" seconds="$2" seeds="$3" status
+  echo "== fuzzing for ${seconds}s"
+  set +e
+  "${work}/${name}" -max_total_time="${seconds}" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
+    -artifact_prefix="${artifacts}/" \
+    "${work}/corpus" "${seeds}" >"${work}/fuzz.log" 2>&1
+  status=$?
+  set -e
+  grep -E "INITED|DONE|Done [0-9]+ runs|stat::number_of_executed_units|ERROR|invariant" \
+    "${work}/fuzz.log" || true
+  if [[ ${status} -ne 0 ]]; then
+    echo "== the fuzzer failed (exit ${status}); its log:"
+    tail -n 60 "${work}/fuzz.log"
+    exit 1
+  fi
+  local runs corpus seed_count
+  runs="$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "${work}/fuzz.log")"
+  corpus="$(sed -n 's/.*DONE .* corp: \([0-9]*\/[0-9A-Za-z]*\).*/\1/p' "${work}/fuzz.log")"
+  seed_count="$(find -L "${seeds}" -type f | wc -l)"
+  echo "== ${name}: ${runs} executions in ${seconds}s, no crash;" \
+    "${seed_count} seeds grew to a corpus of ${corpus} (inputs/size)"
+}
