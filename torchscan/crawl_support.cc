@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
 #include "formulas/analysis_builder.h"
 #include "report/strict.h"
@@ -178,6 +179,63 @@ std::optional<report::AnalysisReport> IncompleteAnalysisReport(
       report::ParseAnalysisReport(std::string(*payload));
   if (!report.ok()) return std::nullopt;
   return *std::move(report);
+}
+
+report::Json LayerTensorCounter::Parameters(
+    const std::vector<at::Tensor>& parameters) {
+  std::int64_t trainable = 0, frozen = 0, bytes = 0;
+  bool shared = false;
+  for (const at::Tensor& parameter : parameters) {
+    if (!seen_.insert(parameter.unsafeGetTensorImpl()).second) {
+      shared = true;
+      continue;
+    }
+    (parameter.requires_grad() ? trainable : frozen) += parameter.numel();
+    bytes += parameter.numel() * parameter.element_size();
+  }
+  return report::Json{{"trainable", trainable},
+                      {"frozen", frozen},
+                      {"bytes", bytes},
+                      {"shared", shared}};
+}
+
+report::Json LayerTensorCounter::Buffers(
+    const std::vector<at::Tensor>& buffers) {
+  std::int64_t elements = 0, bytes = 0;
+  bool shared = false;
+  for (const at::Tensor& buffer : buffers) {
+    if (!buffer.defined()) continue;
+    if (!seen_.insert(buffer.unsafeGetTensorImpl()).second) {
+      shared = true;
+      continue;
+    }
+    elements += buffer.numel();
+    bytes += buffer.numel() * buffer.element_size();
+  }
+  return report::Json{
+      {"elements", elements}, {"bytes", bytes}, {"shared", shared}};
+}
+
+report::Json NewLayerRecord(const std::string& path, std::int64_t call_index,
+                            const std::string& type, report::Json input,
+                            report::Json parameters, report::Json buffers) {
+  const std::size_t dot = path.rfind('.');
+  report::Json layer = report::Json::object();
+  layer["path"] = path;
+  layer["call_index"] = call_index;
+  layer["name"] =
+      path.empty() ? absl::AsciiStrToLower(type)
+                   : (dot == std::string::npos ? path : path.substr(dot + 1));
+  layer["depth"] = path.empty() ? 0
+                                : 1 + static_cast<std::int64_t>(std::count(
+                                          path.begin(), path.end(), '.'));
+  layer["type"] = type;
+  layer["input"] = std::move(input);
+  layer["output"] = report::Json{{"kind", "pending"}};
+  layer["parameters"] = std::move(parameters);
+  layer["buffers"] = std::move(buffers);
+  layer["metrics"] = report::Json::object();
+  return layer;
 }
 
 }  // namespace torchscan

@@ -8,7 +8,9 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
+#include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,6 +45,26 @@ report::Json CrawlContext(const std::string& model_type, bool training_before,
 // applies `strict`.
 absl::StatusOr<report::AnalysisReport> FinishCrawl(const report::Json& record,
                                                    bool strict);
+
+// The parameter and buffer records of layers, as Python's crawl_module makes
+// them: each tensor is counted by the first layer that holds it, and later
+// holders say "shared".
+class LayerTensorCounter {
+ public:
+  // {"trainable", "frozen", "bytes", "shared"}
+  report::Json Parameters(const std::vector<at::Tensor>& parameters);
+  // {"elements", "bytes", "shared"}; undefined buffers are skipped.
+  report::Json Buffers(const std::vector<at::Tensor>& buffers);
+
+ private:
+  std::unordered_set<const void*> seen_;
+};
+
+// A layer record as Python's crawl_module starts it: path, call_index, name,
+// depth, type, input, a pending output, parameters, buffers and no metrics.
+report::Json NewLayerRecord(const std::string& path, std::int64_t call_index,
+                            const std::string& type, report::Json input,
+                            report::Json parameters, report::Json buffers);
 
 // Drops repeated tensors (shared parameters), keeping the first.
 std::vector<at::Tensor> Deduplicated(const std::vector<at::Tensor>& tensors);

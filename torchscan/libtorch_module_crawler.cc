@@ -89,51 +89,15 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
   }
 
   Json layers = Json::array();
-  std::unordered_set<const void*> seen;
+  LayerTensorCounter tensors;
   for (const auto& named : module.named_modules("", /*include_self=*/true)) {
     const std::string& path = named.key();
     const torch::nn::Module& current = *named.value();
-    const std::string type = ShortName(current.name());
-    std::int64_t trainable = 0, frozen = 0, parameter_bytes = 0,
-                 buffer_elements = 0, buffer_bytes = 0;
-    bool parameter_shared = false, buffer_shared = false;
-    for (const at::Tensor& parameter : current.parameters(/*recurse=*/false)) {
-      if (!seen.insert(parameter.unsafeGetTensorImpl()).second) {
-        parameter_shared = true;
-        continue;
-      }
-      (parameter.requires_grad() ? trainable : frozen) += parameter.numel();
-      parameter_bytes += parameter.numel() * parameter.element_size();
-    }
-    for (const at::Tensor& buffer : current.buffers(/*recurse=*/false)) {
-      if (!seen.insert(buffer.unsafeGetTensorImpl()).second) {
-        buffer_shared = true;
-        continue;
-      }
-      buffer_elements += buffer.numel();
-      buffer_bytes += buffer.numel() * buffer.element_size();
-    }
-    const std::size_t dot = path.rfind('.');
-    Json layer = Json::object();
-    layer["path"] = path;
-    layer["call_index"] = 0;
-    layer["name"] =
-        path.empty() ? absl::AsciiStrToLower(type)
-                     : (dot == std::string::npos ? path : path.substr(dot + 1));
-    layer["depth"] = path.empty() ? 0
-                                  : 1 + static_cast<std::int64_t>(std::count(
-                                            path.begin(), path.end(), '.'));
-    layer["type"] = type;
-    layer["input"] = Json{{"args", Json::array()}, {"kwargs", Json::object()}};
-    layer["output"] = Json{{"kind", "pending"}};
-    layer["parameters"] = Json{{"trainable", trainable},
-                               {"frozen", frozen},
-                               {"bytes", parameter_bytes},
-                               {"shared", parameter_shared}};
-    layer["buffers"] = Json{{"elements", buffer_elements},
-                            {"bytes", buffer_bytes},
-                            {"shared", buffer_shared}};
-    layer["metrics"] = Json::object();
+    Json layer = NewLayerRecord(
+        path, /*call_index=*/0, ShortName(current.name()),
+        Json{{"args", Json::array()}, {"kwargs", Json::object()}},
+        tensors.Parameters(current.parameters(/*recurse=*/false)),
+        tensors.Buffers(current.buffers(/*recurse=*/false)));
     layer["metrics"]["calls"] = Unavailable("calls", "pytorch_hook");
     if (full && current.children().empty()) {
       layer["metrics"]["module_flops"] =

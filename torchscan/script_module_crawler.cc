@@ -126,55 +126,19 @@ class ScriptCrawl {
     unobserved_.push_back(false);
     const bool mha = IsMultiheadAttention(module);
     const bool recurse = mha || (transformer_root_ && path->second.empty());
-    std::int64_t trainable = 0, frozen = 0, parameter_bytes = 0;
-    bool parameter_shared = false;
+    std::vector<at::Tensor> parameters, buffers;
     for (const auto& parameter : module.named_parameters(recurse)) {
-      if (!seen_tensors_.insert(parameter.value.unsafeGetTensorImpl()).second) {
-        parameter_shared = true;
-        continue;
-      }
-      (parameter.value.requires_grad() ? trainable : frozen) +=
-          parameter.value.numel();
-      parameter_bytes +=
-          parameter.value.numel() * parameter.value.element_size();
+      parameters.push_back(parameter.value);
     }
-    std::int64_t buffer_elements = 0, buffer_bytes = 0;
-    bool buffer_shared = false;
     for (const auto& buffer : module.named_buffers(recurse)) {
-      if (!buffer.value.defined()) continue;
-      if (!seen_tensors_.insert(buffer.value.unsafeGetTensorImpl()).second) {
-        buffer_shared = true;
-        continue;
-      }
-      buffer_elements += buffer.value.numel();
-      buffer_bytes += buffer.value.numel() * buffer.value.element_size();
+      buffers.push_back(buffer.value);
     }
     const std::string& path_name = path->second;
-    const std::string type_name =
-        ShortClassName(module.type()->name()->qualifiedName());
-    const std::size_t dot = path_name.rfind('.');
-    Json layer = Json::object();
-    layer["path"] = path_name;
-    layer["call_index"] = call_counts_[module._ivalue().get()]++;
-    layer["name"] = path_name.empty() ? absl::AsciiStrToLower(type_name)
-                                      : (dot == std::string::npos
-                                             ? path_name
-                                             : path_name.substr(dot + 1));
-    layer["depth"] = path_name.empty()
-                         ? 0
-                         : 1 + static_cast<std::int64_t>(std::count(
-                                   path_name.begin(), path_name.end(), '.'));
-    layer["type"] = type_name;
-    layer["input"] = DescribeCall(inputs);
-    layer["output"] = Json{{"kind", "pending"}};
-    layer["parameters"] = Json{{"trainable", trainable},
-                               {"frozen", frozen},
-                               {"bytes", parameter_bytes},
-                               {"shared", parameter_shared}};
-    layer["buffers"] = Json{{"elements", buffer_elements},
-                            {"bytes", buffer_bytes},
-                            {"shared", buffer_shared}};
-    layer["metrics"] = Json::object();
+    Json layer = NewLayerRecord(
+        path_name, call_counts_[module._ivalue().get()]++,
+        ShortClassName(module.type()->name()->qualifiedName()),
+        DescribeCall(inputs), layer_tensors_.Parameters(parameters),
+        layer_tensors_.Buffers(buffers));
     layer["metrics"]["calls"] =
         Json{{"status", "complete"},   {"value", 1},
              {"known_value", 1},       {"unit", "calls"},
@@ -249,7 +213,7 @@ class ScriptCrawl {
   bool transformer_root_ = false;
   std::unordered_map<const void*, std::string> paths_;
   std::unordered_map<const void*, std::int64_t> call_counts_;
-  std::unordered_set<const void*> seen_tensors_;
+  LayerTensorCounter layer_tensors_;
   std::vector<OpenCall> open_;
   std::vector<bool> unobserved_;
   Json layers_ = Json::array();
