@@ -18,28 +18,17 @@
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/flop_counting_guard.h"
+#include "torchscan_dispatch/testing/guard_reports.h"
 #include "torchscan_dispatch/testing/thread_snapshot.h"
 
 namespace torchscan {
 namespace {
 
 using report::Count;
+using testing::FlopsOf;
+using testing::MatmulFlops;
+using testing::ReportOf;
 using testing::ThreadSnapshot;
-
-// Hand computation: [m,k] @ [k,n] costs 2*m*k*n FLOPs (FlopCounterMode's
-// mm/addmm/bmm convention; addmm's bias add is not counted).
-Count MatmulFlops(Count m, Count k, Count n) { return 2 * m * k * n; }
-
-report::FlopReport ReportOf(const FlopCountingGuard& guard) {
-  absl::StatusOr<report::FlopReport> report = guard.Report();
-  EXPECT_TRUE(report.ok()) << report.status();
-  return report.ok() ? *report : report::FlopReport{};
-}
-
-Count FlopsOf(const report::FlopReport& report, const std::string& op) {
-  auto it = report.by_operator.find(op);
-  return it == report.by_operator.end() ? 0 : it->second;
-}
 
 // One thread's workload: calls cycling through mm, addmm and bmm on work
 // that differ per thread. The tensors are made before any guard starts.

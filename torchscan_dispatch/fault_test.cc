@@ -12,21 +12,16 @@
 #include "gtest/gtest.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/flop_counting_guard.h"
+#include "torchscan_dispatch/testing/guard_reports.h"
 #include "torchscan_dispatch/testing/thread_snapshot.h"
 
 namespace torchscan {
 namespace {
 
 using report::Count;
+using testing::MatmulFlops;
+using testing::ReportOf;
 using testing::ThreadSnapshot;
-
-Count MatmulFlops(Count m, Count k, Count n) { return 2 * m * k * n; }
-
-report::FlopReport ReportOf(const FlopCountingGuard& guard) {
-  absl::StatusOr<report::FlopReport> report = guard.Report();
-  EXPECT_TRUE(report.ok()) << report.status();
-  return report.ok() ? *report : report::FlopReport{};
-}
 
 // The thread is back to `before`, and a new measurement counts exactly.
 void ExpectCleanAndCountingExactly(const ThreadSnapshot& before) {

@@ -11,26 +11,20 @@
 #include "gtest/gtest.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/testing/guard_reports.h"
 
 namespace torchscan {
 namespace {
 
 using report::Count;
 using report::MetricStatus;
-
-report::FlopReport ReportOf(const FlopCountingGuard& guard) {
-  absl::StatusOr<report::FlopReport> report = guard.Report();
-  EXPECT_TRUE(report.ok()) << report.status();
-  return report.ok() ? *report : report::FlopReport{};
-}
+using testing::MatmulFlops;
+using testing::ReportOf;
 
 bool CountingIsOff() {
   return !c10::impl::tls_is_dispatch_key_included(dispatch::kCountingKey) &&
          dispatch::CountingSession::Current() == nullptr;
 }
-
-// Hand computation: [m,k] @ [k,n] costs 2*m*n*k FLOPs.
-Count MatmulFlops(Count m, Count k, Count n) { return 2 * m * n * k; }
 
 TEST(FlopCountingGuardTest, CountsMmAndAddmmExactly) {
   torch::Tensor a = torch::randn({2, 3});
