@@ -42,6 +42,19 @@ at::Tensor Trainable(at::Tensor tensor) {
   return tensor;
 }
 
+// A zero-initialised `bias` parameter, or a None attribute of type
+// Optional[Tensor] as torch.jit.script leaves it for bias=False.
+void OptionalBias(torch::jit::Module& m, bool bias, std::int64_t out) {
+  if (bias) {
+    m.register_parameter("bias", Trainable(at::zeros({out})),
+                         /*is_buffer=*/false);
+  } else {
+    m.register_attribute("bias",
+                         c10::OptionalType::create(c10::TensorType::get()),
+                         c10::IValue());
+  }
+}
+
 }  // namespace
 
 ScriptModuleBuilder::ScriptModuleBuilder()
@@ -63,13 +76,7 @@ torch::jit::Module ScriptModuleBuilder::Linear(std::int64_t in,
   Constant(m, "out_features", out);
   m.register_parameter("weight", Trainable(Uniform({out, in}, in)),
                        /*is_buffer=*/false);
-  if (bias) {
-    m.register_parameter("bias", Trainable(at::zeros({out})), false);
-  } else {
-    m.register_attribute("bias",
-                         c10::OptionalType::create(c10::TensorType::get()),
-                         c10::IValue());
-  }
+  OptionalBias(m, bias, out);
   m.define(R"(
 def forward(self, input: Tensor) -> Tensor:
     return torch.linear(input, self.weight, self.bias)
@@ -92,13 +99,7 @@ torch::jit::Module ScriptModuleBuilder::Conv2d(
                        Trainable(Uniform({out, in / groups, kernel, kernel},
                                          in * kernel * kernel)),
                        false);
-  if (bias) {
-    m.register_parameter("bias", Trainable(at::zeros({out})), false);
-  } else {
-    m.register_attribute("bias",
-                         c10::OptionalType::create(c10::TensorType::get()),
-                         c10::IValue());
-  }
+  OptionalBias(m, bias, out);
   m.define(R"(
 def forward(self, input: Tensor) -> Tensor:
     return torch.conv2d(input, self.weight, self.bias, [self.stride[0], self.stride[1]], [self.padding[0], self.padding[1]], [self.dilation[0], self.dilation[1]], self.groups)
