@@ -94,11 +94,13 @@ void RunAndDefer(const OperatorInfo& info, const c10::OperatorHandle& op,
 void CountAndRun(const OperatorInfo& info, const c10::OperatorHandle& op,
                  c10::DispatchKeySet below, torch::jit::Stack* stack,
                  CountingSession& session, SessionSlot& thread_slot) {
-  if (const CustomFormula* custom = session.CustomFormulaFor(info)) {
-    RunAndCountWith(info, op, below, stack, session, *custom, 0);
-    return;
+  if (session.has_custom_formulas()) {
+    if (const CustomFormula* custom = session.CustomFormulaFor(info)) {
+      RunAndCountWith(info, op, below, stack, session, *custom, 0);
+      return;
+    }
   }
-  if (session.IsDeferred(info)) {
+  if (session.has_deferred() && session.IsDeferred(info)) {
     RunAndDefer(info, op, below, stack, session);
     return;
   }

@@ -85,6 +85,10 @@ class CountingSession : public c10::DebugInfoBase,
   // The custom formula of `op` in this session, or nullptr. Cheap when the
   // session has none.
   const CustomFormula* CustomFormulaFor(const OperatorInfo& op);
+  // Inline, so that sessions without custom or deferred formulas (almost
+  // all) pay one flag test per operator call, not two calls.
+  bool has_custom_formulas() const { return has_custom_formulas_; }
+  bool has_deferred() const { return has_deferred_; }
   // Whether calls of `op` are recorded for the caller to evaluate.
   bool IsDeferred(const OperatorInfo& op);
 
