@@ -18,11 +18,11 @@ Two kinds of cases:
     module-formula metrics and module diagnostics (section 4.6 of the
     reference), which formulas/module_metrics.h must reproduce.
 
-The describe_module() function below is also the reference for how a Python
-front end classifies a module (isinstance in upstream's check order) and reads
-its hyper-parameters.
+Module descriptions come from the package's own describe_module
+(python/torchscan_dispatch/_describe.py), the one crawl_module sends to the
+C++ formulas; the expected numbers come from upstream.
 
-Usage: python3 tools/make_module_formula_goldens.py > formulas/testdata/module_formula_goldens.json
+Usage: PYTHONPATH=python python3 tools/make_module_formula_goldens.py > formulas/testdata/module_formula_goldens.json
 Requires torch and torchscan==0.2.0 (pip install torchscan==0.2.0).
 """
 
@@ -37,180 +37,10 @@ import torch
 import torchscan
 from torch import nn
 from torch.nn import functional as F
-from torch.nn.modules.batchnorm import _BatchNorm
-from torch.nn.modules.conv import _ConvNd, _ConvTransposeNd
-from torch.nn.modules.pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd
 from torchscan.crawler import _describe, _first_tensor, _ordered_inputs
 from torchscan.modules import module_dmas, module_flops, module_macs, module_rf
 
-# ----------------------------------------------------------------------------
-# Module descriptions (the JSON formulas/module_json.h parses)
-
-
-def _raw(value):
-    """An int stays an int, a tuple becomes a JSON array, a string stays a string."""
-    if isinstance(value, (tuple, list)):
-        return [int(v) for v in value]
-    if isinstance(value, str):
-        return value
-    return int(value)
-
-
-def _linear(m):
-    return {"in_features": m.in_features, "out_features": m.out_features, "bias": m.bias is not None}
-
-
-def _dropout(m):
-    return {"p": float(m.p), "inplace": bool(m.inplace), "training": bool(m.training)}
-
-
-def _layer_norm(m):
-    return {
-        "normalized_shape": [int(v) for v in m.normalized_shape],
-        "weight": m.weight is not None,
-        "bias": getattr(m, "bias", None) is not None,
-    }
-
-
-def _mha(m):
-    return {
-        "embed_dim": m.embed_dim,
-        "num_heads": m.num_heads,
-        "head_dim": m.head_dim,
-        "batch_first": bool(m.batch_first),
-        "in_proj_bias": m.in_proj_bias is not None,
-        "bias_k": m.bias_k is not None,
-        "bias_v": m.bias_v is not None,
-        "add_zero_attn": bool(m.add_zero_attn),
-        "dropout": float(m.dropout),
-        "training": bool(m.training),
-        "out_proj": _linear(m.out_proj),
-    }
-
-
-def _encoder_layer(layer):
-    return {
-        "self_attn": _mha(layer.self_attn),
-        "linear1": _linear(layer.linear1),
-        "dropout": _dropout(layer.dropout),
-        "linear2": _linear(layer.linear2),
-        "norm1": _layer_norm(layer.norm1),
-        "norm2": _layer_norm(layer.norm2),
-        "dropout1": _dropout(layer.dropout1),
-        "dropout2": _dropout(layer.dropout2),
-        "activation_is_relu": layer.activation is F.relu,
-    }
-
-
-def _decoder_layer(layer):
-    return {
-        "self_attn": _mha(layer.self_attn),
-        "multihead_attn": _mha(layer.multihead_attn),
-        "linear1": _linear(layer.linear1),
-        "dropout": _dropout(layer.dropout),
-        "linear2": _linear(layer.linear2),
-        "norm1": _layer_norm(layer.norm1),
-        "norm2": _layer_norm(layer.norm2),
-        "norm3": _layer_norm(layer.norm3),
-        "dropout1": _dropout(layer.dropout1),
-        "dropout2": _dropout(layer.dropout2),
-        "dropout3": _dropout(layer.dropout3),
-        "activation_is_relu": layer.activation is F.relu,
-    }
-
-
-def _stack(stack, describe_layer):
-    norm = stack.norm if isinstance(stack.norm, nn.LayerNorm) else None
-    return {
-        "layers": [describe_layer(layer) for layer in stack.layers],
-        "norm": None if norm is None else _layer_norm(norm),
-    }
-
-
-def _transformer(m):
-    native = isinstance(m.encoder, nn.TransformerEncoder) and isinstance(m.decoder, nn.TransformerDecoder)
-    description = {"native_stacks": native}
-    if native:
-        description["encoder"] = _stack(m.encoder, _encoder_layer)
-        description["decoder"] = _stack(m.decoder, _decoder_layer)
-    return description
-
-
-def _pool(m):
-    description = {"kernel_size": _raw(m.kernel_size), "stride": _raw(m.stride), "padding": _raw(m.padding)}
-    if hasattr(m, "dilation"):
-        description["dilation"] = _raw(m.dilation)
-    return description
-
-
-def _batch_norm(m):
-    def numel(t):
-        return None if t is None else t.numel()
-
-    return {
-        "num_features": m.num_features,
-        "affine": bool(m.affine),
-        "track_running_stats": bool(m.track_running_stats),
-        "training": bool(m.training),
-        "momentum": None if m.momentum is None else float(m.momentum),
-        "running_mean_numel": numel(m.running_mean),
-        "running_var_numel": numel(m.running_var),
-        "weight_numel": numel(m.weight),
-        "bias_numel": numel(m.bias),
-    }
-
-
-def _conv(m):
-    return {
-        "in_channels": m.in_channels,
-        "kernel_size": _raw(m.kernel_size),
-        "stride": _raw(m.stride),
-        "padding": _raw(m.padding),
-        "dilation": _raw(m.dilation),
-        "groups": m.groups,
-        "bias": m.bias is not None,
-    }
-
-
-# (isinstance target, family, hyper-parameter reader) in upstream's FLOPs
-# check order; the families are disjoint for torch's classes.
-_FAMILIES = [
-    (nn.Identity, "identity", None),
-    (nn.Flatten, "flatten", None),
-    (nn.Linear, "linear", _linear),
-    (nn.ReLU, "relu", lambda m: {"inplace": bool(m.inplace)}),
-    (nn.ELU, "elu", lambda m: {"inplace": bool(m.inplace)}),
-    (nn.LeakyReLU, "leaky_relu", lambda m: {"inplace": bool(m.inplace)}),
-    (nn.ReLU6, "relu6", lambda m: {"inplace": bool(m.inplace)}),
-    (nn.Tanh, "tanh", None),
-    (nn.Sigmoid, "sigmoid", None),
-    (_ConvTransposeNd, "conv_transpose", _conv),
-    (_ConvNd, "conv", _conv),
-    (_BatchNorm, "batch_norm", _batch_norm),
-    (_MaxPoolNd, "max_pool", _pool),
-    (_AvgPoolNd, "avg_pool", _pool),
-    (_AdaptiveMaxPoolNd, "adaptive_max_pool", None),
-    (_AdaptiveAvgPoolNd, "adaptive_avg_pool", None),
-    (nn.Dropout, "dropout", _dropout),
-    (nn.MultiheadAttention, "multihead_attention", _mha),
-    (nn.LayerNorm, "layer_norm", _layer_norm),
-    (nn.Transformer, "transformer", _transformer),
-]
-
-
-def describe_module(m):
-    description = {"type": type(m).__name__}
-    for cls, family, reader in _FAMILIES:
-        if isinstance(m, cls):
-            description["family"] = family
-            if reader is not None:
-                description.update(reader(m))
-            break
-    else:
-        description["family"] = "unsupported"
-    description["parameter_count"] = sum(p.numel() for p in m.parameters())
-    return description
-
+from torchscan_dispatch._describe import describe_module
 
 # ----------------------------------------------------------------------------
 # Running upstream
