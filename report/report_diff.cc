@@ -51,8 +51,13 @@ absl::StatusOr<std::map<std::string, MetricDiff>> DiffMapFromJson(
   return diffs;
 }
 
-absl::StatusOr<LayerSnapshot> SnapshotFromJson(const Json& node,
-                                               absl::string_view field) {
+// The shape both layer lists of a diff share: an object of exactly `path`,
+// `call_index` and `metrics`. Reads the first two into `path` and
+// `call_index` and returns the `metrics` member for the caller to parse.
+absl::StatusOr<const Json*> ReadLayerKey(const Json& node,
+                                         absl::string_view field,
+                                         std::string& path,
+                                         std::int64_t& call_index) {
   if (absl::Status status = ExpectObject(node, field); !status.ok()) {
     return status;
   }
@@ -61,15 +66,20 @@ absl::StatusOr<LayerSnapshot> SnapshotFromJson(const Json& node,
       !status.ok()) {
     return status;
   }
+  absl::StatusOr<std::string> path_value = RequireString(node, "path", field);
+  if (!path_value.ok()) return path_value.status();
+  path = *std::move(path_value);
+  absl::StatusOr<std::int64_t> index = RequireIndex(node, "call_index", field);
+  if (!index.ok()) return index.status();
+  call_index = *index;
+  return RequireMember(node, "metrics", field);
+}
+
+absl::StatusOr<LayerSnapshot> SnapshotFromJson(const Json& node,
+                                               absl::string_view field) {
   LayerSnapshot snapshot;
-  absl::StatusOr<std::string> path = RequireString(node, "path", field);
-  if (!path.ok()) return path.status();
-  snapshot.path = *std::move(path);
-  absl::StatusOr<std::int64_t> call_index =
-      RequireIndex(node, "call_index", field);
-  if (!call_index.ok()) return call_index.status();
-  snapshot.call_index = *call_index;
-  absl::StatusOr<const Json*> metrics = RequireMember(node, "metrics", field);
+  absl::StatusOr<const Json*> metrics =
+      ReadLayerKey(node, field, snapshot.path, snapshot.call_index);
   if (!metrics.ok()) return metrics.status();
   absl::StatusOr<MetricMap> values =
       MetricMapFromJson(**metrics, MemberPath(field, "metrics"));
@@ -95,23 +105,9 @@ absl::StatusOr<std::vector<LayerSnapshot>> SnapshotsFromJson(
 
 absl::StatusOr<LayerDiff> LayerDiffFromJson(const Json& node,
                                             absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status =
-          RejectUnknownKeys(node, {"path", "call_index", "metrics"}, field);
-      !status.ok()) {
-    return status;
-  }
   LayerDiff layer;
-  absl::StatusOr<std::string> path = RequireString(node, "path", field);
-  if (!path.ok()) return path.status();
-  layer.path = *std::move(path);
-  absl::StatusOr<std::int64_t> call_index =
-      RequireIndex(node, "call_index", field);
-  if (!call_index.ok()) return call_index.status();
-  layer.call_index = *call_index;
-  absl::StatusOr<const Json*> metrics = RequireMember(node, "metrics", field);
+  absl::StatusOr<const Json*> metrics =
+      ReadLayerKey(node, field, layer.path, layer.call_index);
   if (!metrics.ok()) return metrics.status();
   absl::StatusOr<std::map<std::string, MetricDiff>> diffs =
       DiffMapFromJson(**metrics, MemberPath(field, "metrics"));
