@@ -45,6 +45,10 @@ using report::Count;
 
 enum class ScopeChannel : int { kModules = 0, kLayerCalls = 1 };
 inline constexpr int kScopeChannels = 2;
+// Whether `channel`, as an integer from outside (Python), names a channel.
+inline bool IsScopeChannel(std::int64_t channel) {
+  return channel >= 0 && channel < kScopeChannels;
+}
 
 // A call of a deferred (caller-evaluated) operator, kept for after the
 // workload. Tensors are replaced by meta tensors of the same sizes, strides

@@ -81,15 +81,9 @@ std::int64_t BeginCounting(std::string options_json) {
 }
 
 ScopeChannel CheckedChannel(std::int64_t channel) {
-  TORCH_CHECK(channel >= 0 && channel < kScopeChannels,
-              "torchscan: unknown scope channel ", channel);
+  TORCH_CHECK(IsScopeChannel(channel), "torchscan: unknown scope channel ",
+              channel);
   return static_cast<ScopeChannel>(channel);
-}
-
-void SetScope(std::int64_t handle, std::int64_t channel,
-              std::vector<std::string> labels) {
-  OpenMeasurements::Get().Session(handle).SetScope(CheckedChannel(channel),
-                                                   std::move(labels));
 }
 
 std::int64_t ChangeScopeLabel(std::int64_t handle, std::int64_t channel,
@@ -215,7 +209,6 @@ std::string BuildInfo() {
 
 constexpr const char* kOperators[] = {
     "_begin_counting(str options) -> int",
-    "_set_scope(int handle, int channel, str[] labels) -> ()",
     "_stop_counting(int handle) -> ()",
     "_take_deferred_calls(int handle) -> Any",
     "_resolve_deferred(int handle, str results) -> ()",
@@ -245,18 +238,17 @@ const OwnOperators registration(
     torch::Library::DEF, OperatorNames(),
     [](torch::Library& library) {
       library.def(kOperators[0], &BeginCounting);
-      library.def(kOperators[1], &SetScope);
-      library.def(kOperators[2], &StopCounting);
-      library.def(kOperators[3], &TakeDeferredCalls);
-      library.def(kOperators[4], &ResolveDeferred);
-      library.def(kOperators[5], &FlopReportJson);
-      library.def(kOperators[6], &LayerCallReportJson);
-      library.def(kOperators[7], &FinishCounting);
-      library.def(kOperators[8], &BuildInfo);
-      library.def(kOperators[9], &EnterLayer);
-      library.def(kOperators[10], &ExitLayer);
-      library.def(kOperators[11], &ChangeScopeLabel);
-      library.def(kOperators[12], &SetScopeId);
+      library.def(kOperators[1], &StopCounting);
+      library.def(kOperators[2], &TakeDeferredCalls);
+      library.def(kOperators[3], &ResolveDeferred);
+      library.def(kOperators[4], &FlopReportJson);
+      library.def(kOperators[5], &LayerCallReportJson);
+      library.def(kOperators[6], &FinishCounting);
+      library.def(kOperators[7], &BuildInfo);
+      library.def(kOperators[8], &EnterLayer);
+      library.def(kOperators[9], &ExitLayer);
+      library.def(kOperators[10], &ChangeScopeLabel);
+      library.def(kOperators[11], &SetScopeId);
     },
     __FILE__, __LINE__);
 

@@ -18,16 +18,6 @@
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/open_measurements.h"
 
-namespace torchscan::dispatch {
-namespace {
-
-bool ValidChannel(std::int64_t channel) {
-  return channel >= 0 && channel < kScopeChannels;
-}
-
-}  // namespace
-}  // namespace torchscan::dispatch
-
 extern "C" {
 
 // The scope id after adding (`present` != 0) or removing `label`, which
@@ -36,7 +26,7 @@ __attribute__((visibility("default"))) std::int64_t
 torchscan_change_scope_label(std::int64_t handle, std::int64_t channel,
                              const char* label, std::int32_t present) noexcept {
   using namespace torchscan::dispatch;
-  if (!ValidChannel(channel) || label == nullptr) return -1;
+  if (!IsScopeChannel(channel) || label == nullptr) return -1;
   try {
     return OpenMeasurements::Get().Session(handle).ChangeScopeLabel(
         static_cast<ScopeChannel>(channel), std::string(label), present != 0);
@@ -49,7 +39,7 @@ torchscan_change_scope_label(std::int64_t handle, std::int64_t channel,
 __attribute__((visibility("default"))) std::int32_t torchscan_set_scope_id(
     std::int64_t handle, std::int64_t channel, std::int64_t id) noexcept {
   using namespace torchscan::dispatch;
-  if (!ValidChannel(channel) || id < 0 ||
+  if (!IsScopeChannel(channel) || id < 0 ||
       id > std::numeric_limits<std::uint32_t>::max()) {
     return -1;
   }

@@ -32,9 +32,6 @@ class Measurement:
         self.handle = int(self._ops._begin_counting(json.dumps(options)))
         self._finished = False
 
-    def set_scope(self, channel: int, labels: list[str]) -> None:
-        self._ops._set_scope(self.handle, channel, labels)
-
     def enter_layer(self, layer: int, module_label: str) -> None:
         self._ops._enter_layer(self.handle, layer, module_label)
 
