@@ -69,19 +69,18 @@ class ModuleScopes:
             return entry[1]
         return self._name_and_children(module)
 
-    def _known_name(self, module) -> str | None:
+    def _entry(self, module) -> tuple[weakref.ref, str, bool] | None:
         entry = self._names.get(id(module))
-        return entry[1] if entry is not None and entry[0]() is module else None
+        return entry if entry is not None and entry[0]() is module else None
 
     def _name_and_children(self, module) -> str:
-        name = self._known_name(module)
-        if name is None:
-            name = type(module).__name__
+        entry = self._entry(module)
+        name = entry[1] if entry is not None else type(module).__name__
         self._names[id(module)] = (weakref.ref(module), name, False)
         for child_name, child in module.named_children():
             # A child named before keeps its own children's names.
-            previous = self._names.get(id(child))
-            named_children = previous is not None and previous[2] and previous[0]() is child
+            previous = self._entry(child)
+            named_children = previous is not None and previous[2]
             self._names[id(child)] = (weakref.ref(child), f"{name}.{child_name}", named_children)
             if not named_children:
                 self._name_and_children(child)
