@@ -5,9 +5,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "formulas/formula_support.h"
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
+#include "report/json_reader.h"
 #include "report/layer_report.h"
 #include "report/metric_map.h"
 #include "report/strict.h"
@@ -15,22 +17,14 @@
 namespace torchscan::formulas {
 namespace {
 
-absl::Status FieldError(absl::string_view field, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
-}
-
-absl::StatusOr<const report::Json*> Member(const report::Json& object,
-                                           const char* key,
-                                           absl::string_view field) {
-  if (!object.is_object()) return FieldError(field, "expected an object");
-  auto it = object.find(key);
-  if (it == object.end())
-    return FieldError(absl::StrCat(field, ".", key), "is missing");
-  return &*it;
-}
+using report::Json;
+using report::JsonArray;
+using report::JsonObject;
+using report::JsonValue;
 
 absl::StatusOr<report::ModelTensorTotals> ModelTotalsFromJson(
-    const report::Json& node) {
+    const JsonObject& crawl) {
+  TS_ASSIGN_OR_RETURN(JsonObject model, crawl.Object("model"));
   report::ModelTensorTotals totals;
   for (auto [key, target] :
        {std::pair{"trainable_parameters", &totals.trainable_parameters},
@@ -38,15 +32,28 @@ absl::StatusOr<report::ModelTensorTotals> ModelTotalsFromJson(
         std::pair{"parameter_bytes", &totals.parameter_bytes},
         std::pair{"buffer_elements", &totals.buffer_elements},
         std::pair{"buffer_bytes", &totals.buffer_bytes}}) {
-    const std::string field = absl::StrCat("crawl.model.", key);
-    TS_ASSIGN_OR_RETURN(const report::Json* value,
-                        Member(node, key, "crawl.model"));
-    TS_ASSIGN_OR_RETURN(report::Count count,
-                        report::JsonToCount(*value, field));
-    if (count < 0) return FieldError(field, "must not be negative");
-    *target = count;
+    TS_ASSIGN_OR_RETURN(*target, model.NonNegativeCount(key));
   }
   return totals;
+}
+
+absl::StatusOr<std::string> CrawlMode(const JsonObject& crawl) {
+  TS_ASSIGN_OR_RETURN(JsonValue mode, crawl.Member("mode"));
+  if (!mode.node().is_string() ||
+      (mode.node() != "full" && mode.node() != "structure")) {
+    return mode.Error("must be 'full' or 'structure'");
+  }
+  return mode.node().get<std::string>();
+}
+
+// A layer index into `layers`: "is not a layer index" otherwise.
+absl::StatusOr<std::size_t> LayerIndex(const JsonValue& value,
+                                       std::size_t layers) {
+  TS_ASSIGN_OR_RETURN(report::Count index, value.Integer());
+  if (index < 0 || index >= static_cast<report::Count>(layers)) {
+    return value.Error("is not a layer index");
+  }
+  return static_cast<std::size_t>(index);
 }
 
 }  // namespace
@@ -98,137 +105,96 @@ absl::StatusOr<report::AnalysisReport> BuildAnalysisReport(CrawlRecord record) {
 
 // Everything of a crawl record after its layers: model totals, front-end
 // diagnostics, leaf calls, operator FLOPs, per-layer-call FLOPs.
-absl::Status ParseCrawlRest(const report::Json& node, CrawlRecord& record) {
-  TS_ASSIGN_OR_RETURN(const report::Json* model,
-                      Member(node, "model", "crawl"));
-  TS_ASSIGN_OR_RETURN(record.parts.model, ModelTotalsFromJson(*model));
-  if (auto it = node.find("diagnostics"); it != node.end()) {
-    if (!it->is_array()) {
-      return FieldError("crawl.diagnostics", "expected an array");
-    }
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      TS_ASSIGN_OR_RETURN(
-          report::Diagnostic diagnostic,
-          report::DiagnosticFromJson(
-              (*it)[i], absl::StrCat("crawl.diagnostics[", i, "]")));
+absl::Status ParseCrawlRest(const JsonObject& crawl, const std::string& mode,
+                            CrawlRecord& record) {
+  TS_ASSIGN_OR_RETURN(record.parts.model, ModelTotalsFromJson(crawl));
+  if (crawl.Contains("diagnostics")) {
+    TS_ASSIGN_OR_RETURN(JsonArray diagnostics, crawl.Array("diagnostics"));
+    for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+      const JsonValue item = diagnostics.Item(i);
+      TS_ASSIGN_OR_RETURN(report::Diagnostic diagnostic,
+                          report::DiagnosticFromJson(item.node(), item.path()));
       record.parts.module_diagnostics.push_back(std::move(diagnostic));
     }
   }
-  if (node.value("mode", "") == "structure") return absl::OkStatus();
+  if (mode == "structure") return absl::OkStatus();
 
-  TS_ASSIGN_OR_RETURN(const report::Json* leaf_calls,
-                      Member(node, "leaf_calls", "crawl"));
-  if (!leaf_calls->is_array())
-    return FieldError("crawl.leaf_calls", "expected an array");
-  for (std::size_t i = 0; i < leaf_calls->size(); ++i) {
-    const std::string field = absl::StrCat("crawl.leaf_calls[", i, "]");
-    const report::Json& entry = (*leaf_calls)[i];
-    TS_ASSIGN_OR_RETURN(const report::Json* layer,
-                        Member(entry, "layer", field));
-    TS_ASSIGN_OR_RETURN(
-        report::Count index,
-        report::JsonToCount(*layer, absl::StrCat(field, ".layer")));
-    if (index < 0 ||
-        index >= static_cast<report::Count>(record.parts.layers.size())) {
-      return FieldError(absl::StrCat(field, ".layer"), "is not a layer index");
-    }
+  const std::size_t layer_count = record.parts.layers.size();
+  TS_ASSIGN_OR_RETURN(JsonArray leaf_calls, crawl.Array("leaf_calls"));
+  for (std::size_t i = 0; i < leaf_calls.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(JsonObject entry, leaf_calls.Item(i).Object());
+    TS_ASSIGN_OR_RETURN(JsonValue layer, entry.Member("layer"));
+    TS_ASSIGN_OR_RETURN(std::size_t index, LayerIndex(layer, layer_count));
     // The fields are read in place: copying each call's JSON costs more than
     // evaluating its formulas.
     CapturedModuleCall captured;
-    TS_ASSIGN_OR_RETURN(const report::Json* path, Member(entry, "path", field));
-    if (!path->is_string()) {
-      return FieldError(absl::StrCat(field, ".path"), "expected a string");
-    }
-    captured.path = path->get<std::string>();
-    TS_ASSIGN_OR_RETURN(const report::Json* module,
-                        Member(entry, "module", field));
-    TS_ASSIGN_OR_RETURN(
-        captured.module,
-        ModuleDescriptionFromJson(*module, absl::StrCat(field, ".module")));
-    TS_ASSIGN_OR_RETURN(const report::Json* call, Member(entry, "call", field));
-    TS_ASSIGN_OR_RETURN(
-        captured.call, ModuleCallFromJson(*call, absl::StrCat(field, ".call")));
-    record.leaf_calls.push_back(
-        CapturedLeafCall{static_cast<std::size_t>(index), std::move(captured)});
+    TS_ASSIGN_OR_RETURN(captured.path, entry.String("path"));
+    TS_ASSIGN_OR_RETURN(JsonValue module, entry.Member("module"));
+    TS_ASSIGN_OR_RETURN(captured.module, ModuleDescriptionFromJson(
+                                             module.node(), module.path()));
+    TS_ASSIGN_OR_RETURN(JsonValue call, entry.Member("call"));
+    TS_ASSIGN_OR_RETURN(captured.call,
+                        ModuleCallFromJson(call.node(), call.path()));
+    record.leaf_calls.push_back(CapturedLeafCall{index, std::move(captured)});
   }
-  TS_ASSIGN_OR_RETURN(const report::Json* flops,
-                      Member(node, "operator_flops", "crawl"));
-  TS_ASSIGN_OR_RETURN(
-      report::FlopReport flop_report,
-      report::FlopReportFromJson(*flops, "crawl.operator_flops"));
-  record.operator_flops = std::move(flop_report);
+  TS_ASSIGN_OR_RETURN(JsonValue flops, crawl.Member("operator_flops"));
+  TS_ASSIGN_OR_RETURN(record.operator_flops,
+                      report::FlopReportFromJson(flops.node(), flops.path()));
 
-  if (auto it = node.find("layer_call_flops"); it != node.end()) {
-    if (!it->is_object())
-      return FieldError("crawl.layer_call_flops", "expected an object");
-    for (const auto& [label, value] : it->items()) {
-      const std::string field = absl::StrCat("crawl.layer_call_flops.", label);
+  if (crawl.Contains("layer_call_flops")) {
+    TS_ASSIGN_OR_RETURN(JsonObject per_layer, crawl.Object("layer_call_flops"));
+    for (auto& [label, value] : per_layer.Members()) {
       std::optional<report::Count> index = report::ParseCount(label);
       if (!index || *index < 0 ||
-          *index >= static_cast<report::Count>(record.parts.layers.size())) {
-        return FieldError(field, "is not a layer index");
+          *index >= static_cast<report::Count>(layer_count)) {
+        return value.Error("is not a layer index");
       }
-      report::Json entry = value;
-      entry["path"] = "";
-      entry["call_index"] = 0;
-      TS_ASSIGN_OR_RETURN(report::LayerOperatorFlops flops,
-                          report::LayerOperatorFlopsFromJson(entry, field));
-      record.layer_call_flops[static_cast<std::size_t>(*index)] =
-          std::move(flops);
+      TS_ASSIGN_OR_RETURN(
+          record.layer_call_flops[static_cast<std::size_t>(*index)],
+          report::LayerCallFlopsFromJson(value.node(), value.path()));
     }
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject crawl, JsonValue(node, "crawl").Object());
   CrawlRecord record;
-  TS_ASSIGN_OR_RETURN(const report::Json* mode, Member(node, "mode", "crawl"));
-  if (!mode->is_string() || (*mode != "full" && *mode != "structure")) {
-    return FieldError("crawl.mode", "must be 'full' or 'structure'");
-  }
-  TS_ASSIGN_OR_RETURN(const report::Json* context,
-                      Member(node, "context", "crawl"));
-  TS_ASSIGN_OR_RETURN(record.parts.context,
-                      report::ReportContextFromJson(*context, "crawl.context"));
-  TS_ASSIGN_OR_RETURN(const report::Json* inputs,
-                      Member(node, "inputs", "crawl"));
-  TS_ASSIGN_OR_RETURN(record.parts.inputs,
-                      report::InputsMetadataFromJson(*inputs, "crawl.inputs"));
-  TS_ASSIGN_OR_RETURN(const report::Json* layers,
-                      Member(node, "layers", "crawl"));
-  if (!layers->is_array())
-    return FieldError("crawl.layers", "expected an array");
-  for (std::size_t i = 0; i < layers->size(); ++i) {
-    TS_ASSIGN_OR_RETURN(
-        report::LayerReport layer,
-        report::LayerReportFromJson((*layers)[i],
-                                    absl::StrCat("crawl.layers[", i, "]")));
+  TS_ASSIGN_OR_RETURN(std::string mode, CrawlMode(crawl));
+  TS_ASSIGN_OR_RETURN(JsonValue context, crawl.Member("context"));
+  TS_ASSIGN_OR_RETURN(
+      record.parts.context,
+      report::ReportContextFromJson(context.node(), context.path()));
+  TS_ASSIGN_OR_RETURN(JsonValue inputs, crawl.Member("inputs"));
+  TS_ASSIGN_OR_RETURN(record.parts.inputs, report::InputsMetadataFromJson(
+                                               inputs.node(), inputs.path()));
+  TS_ASSIGN_OR_RETURN(JsonArray layers, crawl.Array("layers"));
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const JsonValue item = layers.Item(i);
+    TS_ASSIGN_OR_RETURN(report::LayerReport layer,
+                        report::LayerReportFromJson(item.node(), item.path()));
     record.parts.layers.push_back(std::move(layer));
   }
-  TS_RETURN_IF_ERROR(ParseCrawlRest(node, record));
+  TS_RETURN_IF_ERROR(ParseCrawlRest(crawl, mode, record));
   return record;
 }
 
 absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject crawl, JsonValue(node, "crawl").Object());
   CrawlRecord record;
-  TS_ASSIGN_OR_RETURN(const report::Json* mode, Member(node, "mode", "crawl"));
-  if (!mode->is_string() || (*mode != "full" && *mode != "structure")) {
-    return FieldError("crawl.mode", "must be 'full' or 'structure'");
-  }
-  TS_ASSIGN_OR_RETURN(const report::Json* count,
-                      Member(node, "layer_count", "crawl"));
-  TS_ASSIGN_OR_RETURN(report::Count layers,
-                      report::JsonToCount(*count, "crawl.layer_count"));
+  TS_ASSIGN_OR_RETURN(std::string mode, CrawlMode(crawl));
+  TS_ASSIGN_OR_RETURN(JsonValue count, crawl.Member("layer_count"));
+  TS_ASSIGN_OR_RETURN(report::Count layers, count.Integer());
   if (layers < 0 || layers > (report::Count(1) << 31)) {
-    return FieldError("crawl.layer_count", "is not a layer count");
+    return count.Error("is not a layer count");
   }
   record.parts.layers.resize(static_cast<std::size_t>(layers));
   // Structure mode's not-requested operator report names the torch version.
-  if (auto it = node.find("torch_version");
-      it != node.end() && it->is_string()) {
-    record.parts.context.torch_version = it->get<std::string>();
+  if (std::optional<JsonValue> version = crawl.OptionalMember("torch_version");
+      version && version->node().is_string()) {
+    record.parts.context.torch_version = version->node().get<std::string>();
   }
-  TS_RETURN_IF_ERROR(ParseCrawlRest(node, record));
+  TS_RETURN_IF_ERROR(ParseCrawlRest(crawl, mode, record));
   TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
                       BuildAnalysisReport(std::move(record)));
 
@@ -244,10 +210,8 @@ absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node) {
     parts["layer_operator_flops"] = report::Json::array();
     for (const report::LayerOperatorFlops& entry :
          *report.layer_operator_flops) {
-      report::Json flops = report::LayerOperatorFlopsToJson(entry);
-      flops.erase("path");
-      flops.erase("call_index");
-      parts["layer_operator_flops"].push_back(std::move(flops));
+      parts["layer_operator_flops"].push_back(
+          report::LayerCallFlopsToJson(entry));
     }
   }
   parts["totals"] = report::MetricMapToJson(report.totals);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "formulas/attention_module_flops.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
@@ -157,9 +158,7 @@ Py<ExactCount> DropoutModuleFlops(const DropoutParams& dropout,
 
 absl::StatusOr<FormulaOutcome<Count>> ModuleFlops(
     const ModuleDescription& module, const ModuleCall& call) {
-  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
   const PyTuple inputs = python::TupleOf(call.inputs);
   // Every formula but MultiheadAttention's sees the first output tensor.
   const CallValue& out = python::OrNone(FirstTensor(call.output));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
 #include "formulas/python_semantics.h"
@@ -90,9 +91,7 @@ Py<ExactCount> AdaptivePoolMacs(const CallValue& inp, const CallValue& out,
 
 absl::StatusOr<FormulaOutcome<Count>> ModuleMacs(
     const ModuleDescription& module, const ModuleCall& call) {
-  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
   const CallValue& inp = python::OrNone(FirstTensor(call.inputs));
   const CallValue& out = python::OrNone(FirstTensor(call.output));
   Py<ExactCount> macs = ExactCount(0);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -113,17 +114,16 @@ absl::StatusOr<ModuleMetrics> EvaluateModuleMetrics(
       const ModuleDescription&, const ModuleCall&);
   constexpr Formula kFormulas[] = {&ModuleFlops, &ModuleMacs, &ModuleDmas};
   for (std::size_t i = 0; i < 3; ++i) {
-    absl::StatusOr<FormulaOutcome<Count>> outcome = kFormulas[i](module, call);
-    if (!outcome.ok()) return outcome.status();
+    TS_ASSIGN_OR_RETURN(FormulaOutcome<Count> outcome,
+                        kFormulas[i](module, call));
     const auto& [name, unit] = kCounts[i];
     metrics.metrics.push_back(
         {std::string(name),
-         RecordCountMetric(name, unit, path, *outcome, metrics.diagnostics)});
+         RecordCountMetric(name, unit, path, outcome, metrics.diagnostics)});
   }
-  absl::StatusOr<FormulaOutcome<ReceptiveField>> field =
-      ModuleReceptiveField(module, call);
-  if (!field.ok()) return field.status();
-  RecordReceptiveField(path, *field, metrics);
+  TS_ASSIGN_OR_RETURN(FormulaOutcome<ReceptiveField> field,
+                      ModuleReceptiveField(module, call));
+  RecordReceptiveField(path, field, metrics);
   return metrics;
 }
 

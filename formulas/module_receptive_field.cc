@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
 #include "formulas/python_semantics.h"
@@ -88,9 +89,7 @@ Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
 
 absl::StatusOr<FormulaOutcome<ReceptiveField>> ModuleReceptiveField(
     const ModuleDescription& module, const ModuleCall& call) {
-  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
   using Outcome = FormulaOutcome<ReceptiveField>;
   const CallValue& inp = python::OrNone(FirstTensor(call.inputs));
   const CallValue& out = python::OrNone(FirstTensor(call.output));

@@ -86,6 +86,12 @@ struct LayerOperatorFlops {
 Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry);
 absl::StatusOr<LayerOperatorFlops> LayerOperatorFlopsFromJson(
     const Json& node, absl::string_view field);
+// The same without the key: {"total": ..., "by_operator": {...}}, as a crawl
+// record carries a layer call's operator FLOPs under the call's layer index.
+// LayerCallFlopsFromJson leaves path and call_index empty.
+Json LayerCallFlopsToJson(const LayerOperatorFlops& entry);
+absl::StatusOr<LayerOperatorFlops> LayerCallFlopsFromJson(
+    const Json& node, absl::string_view field);
 
 struct AnalysisReport {
   std::int64_t schema_version = kSchemaVersion;

@@ -8,7 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "report/json_fields.h"
+#include "base/status_macros.h"
+#include "report/json_reader.h"
 #include "report/python_text.h"
 
 namespace torchscan::report {
@@ -69,16 +70,17 @@ absl::StatusOr<std::vector<std::string>> LineCells(
     return (*widths)[column];
   };
   std::vector<std::string> cells;
-  absl::StatusOr<std::string> name =
+  TS_ASSIGN_OR_RETURN(
+      std::string name,
       WrapString(FormatName(layer.name, layer.depth),
-                 widths ? (*widths)[0] + 3 : kUnboundedWrap, wrap_mode);
-  if (!name.ok()) return name.status();
-  cells.push_back(Cell(*name, width(0)));
+                 widths ? (*widths)[0] + 3 : kUnboundedWrap, wrap_mode));
+  cells.push_back(Cell(name, width(0)));
   cells.push_back(Cell(layer.type, width(1)));
-  absl::StatusOr<std::string> shape = WrapString(
-      ShapeText(layer.output), widths ? (*widths)[2] : kUnboundedWrap, "end");
-  if (!shape.ok()) return shape.status();
-  cells.push_back(Cell(*shape, width(2)));
+  TS_ASSIGN_OR_RETURN(
+      std::string shape,
+      WrapString(ShapeText(layer.output),
+                 widths ? (*widths)[2] : kUnboundedWrap, "end"));
+  cells.push_back(Cell(shape, width(2)));
   std::optional<Count> parameters =
       CheckedAdd(layer.parameters.trainable, layer.parameters.frozen);
   std::optional<Count> elements =
@@ -134,21 +136,19 @@ absl::StatusOr<double> AsFloat(const MetricValue& value,
 absl::StatusOr<std::string> ParameterLine(const AnalysisReport& report,
                                           absl::string_view label,
                                           absl::string_view name) {
-  absl::StatusOr<const MetricResult*> total = Total(report, name);
-  if (!total.ok()) return total.status();
+  TS_ASSIGN_OR_RETURN(const MetricResult* total, Total(report, name));
   Count value = 0;
-  if ((*total)->value()) {
-    const MetricValue& number = *(*total)->value();
+  if (total->value()) {
+    const MetricValue& number = *total->value();
     if (const Count* count = std::get_if<Count>(&number)) {
       value = *count;
     } else {
-      absl::StatusOr<double> real = AsFloat(number, name);
-      if (!real.ok()) return real.status();
+      TS_ASSIGN_OR_RETURN(double real, AsFloat(number, name));
       // int(float) truncates toward zero.
-      if (!std::isfinite(*real) || std::fabs(*real) >= 1.7e38) {
+      if (!std::isfinite(real) || std::fabs(real) >= 1.7e38) {
         return FieldError(MemberPath("totals", name), "is out of range");
       }
-      value = Count(std::trunc(*real));
+      value = Count(std::trunc(real));
     }
   }
   return absl::StrCat(label, ": ", PythonThousands(value));
@@ -156,25 +156,22 @@ absl::StatusOr<std::string> ParameterLine(const AnalysisReport& report,
 
 absl::StatusOr<double> ValueOrZero(const AnalysisReport& report,
                                    absl::string_view name) {
-  absl::StatusOr<const MetricResult*> total = Total(report, name);
-  if (!total.ok()) return total.status();
-  if (!(*total)->value()) return 0.0;
-  return AsFloat(*(*total)->value(), name);
+  TS_ASSIGN_OR_RETURN(const MetricResult* total, Total(report, name));
+  if (!total->value()) return 0.0;
+  return AsFloat(*total->value(), name);
 }
 
 // _format_total: "<label>: [known ]<scaled> <prefix><unit>" or unavailable.
 absl::StatusOr<std::string> TotalLine(const AnalysisReport& report,
                                       absl::string_view label,
                                       absl::string_view name) {
-  absl::StatusOr<const MetricResult*> total = Total(report, name);
-  if (!total.ok()) return total.status();
-  const MetricResult& result = **total;
+  TS_ASSIGN_OR_RETURN(const MetricResult* total, Total(report, name));
+  const MetricResult& result = *total;
   const std::optional<MetricValue>& value =
       result.is_complete() ? result.value() : result.known_value();
   if (!value) return absl::StrCat(label, ": unavailable");
-  absl::StatusOr<double> number = AsFloat(*value, name);
-  if (!number.ok()) return number.status();
-  const ScaledValue scaled = UnitScale(*number);
+  TS_ASSIGN_OR_RETURN(double number, AsFloat(*value, name));
+  const ScaledValue scaled = UnitScale(number);
   return absl::StrCat(label, ": ", result.is_complete() ? "" : "known ",
                       PythonFixed(scaled.value, 2), " ", scaled.prefix,
                       result.unit());
@@ -291,13 +288,12 @@ absl::StatusOr<std::string> FormatInfo(
                         absl::StrCat("is too deep to render (at most ",
                                      kMaxRenderDepth, ")"));
     }
-    absl::StatusOr<std::vector<std::string>> cells =
-        LineCells(layer, nullptr, "mid", true, true);
-    if (!cells.ok()) return cells.status();
+    TS_ASSIGN_OR_RETURN(std::vector<std::string> cells,
+                        LineCells(layer, nullptr, "mid", true, true));
     for (std::size_t column = 0; column < kColumns; ++column) {
-      widths[column] = std::max(
-          widths[column],
-          static_cast<std::int64_t>(CodePointLength((*cells)[column])));
+      widths[column] =
+          std::max(widths[column],
+                   static_cast<std::int64_t>(CodePointLength(cells[column])));
     }
   }
   for (std::size_t i = 0; i < kColumns; ++i) {
@@ -320,44 +316,40 @@ absl::StatusOr<std::string> FormatInfo(
   lines.push_back(absl::StrJoin(headers, kMargin));
   lines.push_back(thick);
   for (const LayerReport& layer : report.layers) {
-    absl::StatusOr<std::vector<std::string>> cells = LineCells(
-        layer, &widths, wrap_mode, receptive_field, effective_rf_stats);
-    if (!cells.ok()) return cells.status();
-    lines.push_back(absl::StrJoin(*cells, kMargin));
+    TS_ASSIGN_OR_RETURN(std::vector<std::string> cells,
+                        LineCells(layer, &widths, wrap_mode, receptive_field,
+                                  effective_rf_stats));
+    lines.push_back(absl::StrJoin(cells, kMargin));
   }
   lines.push_back(thick);
   for (auto [label, name] :
        {std::pair{"Trainable params", "trainable_parameters"},
         std::pair{"Non-trainable params", "frozen_parameters"},
         std::pair{"Total params", "parameters"}}) {
-    absl::StatusOr<std::string> line = ParameterLine(report, label, name);
-    if (!line.ok()) return line.status();
-    lines.push_back(*std::move(line));
+    TS_ASSIGN_OR_RETURN(std::string line, ParameterLine(report, label, name));
+    lines.push_back(std::move(line));
   }
   lines.push_back(dotted);
-  absl::StatusOr<double> parameter_bytes =
-      ValueOrZero(report, "parameter_bytes");
-  if (!parameter_bytes.ok()) return parameter_bytes.status();
-  absl::StatusOr<double> buffer_bytes = ValueOrZero(report, "buffer_bytes");
-  if (!buffer_bytes.ok()) return buffer_bytes.status();
+  TS_ASSIGN_OR_RETURN(double parameter_bytes,
+                      ValueOrZero(report, "parameter_bytes"));
+  TS_ASSIGN_OR_RETURN(double buffer_bytes, ValueOrZero(report, "buffer_bytes"));
   // "Mb" is MiB, as upstream prints it.
   lines.push_back(absl::StrCat(
       "Model size (params + buffers): ",
-      PythonFixed((*parameter_bytes + *buffer_bytes) / 1048576.0, 2), " Mb"));
+      PythonFixed((parameter_bytes + buffer_bytes) / 1048576.0, 2), " Mb"));
   lines.push_back(dotted);
   for (auto [label, name] :
        {std::pair{"Module-formula forward FLOPs", "module_flops"},
         std::pair{"Multiply-Accumulations", "macs"},
         std::pair{"Direct memory accesses", "dmas"}}) {
-    absl::StatusOr<std::string> line = TotalLine(report, label, name);
-    if (!line.ok()) return line.status();
-    lines.push_back(*std::move(line));
+    TS_ASSIGN_OR_RETURN(std::string line, TotalLine(report, label, name));
+    lines.push_back(std::move(line));
   }
   if (report.totals.Contains("operator_flops")) {
-    absl::StatusOr<std::string> line =
-        TotalLine(report, "Operator forward FLOPs", "operator_flops");
-    if (!line.ok()) return line.status();
-    lines.push_back(*std::move(line));
+    TS_ASSIGN_OR_RETURN(
+        std::string line,
+        TotalLine(report, "Operator forward FLOPs", "operator_flops"));
+    lines.push_back(std::move(line));
   }
   if (!report.diagnostics.empty()) {
     lines.push_back(absl::StrCat("Diagnostics: ", report.diagnostics.size(),
@@ -378,10 +370,10 @@ absl::StatusOr<std::string> RenderSummary(const AnalysisReport& report,
   }
   std::optional<absl::string_view> wrap_mode;
   if (options.wrap_mode) wrap_mode = *options.wrap_mode;
-  absl::StatusOr<std::string> text = FormatInfo(
-      *display, wrap_mode, options.receptive_field, options.effective_rf_stats);
-  if (!text.ok()) return text.status();
-  return absl::StrCat(*text, "\n");
+  TS_ASSIGN_OR_RETURN(std::string text,
+                      FormatInfo(*display, wrap_mode, options.receptive_field,
+                                 options.effective_rf_stats));
+  return absl::StrCat(text, "\n");
 }
 
 }  // namespace torchscan::report

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
+#include "base/status_macros.h"
 #include "formulas/analysis_builder.h"
 #include "report/strict.h"
 #include "torchscan/ivalue_metadata.h"
@@ -156,11 +157,10 @@ Json CrawlContext(const std::string& model_type, bool training_before,
 
 absl::StatusOr<report::AnalysisReport> FinishCrawl(const Json& record,
                                                    bool strict) {
-  absl::StatusOr<formulas::CrawlRecord> crawl =
-      formulas::CrawlRecordFromJson(record);
-  if (!crawl.ok()) return crawl.status();
+  TS_ASSIGN_OR_RETURN(formulas::CrawlRecord crawl,
+                      formulas::CrawlRecordFromJson(record));
   absl::StatusOr<report::AnalysisReport> report =
-      formulas::BuildAnalysisReport(*std::move(crawl));
+      formulas::BuildAnalysisReport(std::move(crawl));
   if (!report.ok() || !strict || !report::IsIncomplete(*report)) return report;
   absl::Status incomplete =
       absl::FailedPreconditionError(report::IncompleteAnalysisMessage(*report));

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "torchscan/crawl.h"
 #include "torchscan/crawl_support.h"
 #include "torchscan_dispatch/active_counting.h"
@@ -55,9 +56,8 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
   const std::vector<at::Tensor> parameters =
       Deduplicated(module.parameters(true));
   const std::vector<at::Tensor> buffers = Deduplicated(module.buffers(true));
-  absl::StatusOr<PreparedInputs> inputs =
-      PrepareInputs(options, parameters, buffers);
-  if (!inputs.ok()) return inputs.status();
+  TS_ASSIGN_OR_RETURN(PreparedInputs inputs,
+                      PrepareInputs(options, parameters, buffers));
   const bool full = options.mode == CrawlMode::kFull;
   const bool training_before = module.is_training();
 
@@ -70,7 +70,7 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
     module.eval();
     at::NoGradGuard no_grad;
     if (full) counting.emplace();
-    run(inputs->args);
+    run(inputs.args);
     if (counting) counting->Stop();
   } catch (...) {
     counting.reset();
@@ -114,7 +114,7 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
   record["mode"] = full ? "full" : "structure";
   record["context"] =
       CrawlContext(module.name(), training_before, parameters, buffers);
-  record["inputs"] = inputs->metadata;
+  record["inputs"] = inputs.metadata;
   record["layers"] = std::move(layers);
   record["model"] = ModelTotals(parameters, buffers);
   record["diagnostics"] =
@@ -125,10 +125,9 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
                         {"message", kUnobservableMessage}}});
   if (full) {
     record["leaf_calls"] = Json::array();
-    absl::StatusOr<report::FlopReport> flops =
-        counting->session().BuildReport();
-    if (!flops.ok()) return flops.status();
-    record["operator_flops"] = report::FlopReportToJson(*flops);
+    TS_ASSIGN_OR_RETURN(report::FlopReport flops,
+                        counting->session().BuildReport());
+    record["operator_flops"] = report::FlopReportToJson(flops);
   }
   return FinishCrawl(record, options.strict);
 }

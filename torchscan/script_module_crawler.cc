@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "torchscan/crawl.h"
 #include "torchscan/crawl_support.h"
 #include "torchscan/ivalue_metadata.h"
@@ -281,9 +282,8 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
       Deduplicated(Tensors(module.named_parameters(/*recurse=*/true)));
   const std::vector<at::Tensor> buffers =
       Deduplicated(DefinedTensors(module.named_buffers(/*recurse=*/true)));
-  absl::StatusOr<PreparedInputs> inputs =
-      PrepareInputs(options, parameters, buffers);
-  if (!inputs.ok()) return inputs.status();
+  TS_ASSIGN_OR_RETURN(PreparedInputs inputs,
+                      PrepareInputs(options, parameters, buffers));
   if (!module.find_method("forward")) {
     return absl::InvalidArgumentError(
         "the TorchScript module has no forward method");
@@ -304,8 +304,8 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
   {
     ActiveCrawl active(&crawl);
     at::NoGradGuard no_grad;
-    crawl.Enter(clone, inputs->args);
-    c10::IValue output = clone.forward(inputs->args);
+    crawl.Enter(clone, inputs.args);
+    c10::IValue output = clone.forward(inputs.args);
     crawl.Exit(output);
   }
   if (counting) counting->Stop();
@@ -314,19 +314,17 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
   record["context"] =
       CrawlContext(DemangledClassName(module.type()->name()->qualifiedName()),
                    training_before, parameters, buffers);
-  record["inputs"] = inputs->metadata;
+  record["inputs"] = inputs.metadata;
   record["layers"] = crawl.TakeLayers();
   record["model"] = ModelTotals(parameters, buffers);
   if (full) {
     record["leaf_calls"] = crawl.TakeLeafCalls();
-    absl::StatusOr<report::FlopReport> flops =
-        counting->session().BuildReport();
-    if (!flops.ok()) return flops.status();
-    record["operator_flops"] = report::FlopReportToJson(*flops);
-    absl::StatusOr<std::map<std::string, dispatch::ScopedFlops>> per_layer =
-        counting->session().BuildLayerCallReport();
-    if (!per_layer.ok()) return per_layer.status();
-    record["layer_call_flops"] = dispatch::ScopedFlopsToJson(*per_layer);
+    TS_ASSIGN_OR_RETURN(report::FlopReport flops,
+                        counting->session().BuildReport());
+    record["operator_flops"] = report::FlopReportToJson(flops);
+    TS_ASSIGN_OR_RETURN(auto per_layer,
+                        counting->session().BuildLayerCallReport());
+    record["layer_call_flops"] = dispatch::ScopedFlopsToJson(per_layer);
   }
   return FinishCrawl(record, options.strict);
 }
