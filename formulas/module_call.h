@@ -18,6 +18,7 @@
 
 #include "absl/types/span.h"
 #include "formulas/module_description.h"
+#include "report/value_metadata.h"
 
 namespace torchscan::formulas {
 
@@ -54,6 +55,11 @@ struct CallValue {
 
   bool operator==(const CallValue&) const = default;
 };
+
+// The value a formula sees of one the crawler described: tensors keep their
+// shape, containers their items (a mapping its values), scalars and objects
+// their class. A pending value (never part of a finished call) reads as None.
+CallValue CallValueOf(const report::ValueMetadata& value);
 
 // The name Python prints for the value's class in "'<name>' object has no
 // attribute ..." (type(x).__name__ for classes defined in Python).

@@ -15,8 +15,8 @@ using report::MetricKind;
 using report::MetricResult;
 
 MetricKind ModuleCallKind(absl::string_view unit) {
-  return MetricKind{std::string(unit), std::string(kModuleCallScope),
-                    std::string(kModuleFormulaMethod)};
+  return MetricKind{std::string(unit), std::string(report::kModuleCallScope),
+                    std::string(report::kModuleFormulaMethod)};
 }
 
 void AddDiagnostic(std::vector<Diagnostic>& diagnostics, absl::string_view code,

@@ -26,9 +26,6 @@
 
 namespace torchscan::formulas {
 
-inline constexpr absl::string_view kModuleFormulaMethod =
-    "torchscan_module_formula";
-inline constexpr absl::string_view kModuleCallScope = "module_call";
 inline constexpr absl::string_view kMissingMetricTensorMessage =
     "The module call did not expose both an input and output tensor.";
 

@@ -413,7 +413,7 @@ CountingSession::BuildLayerCallReport() const {
     }
   }
   // One layer call's operator FLOPs: the operator method, per module call.
-  const report::MetricKind kind{"FLOPs", "module_call",
+  const report::MetricKind kind{"FLOPs", std::string(report::kModuleCallScope),
                                 std::string(report::kOperatorFlopsMethod)};
   std::map<std::string, ScopedFlops> result;
   for (auto& [label, scope] : by_label) {

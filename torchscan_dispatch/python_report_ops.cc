@@ -8,11 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "formulas/analysis_builder.h"
+#include "crawl/crawl_json.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/json_io.h"
-#include "report/strict.h"
 #include "report/summary.h"
 #include "torchscan_dispatch/own_operators.h"
 
@@ -32,25 +31,9 @@ Json Parse(const std::string& text) {
   return *std::move(parsed);
 }
 
-// {"report": AnalysisReport, "incomplete": "<strict message>" or null}
-std::string BuildAnalysisReport(std::string crawl_json) {
-  absl::StatusOr<formulas::CrawlRecord> record =
-      formulas::CrawlRecordFromJson(Parse(crawl_json));
-  CheckValue(record.status());
-  absl::StatusOr<report::AnalysisReport> report =
-      formulas::BuildAnalysisReport(*std::move(record));
-  CheckValue(report.status());
-  Json out = Json::object();
-  out["report"] = report::AnalysisReportToJson(*report);
-  out["incomplete"] = report::IsIncomplete(*report)
-                          ? Json(report::IncompleteAnalysisMessage(*report))
-                          : Json();
-  return report::DumpJson(out);
-}
-
-// The computed parts of a crawl's report (formulas/analysis_builder.h).
+// The computed parts of a crawl's report (crawl/crawl_json.h).
 std::string EvaluateCrawl(std::string crawl_json) {
-  absl::StatusOr<Json> parts = formulas::EvaluateCrawlParts(Parse(crawl_json));
+  absl::StatusOr<Json> parts = crawl::EvaluateCrawlParts(Parse(crawl_json));
   CheckValue(parts.status());
   return report::DumpJson(*parts);
 }
@@ -88,11 +71,8 @@ std::string CompareReports(std::string before, std::string after) {
 
 const OwnOperators registration(
     torch::Library::FRAGMENT,
-    {"_build_analysis_report", "_evaluate_crawl", "_render_summary",
-     "_compare_reports"},
+    {"_evaluate_crawl", "_render_summary", "_compare_reports"},
     [](torch::Library& library) {
-      library.def("_build_analysis_report(str crawl) -> str",
-                  &BuildAnalysisReport);
       library.def("_evaluate_crawl(str crawl) -> str", &EvaluateCrawl);
       library.def("_render_summary(str report, str options) -> str",
                   &RenderSummary);

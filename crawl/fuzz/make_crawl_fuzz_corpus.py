@@ -1,12 +1,12 @@
 """Writes the seed corpus of the crawl-record fuzzer
-(formulas/testdata/crawl_fuzz_corpus) from real inputs: the crawl records
-Python's crawl_module hands torch.ops.torchscan._build_analysis_report for a
-set of small models (full and structure mode), and module description +
-call documents from formulas/testdata/module_formula_goldens.json (one per
+(crawl/testdata/crawl_fuzz_corpus) from real inputs: the crawl records
+Python's crawl_module hands torch.ops.torchscan._evaluate_crawl for a set of
+small models (full and structure mode), and module description + call
+documents from formulas/testdata/module_formula_goldens.json (one per
 module family).
 
 Run from the repository root with the library built:
-    PYTHONPATH=python python3 formulas/fuzz/make_crawl_fuzz_corpus.py
+    PYTHONPATH=python python3 crawl/fuzz/make_crawl_fuzz_corpus.py
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from torch import nn
 
 import torchscan_dispatch
 
-OUT = Path("formulas/testdata/crawl_fuzz_corpus")
+OUT = Path("crawl/testdata/crawl_fuzz_corpus")
 GOLDENS = Path("formulas/testdata/module_formula_goldens.json")
 
 
@@ -67,14 +67,14 @@ def models():
 
 def crawl_records():
     captured = []
-    build = torch.ops.torchscan._build_analysis_report
+    evaluate = torch.ops.torchscan._evaluate_crawl
 
     def capture(record_json):
         captured.append(record_json)
-        return build(record_json)
+        return evaluate(record_json)
 
     # crawl_module looks the operator up on every call.
-    torch.ops.torchscan._build_analysis_report = capture
+    torch.ops.torchscan._evaluate_crawl = capture
     try:
         for name, model, inputs in models():
             for mode in ("full", "structure"):
@@ -83,7 +83,7 @@ def crawl_records():
                 torchscan_dispatch.crawl_module(model, mode=mode, **inputs)
                 yield f"crawl_{name}_{mode}.json", captured.pop()
     finally:
-        torch.ops.torchscan._build_analysis_report = build
+        torch.ops.torchscan._evaluate_crawl = evaluate
 
 
 def module_documents():

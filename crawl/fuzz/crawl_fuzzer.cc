@@ -1,12 +1,13 @@
 // libFuzzer target: the JSON the Python front end hands the native side
-// (torch.ops.torchscan._build_analysis_report's crawl record, and the module
-// descriptions and calls inside it, formulas/module_json.h) on hostile
-// input. Torch-free, so it builds with clang and libFuzzer like
+// (torch.ops.torchscan._evaluate_crawl's crawl record, crawl/crawl_json.h,
+// and the module descriptions and calls inside it, formulas/module_json.h)
+// on hostile input. Torch-free, so it builds with clang and libFuzzer like
 // report/fuzz/.
 //
 // Besides crashes, sanitizer reports and uncaught exceptions, it fails on
 // broken invariants: every report built from a crawl record must write back
-// to a fixed point and render, and every module metric set must serialize.
+// to a fixed point and render, its computed parts must serialize, and every
+// module metric set must serialize.
 //
 // Input: one JSON document, tried as a crawl record, as a captured module
 // call ({"path", "module", "call"}), as a module description and as a call;
@@ -19,7 +20,8 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "formulas/analysis_builder.h"
+#include "crawl/crawl_json.h"
+#include "crawl/crawl_record.h"
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
 #include "report/analysis_report.h"
@@ -28,7 +30,7 @@
 #include "report/strict.h"
 #include "report/summary.h"
 
-namespace torchscan::formulas {
+namespace torchscan::crawl {
 namespace {
 
 using report::Json;
@@ -57,23 +59,24 @@ void ExerciseReport(const report::AnalysisReport& built) {
   (void)report::RenderSummary(built, options);
 }
 
-void ExerciseCapturedCall(const CapturedModuleCall& call) {
-  absl::StatusOr<ModuleMetrics> metrics = EvaluateModuleMetrics(call);
+void ExerciseCapturedCall(const formulas::CapturedModuleCall& call) {
+  absl::StatusOr<formulas::ModuleMetrics> metrics =
+      formulas::EvaluateModuleMetrics(call);
   if (!metrics.ok()) return;
-  const Json json = ModuleMetricsToJson(*metrics);
+  const Json json = formulas::ModuleMetricsToJson(*metrics);
   Require(report::ParseJson(report::DumpPythonJson(json)).ok(),
           "module metrics JSON parses");
 }
 
 void ExerciseModuleDocument(const Json& json) {
-  if (absl::StatusOr<CapturedModuleCall> captured =
-          CapturedModuleCallFromJson(json);
+  if (absl::StatusOr<formulas::CapturedModuleCall> captured =
+          formulas::CapturedModuleCallFromJson(json);
       captured.ok()) {
     ExerciseCapturedCall(*captured);
   }
-  (void)ModuleDescriptionFromJson(json);
-  (void)ModuleCallFromJson(json);
-  (void)CallValueFromJson(json, "value");
+  (void)formulas::ModuleDescriptionFromJson(json);
+  (void)formulas::ModuleCallFromJson(json);
+  (void)formulas::CallValueFromJson(json, "value");
 }
 
 void ExerciseDocument(const Json& json) {
@@ -83,6 +86,10 @@ void ExerciseDocument(const Json& json) {
             BuildAnalysisReport(*std::move(record));
         built.ok()) {
       ExerciseReport(*built);
+      Require(
+          report::ParseJson(report::DumpPythonJson(CrawlPartsToJson(*built)))
+              .ok(),
+          "crawl parts JSON parses");
     }
   }
   ExerciseModuleDocument(json);
@@ -95,13 +102,13 @@ void ExerciseDocument(const Json& json) {
 }
 
 }  // namespace
-}  // namespace torchscan::formulas
+}  // namespace torchscan::crawl
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   const absl::string_view input(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<torchscan::report::Json> json =
       torchscan::report::ParseJson(input);
-  if (json.ok()) torchscan::formulas::ExerciseDocument(*json);
+  if (json.ok()) torchscan::crawl::ExerciseDocument(*json);
   return 0;
 }
