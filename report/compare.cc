@@ -227,7 +227,8 @@ absl::StatusOr<ReportDiff> CompareReports(const AnalysisReport& before,
   return CompareReports(ComparableView(before), ComparableView(after));
 }
 
-absl::StatusOr<Json> CompareReportsJson(const Json& before, const Json& after) {
+absl::StatusOr<ReportDiff> CompareReportDocuments(const Json& before,
+                                                  const Json& after) {
   TS_ASSIGN_OR_RETURN(Count before_version, VersionOf(before, "before"));
   TS_ASSIGN_OR_RETURN(Count after_version, VersionOf(after, "after"));
   TS_RETURN_IF_ERROR(CheckVersions(before_version, after_version));
@@ -235,13 +236,11 @@ absl::StatusOr<Json> CompareReportsJson(const Json& before, const Json& after) {
                       ComparableReportFromJson(before, "before"));
   TS_ASSIGN_OR_RETURN(ComparableReport after_report,
                       ComparableReportFromJson(after, "after"));
-  TS_ASSIGN_OR_RETURN(ReportDiff diff,
-                      CompareReports(before_report, after_report));
-  return ReportDiffToJson(diff);
+  return CompareReports(before_report, after_report);
 }
 
-absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
-                                               absl::string_view after) {
+absl::StatusOr<ReportDiff> CompareReportTexts(absl::string_view before,
+                                              absl::string_view after) {
   absl::StatusOr<Json> before_json = ParseJson(before);
   if (!before_json.ok()) {
     return absl::InvalidArgumentError(
@@ -252,8 +251,18 @@ absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
     return absl::InvalidArgumentError(
         absl::StrCat("after: ", after_json.status().message()));
   }
-  TS_ASSIGN_OR_RETURN(Json diff, CompareReportsJson(*before_json, *after_json));
-  return DumpPythonJson(diff);
+  return CompareReportDocuments(*before_json, *after_json);
+}
+
+absl::StatusOr<Json> CompareReportsJson(const Json& before, const Json& after) {
+  TS_ASSIGN_OR_RETURN(ReportDiff diff, CompareReportDocuments(before, after));
+  return ReportDiffToJson(diff);
+}
+
+absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
+                                               absl::string_view after) {
+  TS_ASSIGN_OR_RETURN(ReportDiff diff, CompareReportTexts(before, after));
+  return DumpPythonJson(ReportDiffToJson(diff));
 }
 
 }  // namespace torchscan::report
