@@ -176,10 +176,6 @@ void CountingSession::Record(const StatsKey& key,
   Add(entry.stats, one_call);
 }
 
-void CountingSession::RecordCall(const OperatorInfo& op) {
-  RecordCall(op, ThisThreadState().session);
-}
-
 void CountingSession::RecordCall(const OperatorInfo& op, SessionSlot& slot) {
   ThreadStats& thread = ThisThread(slot);
   ThreadEntry& entry = EntryFor(thread, KeyFor(op));

@@ -98,7 +98,6 @@ class CountingSession : public c10::DebugInfoBase,
 
   // A call of `op` that no formula counts. The hot path; `slot` is this
   // thread's ThisThreadState().session.
-  void RecordCall(const OperatorInfo& op);
   void RecordCall(const OperatorInfo& op, SessionSlot& slot);
   // A call of `op` whose formula gave `flops`.
   void RecordCounted(const OperatorInfo& op, Count flops);

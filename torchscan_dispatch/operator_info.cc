@@ -113,10 +113,6 @@ ThreadState& ThisThreadState() {
   return state;
 }
 
-const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op) {
-  return OperatorInfoFor(op, ThisThreadState().operators);
-}
-
 const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
                                     OperatorCache& cache) {
   const std::uint64_t epoch =

@@ -120,16 +120,6 @@ def _prepare_inputs(module, input_shape, dtype, args, kwargs, device):
     return call_args, {}, {"source": "generated", **describe_call(call_args, {})}
 
 
-def _first_tensor(value: Any) -> bool:
-    if isinstance(value, torch.Tensor):
-        return True
-    if isinstance(value, Mapping):
-        return any(_first_tensor(item) for item in value.values())
-    if isinstance(value, (tuple, list)):
-        return any(_first_tensor(item) for item in value)
-    return False
-
-
 class _Crawl:
     """The hooks of one crawl and what they record."""
 
