@@ -1,8 +1,8 @@
 // AnalysisReport: what crawl_module / summary return (reference 2.3).
 //
 // The JSON keys come out in the order TorchScan 0.2 inserts them, so that
-// DumpPythonJson(AnalysisReportToJson(report)) is byte-identical to Python's
-// json.dumps(report) for a report parsed from it.
+// pycompat::DumpPythonJson(AnalysisReportToJson(report)) is byte-identical
+// to Python's json.dumps(report) for a report parsed from it.
 
 #ifndef TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
 #define TORCHSCAN_REPORT_ANALYSIS_REPORT_H_

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "pycompat/python_text.h"
 #include "report/json_reader.h"
-#include "report/python_text.h"
 
 namespace torchscan::report {
 namespace {
@@ -144,7 +144,7 @@ absl::StatusOr<ValueKind> ParseValueKind(absl::string_view name) {
     if (candidate == name) return kind;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown kind ", PythonStringRepr(name),
+      "unknown kind ", pycompat::PythonStringRepr(name),
       " (expected tensor, none, tuple, list, mapping, scalar, object or "
       "pending)"));
 }

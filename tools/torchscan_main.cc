@@ -92,7 +92,7 @@ int Compare(const std::vector<char*>& positional) {
   if (!diff.ok()) return Fail(kBadInput, diff.status().message());
   const std::string json_path = absl::GetFlag(FLAGS_json);
   if (!json_path.empty()) {
-    const std::string text = torchscan::report::DumpPythonJson(
+    const std::string text = torchscan::pycompat::DumpPythonJson(
         torchscan::report::ReportDiffToJson(*diff), 2);
     if (json_path == "-") {
       std::cout << text << "\n";
@@ -140,7 +140,7 @@ int Report(const torchscan::report::AnalysisReport& report, bool incomplete) {
     std::cout << *table;
   }
   if (!json_path.empty()) {
-    const std::string text = torchscan::report::DumpPythonJson(
+    const std::string text = torchscan::pycompat::DumpPythonJson(
         torchscan::report::AnalysisReportToJson(report), 2);
     if (json_path == "-") {
       std::cout << text << "\n";

@@ -24,9 +24,9 @@
 #include "crawl/crawl_record.h"
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
+#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/json_io.h"
-#include "report/python_json.h"
 #include "report/strict.h"
 #include "report/summary.h"
 

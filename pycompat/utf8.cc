@@ -1,6 +1,6 @@
-#include "report/utf8.h"
+#include "pycompat/utf8.h"
 
-namespace torchscan::report {
+namespace torchscan::pycompat {
 
 DecodedCodePoint DecodeUtf8(absl::string_view text, std::size_t position) {
   const auto byte = [&](std::size_t i) {
@@ -51,4 +51,4 @@ void AppendUtf8(char32_t code_point, std::string& out) {
   }
 }
 
-}  // namespace torchscan::report
+}  // namespace torchscan::pycompat

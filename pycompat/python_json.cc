@@ -1,14 +1,17 @@
-#include "report/python_json.h"
+#include "pycompat/python_json.h"
 
 #include <cmath>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "report/python_text.h"
-#include "report/utf8.h"
+#include "pycompat/python_text.h"
+#include "pycompat/utf8.h"
 
-namespace torchscan::report {
+namespace torchscan::pycompat {
+
+using report::Count;
+using report::Json;
 namespace {
 
 void AppendEscapedUnit(unsigned unit, std::string& out) {
@@ -77,9 +80,9 @@ void Dump(const Json& node, int indent, int depth, std::string& out) {
     out.push_back('\n');
     out.append(static_cast<std::size_t>(indent) * level, ' ');
   };
-  if (IsJsonInteger(node)) {
-    absl::StatusOr<Count> value = JsonToCount(node, "");
-    out += value.ok() ? CountToString(*value) : node.dump();
+  if (report::IsJsonInteger(node)) {
+    absl::StatusOr<Count> value = report::JsonToCount(node, "");
+    out += value.ok() ? report::CountToString(*value) : node.dump();
     return;
   }
   switch (node.type()) {
@@ -146,4 +149,4 @@ std::string DumpPythonJson(const Json& document, int indent) {
   return out;
 }
 
-}  // namespace torchscan::report
+}  // namespace torchscan::pycompat

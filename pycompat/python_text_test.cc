@@ -1,14 +1,18 @@
 // Expected strings are Python 3.11's own output (repr, format, json.dumps).
 
-#include "report/python_text.h"
+#include "pycompat/python_text.h"
 
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "report/python_json.h"
+#include "pycompat/python_json.h"
 
-namespace torchscan::report {
+namespace torchscan::pycompat {
 namespace {
+
+using report::Count;
+using report::Json;
+using report::ParseJson;
 
 TEST(PythonTextTest, FloatReprMatchesPython) {
   const std::pair<double, const char*> cases[] = {
@@ -152,4 +156,4 @@ TEST(PythonJsonTest, NonFiniteFloatsAndBrokenTextAreWrittenAsPythonWould) {
 }
 
 }  // namespace
-}  // namespace torchscan::report
+}  // namespace torchscan::pycompat
