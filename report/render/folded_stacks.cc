@@ -1,5 +1,6 @@
 #include "report/render/folded_stacks.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,30 +38,46 @@ absl::Status AddTo(Stacks& stacks, const std::string& stack, Count value) {
   return Accumulate(stacks[stack], value, stack);
 }
 
-absl::Status Fold(const ModuleNode& node, const std::string& parent_stack,
-                  Stacks& stacks, std::vector<std::string>& notes) {
+// Adds the stacks of `node` and its subtree, and returns the FLOPs its
+// subtree counted that `node` did not (NOTE in folded_stacks.h), for the
+// enclosing modules to take from their own.
+absl::StatusOr<Count> Fold(const ModuleNode& node,
+                           const std::string& parent_stack, Stacks& stacks,
+                           std::vector<std::string>& notes) {
   const std::string stack =
       parent_stack.empty() ? Frame(node.name)
                            : absl::StrCat(parent_stack, ";", Frame(node.name));
   Count children = 0;
+  Count owed = 0;
   for (const ModuleNode& child : node.children) {
     if (absl::Status status = Accumulate(children, child.value, stack);
         !status.ok()) {
       return status;
     }
-    if (absl::Status status = Fold(child, stack, stacks, notes); !status.ok()) {
+    absl::StatusOr<Count> child_owed = Fold(child, stack, stacks, notes);
+    if (!child_owed.ok()) return child_owed.status();
+    if (absl::Status status = Accumulate(owed, *child_owed, stack);
+        !status.ok()) {
       return status;
     }
   }
-  if (children > node.value) {
+  Count own = node.value - children;
+  if (own < 0) {
     notes.push_back(absl::StrCat(
-        "'", node.path.empty() ? node.name : node.path, "': its submodules ",
-        "hold ", CountToString(children - node.value),
-        " more than it (a submodule also called from outside it); its own "
-        "value is written as 0, so the lines add up to more than the total"));
-    return absl::OkStatus();
+        "'", node.path.empty() ? node.name : node.path,
+        "': its submodules hold ", CountToString(-own),
+        " more than it (a submodule called from outside it); the difference "
+        "is taken from the enclosing modules' own values"));
+    if (absl::Status status = Accumulate(owed, -own, stack); !status.ok()) {
+      return status;
+    }
+    own = 0;
   }
-  return AddTo(stacks, stack, node.value - children);
+  const Count paid = std::min(own, owed);
+  if (absl::Status status = AddTo(stacks, stack, own - paid); !status.ok()) {
+    return status;
+  }
+  return owed - paid;
 }
 
 absl::StatusOr<Stacks> StacksOf(const ModuleTree& tree,
@@ -72,8 +89,13 @@ absl::StatusOr<Stacks> StacksOf(const ModuleTree& tree,
         !status.ok()) {
       return status;
     }
-    if (absl::Status status = Fold(root, "", stacks, notes); !status.ok()) {
-      return status;
+    absl::StatusOr<Count> owed = Fold(root, "", stacks, notes);
+    if (!owed.ok()) return owed.status();
+    if (*owed > 0) {
+      notes.push_back(absl::StrCat(
+          "'", root.name, "': ", CountToString(*owed),
+          " counted in its submodules could not be taken from any enclosing "
+          "module, so the lines add up to that much more than the total"));
     }
   }
   if (tree.total > roots) {
@@ -81,12 +103,6 @@ absl::StatusOr<Stacks> StacksOf(const ModuleTree& tree,
         !status.ok()) {
       return status;
     }
-  }
-  if (tree.status != MetricStatus::kComplete) {
-    notes.insert(notes.begin(),
-                 absl::StrCat("the ", tree.unit,
-                              " are partial: each value is a lower bound (the "
-                              "report's diagnostics name what is missing)"));
   }
   return stacks;
 }
@@ -97,6 +113,7 @@ absl::StatusOr<FoldedStacks> FoldModuleTree(const ModuleTree& tree) {
   FoldedStacks folded;
   absl::StatusOr<Stacks> stacks = StacksOf(tree, folded.notes);
   if (!stacks.ok()) return stacks.status();
+  folded.partial = tree.status != MetricStatus::kComplete;
   for (const auto& [stack, value] : *stacks) {
     if (value == 0) continue;
     absl::StrAppend(&folded.text, stack, " ", CountToString(value), "\n");
@@ -138,6 +155,7 @@ absl::StatusOr<FoldedStacks> FoldedOperatorFlopsDiff(
     std::vector<std::string> notes;
     absl::StatusOr<Stacks> stacks = StacksOf(*tree, notes);
     if (!stacks.ok()) return stacks.status();
+    folded.partial = folded.partial || tree->status != MetricStatus::kComplete;
     for (const std::string& note : notes) {
       folded.notes.push_back(absl::StrCat(side, ": ", note));
     }

@@ -13,7 +13,15 @@
 // flatten); FLOPs outside every module (measure_flops of a whole training
 // step) form the stack "(no module)". The lines then add up to the report's
 // total. Where a report says a value is partial, the line is its known part,
-// a lower bound; FoldedStacks::notes says so.
+// a lower bound; FoldedStacks::partial says so.
+//
+// NOTE: paths are not calls (module_tree.h). When a forward calls a
+// submodule of one of its submodules directly (`self.block.inner(x)` in the
+// root's forward), inner's FLOPs are in the root and in block.inner but not
+// in block, so block's children hold more than block. That difference is
+// then taken from the nearest enclosing modules' own FLOPs, which is where
+// the caller counted it when it is one of them, and the lines still add up
+// to the total; a note names the module.
 
 #ifndef TORCHSCAN_REPORT_RENDER_FOLDED_STACKS_H_
 #define TORCHSCAN_REPORT_RENDER_FOLDED_STACKS_H_
@@ -36,9 +44,10 @@ struct FoldedStacks {
   // are left out. Frames are the path components, with ';' and line breaks
   // replaced by '_' so that every line parses.
   std::string text;
-  // What a reader of the numbers must know, one sentence each: that they
-  // are lower bounds, and where a path's children hold more than the path
-  // (NOTE in module_tree.h), whose self value is then written as 0.
+  // The report's FLOPs are partial: every value is a lower bound.
+  bool partial = false;
+  // Where a path's children hold more than the path (NOTE above); one
+  // sentence each.
   std::vector<std::string> notes;
 };
 

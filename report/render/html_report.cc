@@ -126,13 +126,15 @@ class Page {
                      EscapeHtml(subtitle), "</p></header>\n"));
   }
 
-  // Charts side by side on one scale: the largest top bar spans the width.
+  // Charts side by side. On one scale (charts of one unit), the largest
+  // top bar spans the width; otherwise each chart's own does.
+  enum class Scale { kShared, kOwn };
   void ChartGroup(absl::string_view id, absl::string_view title,
-                  absl::string_view legend,
-                  const std::vector<ChartSpec>& specs) {
-    Count scale = 0;
+                  absl::string_view legend, const std::vector<ChartSpec>& specs,
+                  Scale scaling) {
+    Count shared = 0;
     for (const ChartSpec& spec : specs)
-      scale = std::max(scale, spec.tree.total);
+      shared = std::max(shared, spec.tree.total);
     Add(absl::StrCat("<section class=\"chart-group\" id=\"", id, "\"><h2>",
                      EscapeHtml(title), "</h2><p class=\"legend\">", legend,
                      "</p><div class=\"charts charts-", specs.size(), "\">"));
@@ -149,7 +151,8 @@ class Page {
       Json chart = Json::object();
       chart["id"] = spec.id;
       chart["unit"] = spec.tree.unit;
-      chart["scale"] = CountToString(scale);
+      chart["scale"] =
+          CountToString(scaling == Scale::kShared ? shared : spec.tree.total);
       chart["root"] = ChartRoot(spec.tree, spec.marks);
       charts_.push_back(std::move(chart));
     }
@@ -508,10 +511,17 @@ absl::Status CheckDiffOf(const ReportDiff& diff, const AnalysisReport& before,
 absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
                                        const HtmlOptions& options) {
   Page page(AnalysisTitle(report, options));
-  std::vector<std::string> subtitle = {
-      absl::StrCat("torch ", report.context.torch_version),
-      absl::StrCat("torchscan ", report.context.torchscan_version),
-      absl::StrCat("input ", InputText(report.inputs))};
+  std::vector<std::string> subtitle;
+  if (!report.context.model_type.empty() &&
+      report.context.model_type != AnalysisTitle(report, options)) {
+    subtitle.push_back(report.context.model_type);
+  }
+  for (std::string part :
+       {absl::StrCat("torch ", report.context.torch_version),
+        absl::StrCat("torchscan ", report.context.torchscan_version),
+        absl::StrCat("input ", InputText(report.inputs))}) {
+    subtitle.push_back(std::move(part));
+  }
   if (report.context.analysis_mode) {
     subtitle.push_back(absl::StrCat("mode ", *report.context.analysis_mode));
   }
@@ -525,7 +535,8 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
         "<section id=\"flops\"><h2>FLOPs by module</h2><p>Not computed: "
         "the analysis ran in structure mode.</p></section>\n");
   } else {
-    page.ChartGroup("flops", "FLOPs by module", kPartialLegend, *flops);
+    page.ChartGroup("flops", "FLOPs by module", kPartialLegend, *flops,
+                    Page::Scale::kShared);
   }
   absl::StatusOr<ModuleTree> parameters = ParameterTree(report);
   if (!parameters.ok()) return parameters.status();
@@ -537,7 +548,8 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
       "submodules; a tensor shared by several modules counts once, where it "
       "is first seen.",
       {{"parameters", "Parameters", *std::move(parameters), {}},
-       {"bytes", "Parameter and buffer bytes", *std::move(bytes), {}}});
+       {"bytes", "Parameter and buffer bytes", *std::move(bytes), {}}},
+      Page::Scale::kOwn);
   if (absl::Status status = LayersTable(page, report); !status.ok()) {
     return status;
   }
@@ -564,7 +576,8 @@ absl::StatusOr<std::string> RenderHtml(const FlopReport& report,
   } else {
     page.ChartGroup(
         "flops", "Operator FLOPs by module", kPartialLegend,
-        {{"operator_flops", "Operator FLOPs", *std::move(tree), {}}});
+        {{"operator_flops", "Operator FLOPs", *std::move(tree), {}}},
+        Page::Scale::kShared);
   }
   OperatorsSection(page, report);
   DiagnosticsSection(page, report.diagnostics);
@@ -623,7 +636,8 @@ absl::StatusOr<std::string> RenderHtml(const ReportDiff& diff,
         }
       }
       if (pair.size() == 2) {
-        page.ChartGroup(absl::StrCat("compare_", kind), title, legend, pair);
+        page.ChartGroup(absl::StrCat("compare_", kind), title, legend, pair,
+                        Page::Scale::kShared);
       }
     }
   }

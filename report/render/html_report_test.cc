@@ -93,8 +93,9 @@ TEST(RenderHtmlTest, ChartsCarryEachModulesFlopsAndStatus) {
   const Json* parameters = Chart(data, "parameters");
   ASSERT_NE(parameters, nullptr);
   EXPECT_EQ("124", (*parameters)["root"]["value"]);
-  // Parameters (124) and bytes (512) share a scale too.
-  EXPECT_EQ("512", (*parameters)["scale"]);
+  // Parameters and bytes are different units: each on its own scale.
+  EXPECT_EQ("124", (*parameters)["scale"]);
+  EXPECT_EQ("parameters", (*parameters)["unit"]);
   EXPECT_EQ("512", (*Chart(data, "bytes"))["root"]["value"]);
 }
 

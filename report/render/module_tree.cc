@@ -311,7 +311,7 @@ absl::StatusOr<ModuleTree> ModuleFormulaTree(const AnalysisReport& report,
 }
 
 absl::StatusOr<ModuleTree> ParameterTree(const AnalysisReport& report) {
-  return CountTree(report, "elements", "parameters",
+  return CountTree(report, "parameters", "parameters",
                    [](const LayerReport& layer) {
                      return Sum(layer.parameters.trainable,
                                 layer.parameters.frozen, "parameters");
@@ -319,7 +319,7 @@ absl::StatusOr<ModuleTree> ParameterTree(const AnalysisReport& report) {
 }
 
 absl::StatusOr<ModuleTree> TensorBytesTree(const AnalysisReport& report) {
-  return CountTree(report, "bytes", "parameter and buffer bytes",
+  return CountTree(report, "B", "parameter and buffer bytes",
                    [](const LayerReport& layer) {
                      return Sum(layer.parameters.bytes, layer.buffers.bytes,
                                 "parameter and buffer bytes");

@@ -45,7 +45,7 @@ struct ModuleNode {
 };
 
 struct ModuleTree {
-  // What the tree measures: "FLOPs", "elements", "bytes".
+  // What the tree measures: "FLOPs", "MACs", "parameters", "B" (bytes).
   std::string unit;
   // Usually one, the model. A FlopReport may hold several (a workload that
   // calls two top-level modules) or none (measure_flops with
@@ -75,12 +75,12 @@ absl::StatusOr<ModuleTree> OperatorFlopsTree(const FlopReport& report);
 absl::StatusOr<ModuleTree> ModuleFormulaTree(const AnalysisReport& report,
                                              absl::string_view metric);
 
-// Parameters (trainable + frozen) attributed to each layer call, summed up
-// the tree; shared parameters count once, where first seen, as in the
-// report.
+// Parameters (trainable + frozen; unit "parameters") attributed to each layer
+// call, summed up the tree; shared parameters count once, where first seen, as
+// in the report.
 absl::StatusOr<ModuleTree> ParameterTree(const AnalysisReport& report);
 
-// Parameter bytes + buffer bytes, likewise.
+// Parameter bytes + buffer bytes (unit "B"), likewise.
 absl::StatusOr<ModuleTree> TensorBytesTree(const AnalysisReport& report);
 
 // Whether the report computed operator FLOPs / module formulas at all: false
