@@ -10,6 +10,7 @@ from torchscan_dispatch._library import library_path, load_library
 from torchscan_dispatch._version import __version__
 from torchscan_dispatch.crawler import crawl_module, format_summary, summary
 from torchscan_dispatch.flops import measure_flops
+from torchscan_dispatch.render import list_diagnostics, to_folded, to_html, write_html
 from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
 __all__ = [
@@ -19,8 +20,12 @@ __all__ = [
     "crawl_module",
     "format_summary",
     "library_path",
+    "list_diagnostics",
     "load_library",
     "measure_flops",
     "process",
     "summary",
+    "to_folded",
+    "to_html",
+    "write_html",
 ]
