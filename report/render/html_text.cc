@@ -2,6 +2,8 @@
 
 #include <variant>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "report/python_text.h"
 #include "report/summary.h"
@@ -61,9 +63,13 @@ std::string GroupedCount(Count value) { return PythonThousands(value); }
 
 std::string ScaledCount(Count value, absl::string_view unit) {
   const ScaledValue scaled = UnitScale(CountToDouble(value));
-  if (scaled.prefix.empty())
+  if (scaled.prefix.empty()) {
     return absl::StrCat(CountToString(value), " ", unit);
-  return absl::StrCat(PythonFixed(scaled.value, 2), " ", scaled.prefix, unit);
+  }
+  // A prefix joins a symbol (kFLOPs, MB) but not a word (k parameters).
+  const bool word = !unit.empty() && absl::c_all_of(unit, absl::ascii_islower);
+  return absl::StrCat(PythonFixed(scaled.value, 2), " ", scaled.prefix,
+                      word ? " " : "", unit);
 }
 
 std::string MetricText(const MetricResult& result) {

@@ -26,8 +26,9 @@ std::string JsonForScript(const Json& document);
 // 1234567 -> "1,234,567".
 std::string GroupedCount(Count value);
 
-// "3.64 GFLOPs", "512 bytes": the summary table's scaling (1e3 steps, two
-// decimals) followed by the unit.
+// "3.64 GFLOPs", "1.56 k parameters", "512 B": the summary table's scaling
+// (1e3 steps, two decimals) and the unit, which a prefix joins unless it is
+// a lower-case word.
 std::string ScaledCount(Count value, absl::string_view unit);
 
 // A metric as a reader should see it: "1,234" when complete, "≥ 1,234" when

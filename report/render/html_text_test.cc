@@ -33,8 +33,9 @@ TEST(MetricTextTest, PartialIsALowerBoundAndUnavailableIsNotANumber) {
 
 TEST(ScaledCountTest, UsesTheSummaryTablesPrefixes) {
   EXPECT_EQ("3.64 GFLOPs", ScaledCount(Count(3638342528), "FLOPs"));
-  EXPECT_EQ("999 bytes", ScaledCount(Count(999), "bytes"));
-  EXPECT_EQ("1.00 kbytes", ScaledCount(Count(1000), "bytes"));
+  EXPECT_EQ("999 B", ScaledCount(Count(999), "B"));
+  EXPECT_EQ("1.00 kB", ScaledCount(Count(1000), "B"));
+  EXPECT_EQ("11.69 M parameters", ScaledCount(Count(11689512), "parameters"));
 }
 
 TEST(PercentTextTest, OneDecimalOfTheWhole) {

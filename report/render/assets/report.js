@@ -12,9 +12,11 @@
     return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   }
 
+  // As ScaledCount (html_text.h): "3.64 GFLOPs", "1.56 k parameters".
   function scaled(value, unit) {
+    const join = /^[a-z]+$/.test(unit) ? ' ' : '';
     for (const [factor, prefix] of [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']]) {
-      if (value >= factor) return (value / factor).toFixed(2) + ' ' + prefix + unit;
+      if (value >= factor) return (value / factor).toFixed(2) + ' ' + prefix + join + unit;
     }
     return value + ' ' + unit;
   }
