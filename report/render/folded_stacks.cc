@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <set>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "report/render/count_sum.h"
 
 namespace torchscan::report::render {
 namespace {
@@ -24,18 +24,8 @@ std::string Frame(absl::string_view name) {
   return frame;
 }
 
-absl::Status Accumulate(Count& sum, Count value, absl::string_view what) {
-  std::optional<Count> next = CheckedAdd(sum, value);
-  if (!next) {
-    return absl::OutOfRangeError(
-        absl::StrCat(what, " overflows a 128-bit integer"));
-  }
-  sum = *next;
-  return absl::OkStatus();
-}
-
 absl::Status AddTo(Stacks& stacks, const std::string& stack, Count value) {
-  return Accumulate(stacks[stack], value, stack);
+  return AddCount(stacks[stack], value, stack);
 }
 
 // Adds the stacks of `node` and its subtree, and returns the FLOPs its
@@ -50,13 +40,13 @@ absl::StatusOr<Count> Fold(const ModuleNode& node,
   Count children = 0;
   Count owed = 0;
   for (const ModuleNode& child : node.children) {
-    if (absl::Status status = Accumulate(children, child.value, stack);
+    if (absl::Status status = AddCount(children, child.value, stack);
         !status.ok()) {
       return status;
     }
     absl::StatusOr<Count> child_owed = Fold(child, stack, stacks, notes);
     if (!child_owed.ok()) return child_owed.status();
-    if (absl::Status status = Accumulate(owed, *child_owed, stack);
+    if (absl::Status status = AddCount(owed, *child_owed, stack);
         !status.ok()) {
       return status;
     }
@@ -68,7 +58,7 @@ absl::StatusOr<Count> Fold(const ModuleNode& node,
         "': its submodules hold ", CountToString(-own),
         " more than it (a submodule called from outside it); the difference "
         "is taken from the enclosing modules' own values"));
-    if (absl::Status status = Accumulate(owed, -own, stack); !status.ok()) {
+    if (absl::Status status = AddCount(owed, -own, stack); !status.ok()) {
       return status;
     }
     own = 0;
@@ -85,7 +75,7 @@ absl::StatusOr<Stacks> StacksOf(const ModuleTree& tree,
   Stacks stacks;
   Count roots = 0;
   for (const ModuleNode& root : tree.roots) {
-    if (absl::Status status = Accumulate(roots, root.value, "the roots");
+    if (absl::Status status = AddCount(roots, root.value, "the roots");
         !status.ok()) {
       return status;
     }

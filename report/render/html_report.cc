@@ -16,6 +16,7 @@
 #include "report/aggregate.h"
 #include "report/compare.h"
 #include "report/python_text.h"
+#include "report/render/count_sum.h"
 #include "report/render/diagnostic_listing.h"
 #include "report/render/html_text.h"
 #include "report/render/module_tree.h"
@@ -318,15 +319,6 @@ std::string AnalysisTitle(const AnalysisReport& report,
   return "TorchScan report";
 }
 
-absl::StatusOr<Count> Sum(Count a, Count b, absl::string_view what) {
-  std::optional<Count> sum = CheckedAdd(a, b);
-  if (!sum) {
-    return absl::OutOfRangeError(
-        absl::StrCat(what, " overflows a 128-bit integer"));
-  }
-  return *sum;
-}
-
 absl::Status LayersTable(Page& page, const AnalysisReport& report) {
   std::map<std::pair<std::string, std::int64_t>, const MetricResult*>
       operator_flops;
@@ -355,11 +347,11 @@ absl::Status LayersTable(Page& page, const AnalysisReport& report) {
         EscapeHtml(LayerCallText(layer.path, layer.call_index)), "\">",
         EscapeHtml(name), "</td><td>", EscapeHtml(layer.type), "</td><td>",
         EscapeHtml(ShapeText(layer.output)), "</td>");
-    absl::StatusOr<Count> parameters =
-        Sum(layer.parameters.trainable, layer.parameters.frozen, "parameters");
+    absl::StatusOr<Count> parameters = SumCounts(
+        layer.parameters.trainable, layer.parameters.frozen, "parameters");
     if (!parameters.ok()) return parameters.status();
     absl::StatusOr<Count> bytes =
-        Sum(layer.parameters.bytes, layer.buffers.bytes, "bytes");
+        SumCounts(layer.parameters.bytes, layer.buffers.bytes, "bytes");
     if (!bytes.ok()) return bytes.status();
     absl::StrAppend(&row, CountCell(*parameters), CountCell(*bytes),
                     MetricCell(layer.metrics.Find("module_flops")),

@@ -1,7 +1,6 @@
 #include "report/render/module_tree.h"
 
 #include <map>
-#include <optional>
 #include <utility>
 #include <variant>
 
@@ -10,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "report/aggregate.h"
 #include "report/metric_map.h"
+#include "report/render/count_sum.h"
 
 namespace torchscan::report::render {
 namespace {
@@ -45,12 +45,9 @@ absl::StatusOr<Part> Aggregate(const std::vector<Part>& parts,
     all_complete = all_complete && part.status == MetricStatus::kComplete;
     if (part.status == MetricStatus::kUnavailable) continue;
     any_known = true;
-    std::optional<Count> next = CheckedAdd(sum, part.value);
-    if (!next) {
-      return absl::OutOfRangeError(
-          absl::StrCat(what, " overflows a 128-bit integer"));
+    if (absl::Status status = AddCount(sum, part.value, what); !status.ok()) {
+      return status;
     }
-    sum = *next;
   }
   if (!any_known) return Part{};
   return Part{all_complete ? MetricStatus::kComplete : MetricStatus::kPartial,
@@ -190,15 +187,6 @@ absl::StatusOr<ModuleTree> CountTree(const AnalysisReport& report,
   return OneRootTree(builder, std::move(unit), what);
 }
 
-absl::StatusOr<Count> Sum(Count a, Count b, absl::string_view what) {
-  std::optional<Count> sum = CheckedAdd(a, b);
-  if (!sum) {
-    return absl::OutOfRangeError(
-        absl::StrCat(what, " overflows a 128-bit integer"));
-  }
-  return *sum;
-}
-
 // by_module labels are "<root class>[.<path>]"; `types` (path -> class)
 // names the nodes when a report's layers are known.
 absl::StatusOr<ModuleTree> LabelTree(
@@ -313,17 +301,17 @@ absl::StatusOr<ModuleTree> ModuleFormulaTree(const AnalysisReport& report,
 absl::StatusOr<ModuleTree> ParameterTree(const AnalysisReport& report) {
   return CountTree(report, "parameters", "parameters",
                    [](const LayerReport& layer) {
-                     return Sum(layer.parameters.trainable,
-                                layer.parameters.frozen, "parameters");
+                     return SumCounts(layer.parameters.trainable,
+                                      layer.parameters.frozen, "parameters");
                    });
 }
 
 absl::StatusOr<ModuleTree> TensorBytesTree(const AnalysisReport& report) {
-  return CountTree(report, "B", "parameter and buffer bytes",
-                   [](const LayerReport& layer) {
-                     return Sum(layer.parameters.bytes, layer.buffers.bytes,
-                                "parameter and buffer bytes");
-                   });
+  return CountTree(
+      report, "B", "parameter and buffer bytes", [](const LayerReport& layer) {
+        return SumCounts(layer.parameters.bytes, layer.buffers.bytes,
+                         "parameter and buffer bytes");
+      });
 }
 
 }  // namespace torchscan::report::render

@@ -1,6 +1,8 @@
 #include "report/render/report_documents.h"
 
+#include <optional>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,36 +20,13 @@ constexpr char kExpected[] =
     "expected a report: crawl_module's or summary's (with 'layers'), "
     "measure_flops' (with 'by_operator') or compare_reports' diff";
 
-// The diff's reports, parsed; both null when neither is given.
-struct DiffSides {
+// A document parsed with the parser of its kind, and the reports a diff
+// was computed from, when given.
+struct Document {
+  std::variant<AnalysisReport, FlopReport, ReportDiff> report;
   std::optional<AnalysisReport> before;
   std::optional<AnalysisReport> after;
 };
-
-absl::StatusOr<DiffSides> ParseSides(DocumentKind kind, const Json* before,
-                                     const Json* after) {
-  if (before == nullptr && after == nullptr) return DiffSides{};
-  if (kind != DocumentKind::kDiff) {
-    return absl::InvalidArgumentError(
-        "before and after go with a report diff (compare_reports), not with "
-        "a single report");
-  }
-  if (before == nullptr || after == nullptr) {
-    return absl::InvalidArgumentError(
-        "pass both reports a diff was computed from (before and after), or "
-        "neither");
-  }
-  DiffSides sides;
-  absl::StatusOr<AnalysisReport> old_report =
-      AnalysisReportFromJson(*before, "before");
-  if (!old_report.ok()) return old_report.status();
-  absl::StatusOr<AnalysisReport> new_report =
-      AnalysisReportFromJson(*after, "after");
-  if (!new_report.ok()) return new_report.status();
-  sides.before = *std::move(old_report);
-  sides.after = *std::move(new_report);
-  return sides;
-}
 
 }  // namespace
 
@@ -76,92 +55,114 @@ absl::StatusOr<DocumentKind> KindOfDocument(const Json& document) {
                    keys.empty() ? "(none)" : absl::StrJoin(keys, ", ")));
 }
 
-absl::StatusOr<std::string> HtmlOfDocument(const Json& document,
-                                           const Json* before,
-                                           const Json* after,
-                                           const HtmlOptions& options) {
+namespace {
+
+absl::StatusOr<Document> ParseDocument(const Json& document, const Json* before,
+                                       const Json* after) {
   absl::StatusOr<DocumentKind> kind = KindOfDocument(document);
   if (!kind.ok()) return kind.status();
-  absl::StatusOr<DiffSides> sides = ParseSides(*kind, before, after);
-  if (!sides.ok()) return sides.status();
+  if ((before != nullptr || after != nullptr) && *kind != DocumentKind::kDiff) {
+    return absl::InvalidArgumentError(
+        "before and after go with a report diff (compare_reports), not with "
+        "a single report");
+  }
+  if ((before == nullptr) != (after == nullptr)) {
+    return absl::InvalidArgumentError(
+        "pass both reports a diff was computed from (before and after), or "
+        "neither");
+  }
+  Document parsed;
   switch (*kind) {
     case DocumentKind::kAnalysis: {
       absl::StatusOr<AnalysisReport> report = AnalysisReportFromJson(document);
       if (!report.ok()) return report.status();
-      return RenderHtml(*report, options);
+      parsed.report = *std::move(report);
+      break;
     }
     case DocumentKind::kFlops: {
       absl::StatusOr<FlopReport> report = FlopReportFromJson(document);
       if (!report.ok()) return report.status();
-      return RenderHtml(*report, options);
+      parsed.report = *std::move(report);
+      break;
     }
     case DocumentKind::kDiff: {
       absl::StatusOr<ReportDiff> diff = ReportDiffFromJson(document);
       if (!diff.ok()) return diff.status();
-      return RenderHtml(*diff, sides->before ? &*sides->before : nullptr,
-                        sides->after ? &*sides->after : nullptr, options);
+      parsed.report = *std::move(diff);
+      break;
     }
   }
-  return absl::InternalError("unknown document kind");
+  if (before != nullptr) {
+    absl::StatusOr<AnalysisReport> old_report =
+        AnalysisReportFromJson(*before, "before");
+    if (!old_report.ok()) return old_report.status();
+    absl::StatusOr<AnalysisReport> new_report =
+        AnalysisReportFromJson(*after, "after");
+    if (!new_report.ok()) return new_report.status();
+    parsed.before = *std::move(old_report);
+    parsed.after = *std::move(new_report);
+  }
+  return parsed;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> HtmlOfDocument(const Json& document,
+                                           const Json* before,
+                                           const Json* after,
+                                           const HtmlOptions& options) {
+  absl::StatusOr<Document> parsed = ParseDocument(document, before, after);
+  if (!parsed.ok()) return parsed.status();
+  if (const auto* report = std::get_if<AnalysisReport>(&parsed->report)) {
+    return RenderHtml(*report, options);
+  }
+  if (const auto* report = std::get_if<FlopReport>(&parsed->report)) {
+    return RenderHtml(*report, options);
+  }
+  return RenderHtml(std::get<ReportDiff>(parsed->report),
+                    parsed->before ? &*parsed->before : nullptr,
+                    parsed->after ? &*parsed->after : nullptr, options);
 }
 
 absl::StatusOr<FoldedStacks> FoldedOfDocument(const Json& document,
                                               const Json* before,
                                               const Json* after) {
-  absl::StatusOr<DocumentKind> kind = KindOfDocument(document);
-  if (!kind.ok()) return kind.status();
-  absl::StatusOr<DiffSides> sides = ParseSides(*kind, before, after);
-  if (!sides.ok()) return sides.status();
-  switch (*kind) {
-    case DocumentKind::kAnalysis: {
-      absl::StatusOr<AnalysisReport> report = AnalysisReportFromJson(document);
-      if (!report.ok()) return report.status();
-      return FoldedOperatorFlops(*report);
-    }
-    case DocumentKind::kFlops: {
-      absl::StatusOr<FlopReport> report = FlopReportFromJson(document);
-      if (!report.ok()) return report.status();
-      return FoldedOperatorFlops(*report);
-    }
-    case DocumentKind::kDiff: {
-      if (!sides->before) {
-        return absl::InvalidArgumentError(
-            "folded stacks of a diff need the two reports it was computed "
-            "from (before and after): a diff holds no per-module operator "
-            "FLOPs");
-      }
-      absl::StatusOr<ReportDiff> diff = ReportDiffFromJson(document);
-      if (!diff.ok()) return diff.status();
-      if (absl::Status status =
-              CheckDiffOf(*diff, *sides->before, *sides->after);
-          !status.ok()) {
-        return status;
-      }
-      return FoldedOperatorFlopsDiff(*sides->before, *sides->after);
-    }
+  absl::StatusOr<Document> parsed = ParseDocument(document, before, after);
+  if (!parsed.ok()) return parsed.status();
+  if (const auto* report = std::get_if<AnalysisReport>(&parsed->report)) {
+    return FoldedOperatorFlops(*report);
   }
-  return absl::InternalError("unknown document kind");
+  if (const auto* report = std::get_if<FlopReport>(&parsed->report)) {
+    return FoldedOperatorFlops(*report);
+  }
+  if (!parsed->before) {
+    return absl::InvalidArgumentError(
+        "folded stacks of a diff need the two reports it was computed from "
+        "(before and after): a diff holds no per-module operator FLOPs");
+  }
+  if (absl::Status status = CheckDiffOf(std::get<ReportDiff>(parsed->report),
+                                        *parsed->before, *parsed->after);
+      !status.ok()) {
+    return status;
+  }
+  return FoldedOperatorFlopsDiff(*parsed->before, *parsed->after);
 }
 
 absl::StatusOr<std::string> DiagnosticsOfDocument(const Json& document,
                                                   absl::string_view summary) {
-  absl::StatusOr<DocumentKind> kind = KindOfDocument(document);
-  if (!kind.ok()) return kind.status();
-  std::vector<Diagnostic> diagnostics;
-  if (*kind == DocumentKind::kAnalysis) {
-    absl::StatusOr<AnalysisReport> report = AnalysisReportFromJson(document);
-    if (!report.ok()) return report.status();
-    diagnostics = std::move(report->diagnostics);
-  } else if (*kind == DocumentKind::kFlops) {
-    absl::StatusOr<FlopReport> report = FlopReportFromJson(document);
-    if (!report.ok()) return report.status();
-    diagnostics = std::move(report->diagnostics);
+  absl::StatusOr<Document> parsed = ParseDocument(document, nullptr, nullptr);
+  if (!parsed.ok()) return parsed.status();
+  const std::vector<Diagnostic>* diagnostics = nullptr;
+  if (const auto* report = std::get_if<AnalysisReport>(&parsed->report)) {
+    diagnostics = &report->diagnostics;
+  } else if (const auto* report = std::get_if<FlopReport>(&parsed->report)) {
+    diagnostics = &report->diagnostics;
   } else {
     return absl::InvalidArgumentError(
         "a report diff holds no diagnostics; list those of its reports");
   }
-  if (summary.empty()) return ListDiagnostics(diagnostics);
-  return SummaryWithDiagnosticsListed(summary, diagnostics);
+  if (summary.empty()) return ListDiagnostics(*diagnostics);
+  return SummaryWithDiagnosticsListed(summary, *diagnostics);
 }
 
 }  // namespace torchscan::report::render
