@@ -84,7 +84,7 @@ class TreeBuilder {
   }
 
   absl::StatusOr<ModuleNode> Build(absl::string_view what) const {
-    return Build(0, what);
+    return Build(0, 0, what);
   }
 
  private:
@@ -96,30 +96,43 @@ class TreeBuilder {
     std::vector<std::size_t> children;
   };
 
+  // The slot of `path`, created with its missing ancestors; iterative, so
+  // that no path is too deep to record (Build rejects it).
   std::size_t At(absl::string_view path) {
     if (auto it = index_.find(std::string(path)); it != index_.end()) {
       return it->second;
     }
-    const std::size_t dot = path.rfind('.');
-    const std::size_t parent =
-        At(dot == absl::string_view::npos ? "" : path.substr(0, dot));
-    const absl::string_view name =
-        dot == absl::string_view::npos ? path : path.substr(dot + 1);
-    slots_.push_back(Slot{std::string(name), std::string(path), "", {}, {}});
-    const std::size_t index = slots_.size() - 1;
-    slots_[parent].children.push_back(index);
-    index_[std::string(path)] = index;
-    return index;
+    std::size_t parent = 0;
+    for (std::size_t start = 0;;) {
+      const std::size_t dot = path.find('.', start);
+      const std::string prefix(path.substr(0, dot));
+      auto it = index_.find(prefix);
+      if (it == index_.end()) {
+        const absl::string_view name = path.substr(
+            start, dot == absl::string_view::npos ? dot : dot - start);
+        slots_.push_back(Slot{std::string(name), prefix, "", {}, {}});
+        slots_[parent].children.push_back(slots_.size() - 1);
+        it = index_.emplace(prefix, slots_.size() - 1).first;
+      }
+      parent = it->second;
+      if (dot == absl::string_view::npos) return parent;
+      start = dot + 1;
+    }
   }
 
-  absl::StatusOr<ModuleNode> Build(std::size_t index,
+  absl::StatusOr<ModuleNode> Build(std::size_t index, int depth,
                                    absl::string_view what) const {
     const Slot& slot = slots_[index];
+    if (depth > kMaxModuleDepth) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": module path '", slot.path,
+                       "' is nested deeper than ", kMaxModuleDepth, " levels"));
+    }
     ModuleNode node{slot.name, slot.path, slot.type};
     std::vector<Part> parts = slot.parts;
     const bool own_is_whole = own_ == OwnParts::kInclusive && !parts.empty();
     for (std::size_t child : slot.children) {
-      absl::StatusOr<ModuleNode> built = Build(child, what);
+      absl::StatusOr<ModuleNode> built = Build(child, depth + 1, what);
       if (!built.ok()) return built.status();
       if (!own_is_whole) parts.push_back(Part{built->status, built->value});
       node.children.push_back(*std::move(built));

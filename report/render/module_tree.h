@@ -29,6 +29,10 @@
 
 namespace torchscan::report::render {
 
+// Trees are built, drawn and folded recursively: deeper module paths are an
+// InvalidArgument error (Python's own recursion limit is 1000 frames).
+inline constexpr int kMaxModuleDepth = 1000;
+
 struct ModuleNode {
   // The last path component; a root's is its class name ("ResNet").
   std::string name;

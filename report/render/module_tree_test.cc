@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "report/render/render_test_support.h"
 #include "report/test_support.h"
@@ -118,6 +120,26 @@ TEST(OperatorFlopsTreeTest, AnEmptyAnalysisIsAnError) {
   absl::StatusOr<ModuleTree> tree = OperatorFlopsTree(report);
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, tree.status().code());
   EXPECT_EQ("the report has no layers", tree.status().message());
+}
+
+TEST(OperatorFlopsTreeTest, PathsDeeperThanTheLimitAreAnError) {
+  AnalysisReport report = SmallCnnReport();
+  std::string path = "a";
+  for (int i = 0; i < kMaxModuleDepth; ++i) absl::StrAppend(&path, ".a");
+  report.layers.push_back(Layer(path, "Identity"));
+  report.layer_operator_flops->push_back(CallOperatorFlops(path, Flops(1), {}));
+
+  absl::StatusOr<ModuleTree> tree = OperatorFlopsTree(report);
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, tree.status().code());
+  EXPECT_TRUE(absl::StrContains(tree.status().message(),
+                                "is nested deeper than 1000 levels"))
+      << tree.status();
+
+  report.layers.pop_back();
+  report.layer_operator_flops->pop_back();
+  path.resize(path.size() - 2);  // 1000 levels below the root: accepted
+  report.layers.push_back(Layer(path, "Identity"));
+  EXPECT_TRUE(OperatorFlopsTree(report).ok());
 }
 
 TEST(ModuleFormulaTreeTest,
