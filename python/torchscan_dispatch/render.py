@@ -99,11 +99,14 @@ def to_folded(
     return folded["text"]
 
 
-def list_diagnostics(report: Mapping[str, Any]) -> str:
+def list_diagnostics(report: Mapping[str, Any], *, summary: str | None = None) -> str:
     """The diagnostics of an analysis or a FLOP report grouped by code, with
-    counts, the metrics concerned, the first subjects and an example message:
-    what a command line prints in place of the summary's
-    ``Diagnostics: N (inspect report['diagnostics'])``. ``""`` when there are
-    none."""
+    counts, the metrics concerned, the first subjects and an example message
+    (``""`` when there are none).
+
+    With ``summary`` (``format_summary(report, ...)``), that text with its
+    ``Diagnostics: N (inspect report['diagnostics'])`` line replaced by the
+    listing: what a command line prints.
+    """
     load_library()
-    return torch.ops.torchscan._list_diagnostics(_document(report, "report"), "")
+    return torch.ops.torchscan._list_diagnostics(_document(report, "report"), summary or "")
