@@ -277,20 +277,21 @@ absl::StatusOr<CompiledGraphTally::Call> ParseCall(const Json& node,
   return call;
 }
 
-// FlopCounterMode's label of a module of the stack. A root with no entry of
-// its own is the compiled frame's root object (the `self` of a compiled
-// method, the module torch.compile wrapped), labelled `root_label`; a root
-// that has one is a module the compiled code reached some other way (a
-// global, an argument), named by its type as ModuleTracker names a module
-// it has not seen named.
+// FlopCounterMode's label of a module of the stack: below `root_label` for
+// the module the compiled frame belongs to (root ""); another module the
+// compiled code reached (a global, an argument) is named by its type, as
+// ModuleTracker names a module it has not seen named.
 std::string LabelOf(const CompiledGraphTally::ModuleEntry& entry,
                     const std::vector<CompiledGraphTally::ModuleEntry>& stack,
                     const std::string& root_label) {
-  std::string root = root_label;
-  for (const auto& other : stack) {
-    if (other.root == entry.root && other.path.empty()) root = other.type;
+  std::string base = entry.root.empty() ? root_label : entry.root;
+  if (!entry.root.empty()) {
+    for (const auto& other : stack) {
+      if (other.root == entry.root && other.path.empty()) base = other.type;
+    }
   }
-  return entry.path.empty() ? root : absl::StrCat(root, ".", entry.path);
+  if (entry.path.empty()) return base;
+  return base.empty() ? entry.path : absl::StrCat(base, ".", entry.path);
 }
 
 }  // namespace
@@ -334,7 +335,11 @@ std::uint32_t CompiledGraphTally::ModuleScopeOf(
   std::vector<std::uint32_t> scopes;
   scopes.reserve(calls_.size());
   for (const Call& call : calls_) {
+    // The frame's module runs for every call of the graph (its own entry is
+    // in a stack only when the module was reached by a call inside the
+    // frame, so a cached graph may or may not have it).
     std::vector<std::string> labels;
+    if (!root_label.empty()) labels.push_back(root_label);
     for (const ModuleEntry& entry : call.modules) {
       labels.push_back(LabelOf(entry, call.modules, root_label));
     }

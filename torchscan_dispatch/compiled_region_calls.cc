@@ -111,9 +111,9 @@ torchscan_counting_key_bits() noexcept {
 
 // A compiled call begins on this thread. When a measurement is counting here,
 // opens a hidden region (its eager calls are counted by the observer) with
-// `root_label` (nullable: module tracking off) as the module label of the
-// compiled frame's `self`, and returns 1; otherwise does nothing and returns
-// 0. Pass the result to torchscan_exit_compiled_call.
+// `root_label` (nullable: module tracking off) as the label of the module
+// the compiled frame belongs to, and returns 1; otherwise does nothing and
+// returns 0. Pass the result to torchscan_exit_compiled_call.
 __attribute__((visibility("default"))) std::int32_t
 torchscan_enter_compiled_call(const char* root_label) noexcept {
   try {

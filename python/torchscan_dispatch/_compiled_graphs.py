@@ -16,8 +16,9 @@ anything can be compiled) or when this package is imported after it:
    code that runs in it (graph breaks, skipped frames, eager backends) is
    counted by the hidden-region observer (torchscan_dispatch/hidden_region.h).
 
-2. Each compiled graph carries its tally. An Inductor post-grad pass
-   describes every operator of the graph (shapes, with symbols bound at run
+2. Each compiled graph carries its tally. An Inductor post-grad pass (the
+   first of them, after freezing and before Inductor's fusions replace
+   operators by lowering functions) describes every operator of the graph (shapes, with symbols bound at run
    time for dynamic shapes, and module stacks) and appends a call of
    torchscan::compiled_graph_flops, which records the description each time
    the generated code runs, including after a compilation-cache hit, and
@@ -95,12 +96,22 @@ def _split_module_path(path: str) -> tuple[str, str]:
     return root, rest
 
 
+# The compiled frame's names for the module it was compiled for: a compiled
+# module method's `self` (model.compile()), and the module that
+# torch.compile(model) calls through Dynamo's wrap_inline, `fn`.
+_FRAME_ROOTS = ("L['self']", "L['fn']")
+
+
 def _module_entries(node: torch.fx.Node) -> list[list[str]]:
+    """[root, path, type] for each module of the node's module stack; root is
+    "" for the module the compiled frame belongs to (labelled at run time by
+    the measurement), else the frame's name for another module (a global, an
+    argument)."""
     stack = node.meta.get("nn_module_stack") or node.meta.get("fwd_nn_module_stack") or {}
     entries = []
     for path, module_type in stack.values():
         root, rest = _split_module_path(str(path))
-        entries.append([root, rest, _type_name(module_type)])
+        entries.append(["" if root in _FRAME_ROOTS else root, rest, _type_name(module_type)])
     return entries
 
 
@@ -225,13 +236,15 @@ class _GraphDescription:
             "results": described,
         })
 
-    def add_named_call(self, node: torch.fx.Node, name: str, tensors: list[Any]) -> None:
-        """A higher-order operator: described by the tensors its formula
-        reads (flex attention: query, key, value, ...)."""
+    def add_named_call(
+        self, node: torch.fx.Node, name: str, tensors: list[Any], namespace: str = "higher_order"
+    ) -> None:
+        """A higher-order operator (or another callable): described by the
+        tensors its formula reads (flex attention: query, key, value, ...)."""
         results = node.meta.get("val")
         results = list(results) if isinstance(results, (list, tuple)) else [results]
         self.calls.append({
-            "op": f"higher_order::{name}",
+            "op": f"{namespace}::{name}",
             "overload": "",
             "modules": _module_entries(node),
             "arguments": [self.value(tensor) for tensor in tensors],
@@ -268,10 +281,27 @@ _WRAPPING_OPERATORS = {
 _FORMULA_OPERATORS = {"flex_attention": 3, "flex_attention_backward": 6}
 
 
+def _overload(packet: torch._ops.OpOverloadPacket) -> torch._ops.OpOverload:
+    """The overload a graph node naming a packet calls (freezing's passes name
+    mkl::_mkl_linear by its packet): its default, else its only one."""
+    names = packet.overloads()
+    return getattr(packet, "default" if "default" in names else names[0])
+
+
+def _is_bookkeeping(target: Any) -> bool:
+    """Python callables of a graph that do no tensor work: symbolic-size
+    arithmetic and asserts."""
+    module = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__name__", "")
+    return module in ("_operator", "operator", "math", "builtins") or name.startswith(("sym_", "_sym_"))
+
+
 def _describe(description: _GraphDescription, node: torch.fx.Node) -> None:
     target = node.target
     if target in _SKIPPED_TARGETS or target is torch.ops.torchscan.compiled_graph_flops.default:
         return
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        target = _overload(target)
     if isinstance(target, torch._ops.OpOverload):
         description.add_operator_call(node, target, node.args, node.kwargs)
         return
@@ -284,6 +314,16 @@ def _describe(description: _GraphDescription, node: torch.fx.Node) -> None:
                     if subgraph is not None:
                         _tally(subgraph)
             return
+        # NOTE [Subgraphs that are not run as graphs]
+        # Inductor runs the post-grad passes on every subgraph before its
+        # parent, so a subgraph already has its own tally call here. Only the
+        # subgraphs above run as graphs; others (flex attention's score and
+        # mask modifications) are inlined into a kernel, where a call cannot
+        # be, and their work is counted, or named, with the operator.
+        for argument in torch.utils._pytree.tree_leaves((node.args, node.kwargs)):
+            subgraph = _subgraph(description.graph, argument)
+            if subgraph is not None:
+                _strip_tallies(subgraph)
         if name in _WRAPPING_OPERATORS:
             op_position, args_start = _WRAPPING_OPERATORS[name]
             inner = node.args[op_position] if op_position < len(node.args) else node.kwargs.get("_mutable_op")
@@ -298,7 +338,27 @@ def _describe(description: _GraphDescription, node: torch.fx.Node) -> None:
             return
         description.add_named_call(node, name, [])
         return
-    # Python callables (symbolic-int arithmetic, asserts): no operator runs.
+    if not _is_bookkeeping(target):
+        # Some other Python callable: named, so that the count says it is
+        # incomplete instead of silently leaving it out.
+        description.add_named_call(node, getattr(target, "__qualname__", repr(target)), [], "python")
+
+
+def _is_tally(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and node.target is torch.ops.torchscan.compiled_graph_flops.default
+
+
+def _strip_tallies(graph: torch.fx.Graph) -> None:
+    """Removes the tally calls (and the size computations only they used)
+    of `graph` and its subgraphs."""
+    for node in list(graph.nodes):
+        if _is_tally(node):
+            graph.erase_node(node)
+        elif node.op == "get_attr":
+            subgraph = _subgraph(graph, node)
+            if subgraph is not None:
+                _strip_tallies(subgraph)
+    graph.eliminate_dead_code()
 
 
 def _unbacked(value: torch.SymInt) -> bool:
@@ -309,11 +369,8 @@ def _unbacked(value: torch.SymInt) -> bool:
 
 def _tally(graph: torch.fx.Graph) -> None:
     """Describes `graph` and inserts the call that records it."""
-    if any(
-        node.op == "call_function" and node.target is torch.ops.torchscan.compiled_graph_flops.default
-        for node in graph.nodes
-    ):
-        return  # described already (a subgraph shared by two branches)
+    if any(_is_tally(node) for node in graph.nodes):
+        return  # described already (Inductor runs the passes on subgraphs first)
     # NOTE [Where the tally call goes]
     # First, after the inputs: its only inputs are the graph's symbolic sizes,
     # which are known at the start. At the end (after the last kernel),
@@ -365,17 +422,18 @@ _tally_pass = None
 
 
 def _ensure_tally_pass() -> None:
-    """Appends our pass to Inductor's post-grad pass list, keeping the
-    user's own passes; again if the list was replaced since."""
+    """Appends our pass to Inductor's post-grad pre-pass list (the user's own
+    pre-passes run first, Inductor's fusions after); again if the list was
+    replaced since."""
     import torch._inductor.config as inductor_config
 
     global _tally_pass
     if _tally_pass is None:
         _tally_pass = _make_tally_pass()
-    current = inductor_config.post_grad_custom_post_pass
+    current = inductor_config.post_grad_custom_pre_pass
     passes = [] if current is None else list(current) if isinstance(current, (list, tuple)) else [current]
     if _tally_pass not in passes:
-        inductor_config.post_grad_custom_post_pass = [*passes, _tally_pass]
+        inductor_config.post_grad_custom_pre_pass = [*passes, _tally_pass]
 
 
 # ---------------------------------------------------------------------------
@@ -394,8 +452,9 @@ class _ModuleProxy:
 
 
 def _root_label(frame) -> bytes | None:
-    """The module label of the compiled call's `self`, when module tracking
-    is on for this thread (FlopCounterMode's name for it), else None."""
+    """The label (FlopCounterMode's name) of the module the compiled call
+    belongs to, when module tracking is on for this thread (else None); b""
+    when the call belongs to no module."""
     from torchscan_dispatch._module_scopes import ModuleScopes
 
     scopes = ModuleScopes.active()
@@ -403,7 +462,7 @@ def _root_label(frame) -> bytes | None:
         return None
     function = frame.f_locals.get("fn") if frame is not None else None
     # A compiled module method (model.compile()) is bound to its module; a
-    # compiled module (torch.compile(model)) is wrapped by Dynamo's
+    # compiled module (torch.compile(model)) is called through Dynamo's
     # wrap_inline, which keeps it as __wrapped__.
     for owner in (getattr(function, "__self__", None), getattr(function, "__wrapped__", None)):
         if isinstance(owner, torch.nn.Module):
@@ -440,14 +499,15 @@ def _make_guard_class(key_bits: int):
     return CompiledCallGuard
 
 
-def _hide_key_from_compiled_calls() -> None:
+def _hide_key_from_compiled_calls() -> type:
     import torch._dynamo.eval_frame as eval_frame
 
     if isinstance(eval_frame.torch, _ModuleProxy):
-        return
+        return eval_frame.torch._C._ForceDispatchKeyGuard
     guard_class = _make_guard_class(compiled_region_calls().counting_key_bits())
     c_module = _ModuleProxy(torch._C, {"_ForceDispatchKeyGuard": guard_class})
     eval_frame.torch = _ModuleProxy(torch, {"_C": c_module})
+    return guard_class
 
 
 # ---------------------------------------------------------------------------
@@ -515,6 +575,41 @@ def _mark_compilation() -> None:
 
 
 # ---------------------------------------------------------------------------
+# Our own Python code is never compiled.
+
+# NOTE [Frames Dynamo must not compile]
+# Inside a compiled call, every Python frame that starts (while the frame
+# that calls it runs eagerly: a graph break, a skipped frame) goes to Dynamo
+# to be compiled, our own module hooks and this guard's methods included.
+# Compiled, a hook would be traced with torch.compiler.is_compiling() true
+# (empty), and a frame that calls ctypes would be compiled, fail and run
+# anyway. They are marked to run as plain Python, with everything they call.
+# This does not stop Dynamo from inlining a hook into a module call it traces
+# (there the hook is traced as empty, so no graph break).
+_never_compiled: list[Any] = []
+
+
+def never_compile(function: Any) -> Any:
+    """Marks `function` (and what it calls) to run uncompiled inside
+    compiled calls; returns it. Effective once Dynamo is imported."""
+    _never_compiled.append(function)
+    if _installed:
+        _mark_never_compiled([function])
+    return function
+
+
+def _mark_never_compiled(functions: list[Any]) -> None:
+    from torch._C._dynamo.eval_frame import set_code_exec_strategy
+    from torch._dynamo.types import FrameAction, FrameExecStrategy
+
+    skip = FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP)
+    for function in functions:
+        code = getattr(getattr(function, "__func__", function), "__code__", None)
+        if code is not None:
+            set_code_exec_strategy(code, skip)
+
+
+# ---------------------------------------------------------------------------
 # Installation.
 
 
@@ -524,14 +619,18 @@ def install() -> None:
     with _lock:
         if _installed:
             _ensure_tally_pass()
+            # torch._dynamo.reset() forgets code strategies.
+            _mark_never_compiled(_never_compiled)
             return
         load_library()
         torch.fx.node.has_side_effect(torch.ops.torchscan.compiled_graph_flops.default)
         _ensure_tally_pass()
-        _hide_key_from_compiled_calls()
+        guard = _hide_key_from_compiled_calls()
         _wrap_compiled_graphs()
         _wrap_cuda_graph_replay()
         _mark_compilation()
+        _never_compiled.extend([guard.__init__, guard.__enter__, guard.__exit__])
+        _mark_never_compiled(_never_compiled)
         _installed = True
 
 

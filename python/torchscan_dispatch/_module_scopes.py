@@ -18,6 +18,7 @@ from torch.autograd.graph import register_multi_grad_hook
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils._pytree import tree_flatten
 
+from torchscan_dispatch._compiled_graphs import never_compile
 from torchscan_dispatch._library import scope_calls
 from torchscan_dispatch._native import MODULE_SCOPES, Measurement
 
@@ -143,21 +144,26 @@ class ModuleScopes:
     # is a constant to Dynamo, so the traced hook is empty: no graph break,
     # nothing of ours in the graph. Compiled code is attributed to modules
     # from its graph's module stacks instead (_compiled_graphs.py).
+    @never_compile
     def _pre_hook(self, module, args) -> None:
         if torch.compiler.is_compiling() or threading.get_ident() != self._thread:
             return
         name = self._name(module)
         self._change(name, True)
-        tensors = _tensors_requiring_grad(args)
+        # Without grad mode nothing computed here can be differentiated (and
+        # a hook could not be attached: inside an autograd.Function's forward,
+        # say); ModuleTracker would fail on such calls.
+        tensors = _tensors_requiring_grad(args) if torch.is_grad_enabled() else None
         if tensors:
             self._grad_hooks.append(register_multi_grad_hook(tensors, self._exit_in_backward(name)))
 
+    @never_compile
     def _post_hook(self, module, args, output) -> None:
         if torch.compiler.is_compiling() or threading.get_ident() != self._thread:
             return
         name = self._name(module)
         self._change(name, False)
-        tensors = _tensors_requiring_grad(output)
+        tensors = _tensors_requiring_grad(output) if torch.is_grad_enabled() else None
         if tensors:
             self._grad_hooks.append(register_multi_grad_hook(tensors, self._enter_in_backward(name)))
 
