@@ -277,21 +277,30 @@ absl::StatusOr<CompiledGraphTally::Call> ParseCall(const Json& node,
   return call;
 }
 
-// FlopCounterMode's label of a module of the stack: below `root_label` for
-// the module the compiled frame belongs to (root ""); another module the
-// compiled code reached (a global, an argument) is named by its type, as
-// ModuleTracker names a module it has not seen named.
-std::string LabelOf(const CompiledGraphTally::ModuleEntry& entry,
-                    const std::vector<CompiledGraphTally::ModuleEntry>& stack,
-                    const std::string& root_label) {
-  std::string base = entry.root.empty() ? root_label : entry.root;
-  if (!entry.root.empty()) {
+// NOTE [Module labels of compiled code]
+// Inductor's graph cache keys a graph by its code, not by where it was
+// compiled: the same graph may have been traced from a compiled module
+// (`self`), through torch.compile(module) (`fn`) or from a function that
+// calls a global module, and its module stacks name their root accordingly.
+// So the root's name is never used: in a compiled call that belongs to a
+// module, every stack is below that module (`root_label`, the measurement's
+// name for it); in a compiled function, a module the function reached is
+// named by its type, as ModuleTracker names a module it has not seen named,
+// and a stack whose root's type is not recorded gets no label.
+std::optional<std::string> LabelOf(
+    const CompiledGraphTally::ModuleEntry& entry,
+    const std::vector<CompiledGraphTally::ModuleEntry>& stack,
+    const std::string& root_label) {
+  std::optional<std::string> base;
+  if (!root_label.empty()) {
+    base = root_label;
+  } else {
     for (const auto& other : stack) {
       if (other.root == entry.root && other.path.empty()) base = other.type;
     }
   }
-  if (entry.path.empty()) return base;
-  return base.empty() ? entry.path : absl::StrCat(base, ".", entry.path);
+  if (!base || entry.path.empty()) return base;
+  return absl::StrCat(*base, ".", entry.path);
 }
 
 }  // namespace
@@ -341,7 +350,10 @@ std::uint32_t CompiledGraphTally::ModuleScopeOf(
     std::vector<std::string> labels;
     if (!root_label.empty()) labels.push_back(root_label);
     for (const ModuleEntry& entry : call.modules) {
-      labels.push_back(LabelOf(entry, call.modules, root_label));
+      if (std::optional<std::string> label =
+              LabelOf(entry, call.modules, root_label)) {
+        labels.push_back(*std::move(label));
+      }
     }
     scopes.push_back(session.ModuleScopeWith(current, labels));
   }

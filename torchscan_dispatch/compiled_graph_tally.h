@@ -65,8 +65,8 @@ class CompiledGraphTally {
     double real = 0;
   };
   // One module of a call's module stack: the compiled frame's name for the
-  // module's root ("" for the module the frame belongs to, else "G['model']",
-  // "L['model']", ...), the path below it, the type.
+  // module's root ("L['self']", "G['model']", ...), the path below it, the
+  // type.
   struct ModuleEntry {
     std::string root;
     std::string path;
@@ -87,9 +87,9 @@ class CompiledGraphTally {
 
   // Records every call in `session`, with `symbols` bound to the run's
   // values. With `root_label` set (the label of the module the compiled
-  // frame belongs to, "" for none), each call is also attributed to that
-  // module and to its module stack's labels below it, FlopCounterMode's
-  // names; a module reached another way is named by its type.
+  // call belongs to, "" for a compiled function), each call is also
+  // attributed to that module and to its module stack's labels
+  // (FlopCounterMode's names; the NOTE in the .cc says how).
   void Record(CountingSession& session, absl::Span<const std::int64_t> symbols,
               const std::optional<std::string>& root_label) const;
 

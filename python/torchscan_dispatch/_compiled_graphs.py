@@ -96,22 +96,15 @@ def _split_module_path(path: str) -> tuple[str, str]:
     return root, rest
 
 
-# The compiled frame's names for the module it was compiled for: a compiled
-# module method's `self` (model.compile()), and the module that
-# torch.compile(model) calls through Dynamo's wrap_inline, `fn`.
-_FRAME_ROOTS = ("L['self']", "L['fn']")
-
-
 def _module_entries(node: torch.fx.Node) -> list[list[str]]:
-    """[root, path, type] for each module of the node's module stack; root is
-    "" for the module the compiled frame belongs to (labelled at run time by
-    the measurement), else the frame's name for another module (a global, an
-    argument)."""
+    """[root, path, type] for each module of the node's module stack: the
+    compiled frame's name for the root module ("L['self']", "G['model']"),
+    the attribute path below it and the module's type."""
     stack = node.meta.get("nn_module_stack") or node.meta.get("fwd_nn_module_stack") or {}
     entries = []
     for path, module_type in stack.values():
         root, rest = _split_module_path(str(path))
-        entries.append(["" if root in _FRAME_ROOTS else root, rest, _type_name(module_type)])
+        entries.append([root, rest, _type_name(module_type)])
     return entries
 
 
