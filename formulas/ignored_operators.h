@@ -20,8 +20,6 @@ inline constexpr absl::string_view kAllocationReason =
     "Tensor allocation is excluded from FLOPs.";
 inline constexpr absl::string_view kCreationReason =
     "Tensor creation is excluded from FLOPs.";
-inline constexpr absl::string_view kMetadataReason =
-    "Reads tensor metadata; no arithmetic.";
 
 struct IgnoredOperatorEntry {
   // Schema name of the packet, e.g. "aten::view".

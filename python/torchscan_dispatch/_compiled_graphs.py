@@ -527,6 +527,31 @@ def _wrap_compiled_graphs() -> None:
     CompiledFxGraph.__call__ = __call__
 
 
+_AOT_COMPILED_MODEL = b"inductor.aot_compiled_model"
+_AOT_COMPILED_REASON = (
+    b"an AOTInductor package runs its kernels outside the dispatcher and "
+    b"without a FLOP tally, so its FLOPs are missing"
+)
+
+
+def _wrap_aot_compiled_models() -> None:
+    try:
+        from torch._inductor.package.package import AOTICompiledModel
+    except ImportError:  # pragma: no cover - a torch without AOTInductor
+        return
+    if getattr(AOTICompiledModel.__call__, "_torchscan_wrapped", False):
+        return
+    original = AOTICompiledModel.__call__
+    calls = compiled_region_calls()
+
+    def __call__(self, *args, **kwargs):
+        calls.record_unseen(_AOT_COMPILED_MODEL, _AOT_COMPILED_REASON)
+        return original(self, *args, **kwargs)
+
+    __call__._torchscan_wrapped = True
+    AOTICompiledModel.__call__ = __call__
+
+
 def _wrap_cuda_graph_replay() -> None:
     graph_class = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
     if graph_class is None or getattr(graph_class.replay, "_torchscan_wrapped", False):
@@ -621,6 +646,7 @@ def install() -> None:
         guard = _hide_key_from_compiled_calls()
         _wrap_compiled_graphs()
         _wrap_cuda_graph_replay()
+        _wrap_aot_compiled_models()
         _mark_compilation()
         _never_compiled.extend([guard.__init__, guard.__enter__, guard.__exit__])
         _mark_never_compiled(_never_compiled)
