@@ -19,6 +19,7 @@ on this one: ATEN_CPU_CAPABILITY and ONEDNN_MAX_CPU_ISA.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,22 @@ def describe() -> str:
     if simulated:
         parts.append("simulating " + " ".join(simulated))
     return "; ".join(parts)
+
+
+def use_an_executable_tmpdir() -> None:
+    """Points TMPDIR (for this process, pytest's tmp_path and every child)
+    away from a temporary directory mounted noexec, where the tests' copies
+    of the library could not be mapped: to the user's cache, as
+    tools/test_machine.sh does for tools/test."""
+    current = tempfile.gettempdir()
+    if not os.statvfs(current).f_flag & os.ST_NOEXEC:
+        return
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    fallback = cache / "torchscan-dispatch" / "tmp"
+    fallback.mkdir(parents=True, exist_ok=True)
+    print(f"note: {current} is mounted noexec; TMPDIR={fallback}")
+    os.environ["TMPDIR"] = str(fallback)
+    tempfile.tempdir = None  # gettempdir() looks again
 
 
 def plain_pytorch_error(key: str, make_workload) -> str | None:
