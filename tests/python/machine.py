@@ -12,8 +12,8 @@ the workload's other variants (fp32, bf16 on PyTorch's native kernels) still
 run and keep its counting covered.
 
 Run as a program, it prints the machine's description (tools/test does).
-docs/building.md ("Tests on another CPU") shows how to simulate an older CPU
-on this one: ATEN_CPU_CAPABILITY and ONEDNN_MAX_CPU_ISA.
+docs/building.md ("Tests on any machine") shows how to simulate an older CPU
+on this one (tools/test --cpu avx2).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 import torch
 
-# Environment variables that make PyTorch and oneDNN use fewer CPU features
-# than the CPU has: how tools/test --cpu simulates an older machine.
-SIMULATION_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+# Environment variables that make PyTorch, oneDNN and MKL use fewer CPU
+# features than the CPU has: how tools/test --cpu simulates an older machine.
+SIMULATION_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 
 _plain_pytorch_errors: dict[str, str | None] = {}
 

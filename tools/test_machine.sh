@@ -1,0 +1,75 @@
+# Sourced (not run) by tools/test, tools/test_sanitizers and
+# tools/test_bazel_consumer: what they must know about the machine so that
+# the tests pass on every x86-64 machine, not only the one they were written
+# on (docs/building.md, "Tests on any machine"). Defines:
+#
+#   bazel_flags   flags for every `bazel build/test/run` of the test scripts:
+#                 --jobs sized to the memory (below) and, when the CPU is
+#                 simulated, --test_env for the simulation's variables.
+#   TMPDIR        exported: a temporary directory where programs and shared
+#                 libraries may run (a noexec /tmp is replaced).
+#
+# Idempotent: sourcing it again (a script run by another) changes nothing.
+
+# The CPU simulation (tools/test --cpu): PyTorch's kernels, oneDNN and MKL
+# each cap the instruction set they dispatch to. Bazel hands tests a clean
+# environment, so the variables are passed through by name when set.
+TORCHSCAN_SIMULATION_VARIABLES=(ATEN_CPU_CAPABILITY ONEDNN_MAX_CPU_ISA MKL_ENABLE_INSTRUCTIONS)
+
+# NOTE: Bazel estimates every C++ compile at a few hundred MB, but one of
+# our LibTorch translation units peaks at 1.7 GB in gcc at -c opt and 2.5 GB
+# under --config=asan (measured with /usr/bin/time on
+# torchscan_dispatch/concurrency_test.cc). One job per core would exhaust a
+# machine with less than 2.5 GB per core, so the jobs are also capped by the
+# memory available when the run starts. TORCHSCAN_BAZEL_JOBS overrides.
+test_machine_bazel_jobs() {
+  local cores available_kb per_job_kb=$((2560 * 1024)) by_memory
+  cores="$(nproc)"
+  available_kb="$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null || true)"
+  if [[ -z "${available_kb}" ]]; then
+    echo "${cores}"
+    return
+  fi
+  by_memory=$((available_kb / per_job_kb))
+  ((by_memory >= 1)) || by_memory=1
+  echo $((by_memory < cores ? by_memory : cores))
+}
+
+# Prints a directory under TMPDIR (or /tmp) where an executable file runs; if
+# that one is mounted noexec (shared libraries could not be mapped there
+# either: the wheel's venv, the load-safety tests' library copies), a
+# directory in the user's cache instead, on the file system Bazel already
+# executes from.
+test_machine_exec_tmpdir() {
+  local dir="${TMPDIR:-/tmp}" probe fallback
+  fallback="${XDG_CACHE_HOME:-${HOME}/.cache}/torchscan-dispatch/tmp"
+  if probe="$(mktemp "${dir}/torchscan-exec-probe.XXXXXX" 2>/dev/null)"; then
+    printf '#!/bin/sh\nexit 0\n' >"${probe}"
+    chmod +x "${probe}"
+    if "${probe}" 2>/dev/null; then
+      rm -f "${probe}"
+      echo "${dir}"
+      return
+    fi
+    rm -f "${probe}"
+  fi
+  mkdir -p "${fallback}"
+  echo "note: ${dir} does not allow running programs (mounted noexec?); TMPDIR=${fallback}" >&2
+  echo "${fallback}"
+}
+
+if [[ -z "${TORCHSCAN_TEST_MACHINE_SOURCED:-}" ]]; then
+  export TORCHSCAN_TEST_MACHINE_SOURCED=1
+  TMPDIR="$(test_machine_exec_tmpdir)"
+  export TMPDIR
+  : "${TORCHSCAN_BAZEL_JOBS:=$(test_machine_bazel_jobs)}"
+  export TORCHSCAN_BAZEL_JOBS
+fi
+
+bazel_flags=("--jobs=${TORCHSCAN_BAZEL_JOBS}")
+for variable in "${TORCHSCAN_SIMULATION_VARIABLES[@]}"; do
+  if [[ -n "${!variable:-}" ]]; then
+    bazel_flags+=("--test_env=${variable}")
+  fi
+done
+unset variable
