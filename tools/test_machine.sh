@@ -8,6 +8,9 @@
 #                 simulated, --test_env for the simulation's variables.
 #   TMPDIR        exported: a temporary directory where programs and shared
 #                 libraries may run (a noexec /tmp is replaced).
+#   test_machine_sanitizer_prefix   prints the command prefix sanitized
+#                 programs need here (see its NOTE), or fails saying why
+#                 they cannot run here.
 #
 # Idempotent: sourcing it again (a script run by another) changes nothing.
 
@@ -56,6 +59,29 @@ test_machine_exec_tmpdir() {
   mkdir -p "${fallback}"
   echo "note: ${dir} does not allow running programs (mounted noexec?); TMPDIR=${fallback}" >&2
   echo "${fallback}"
+}
+
+# NOTE: the sanitizer runtimes of Debian 12's gcc 12 and clang 14 place
+# their shadow memory at fixed addresses and break when the kernel randomizes
+# mmap with more than 28 bits (vm.mmap_rnd_bits=32, the default of newer
+# Ubuntu kernels, which containers on such hosts inherit): TSan dies with
+# "unexpected memory mapping", ASan intermittently with DEADLYSIGNAL. There,
+# sanitized programs run with address-space randomization off (setarch -R),
+# which a container's seccomp profile may forbid; then they cannot run at
+# all, and this fails with the reason (the caller skips, saying so).
+# Prints the prefix (nothing where none is needed).
+test_machine_sanitizer_prefix() {
+  local bits
+  bits="$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28)"
+  if ((bits <= 28)); then
+    return 0
+  fi
+  if setarch "$(uname -m)" -R true 2>/dev/null; then
+    echo "setarch $(uname -m) -R"
+    return 0
+  fi
+  echo "vm.mmap_rnd_bits=${bits} (more than 28) breaks the sanitizer runtimes of gcc 12 and clang 14, and address-space randomization cannot be turned off here (setarch -R is not permitted); \`sudo sysctl -w vm.mmap_rnd_bits=28\` on the host lets them run" >&2
+  return 1
 }
 
 if [[ -z "${TORCHSCAN_TEST_MACHINE_SOURCED:-}" ]]; then
