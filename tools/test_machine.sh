@@ -19,6 +19,63 @@
 # environment, so the variables are passed through by name when set.
 TORCHSCAN_SIMULATION_VARIABLES=(ATEN_CPU_CAPABILITY ONEDNN_MAX_CPU_ISA MKL_ENABLE_INSTRUCTIONS)
 
+# The directory of this process's cgroup for controller $1 (v2 when $1 is
+# empty), where the container's limits are; nothing if there is none.
+test_machine_cgroup_dir() {
+  local controller="$1" path dir
+  if [[ -z "${controller}" ]]; then
+    path="$(sed -n 's/^0:://p' /proc/self/cgroup 2>/dev/null)"
+    dir="/sys/fs/cgroup"
+  else
+    path="$(sed -n "s/^[0-9]*:\([^:]*,\)\{0,1\}${controller}\(,[^:]*\)\{0,1\}://p" /proc/self/cgroup 2>/dev/null)"
+    dir="/sys/fs/cgroup/${controller}"
+  fi
+  # Inside a cgroup namespace the own cgroup is mounted at the root.
+  if [[ -n "${path}" && -d "${dir}${path}" ]]; then echo "${dir}${path}"; elif [[ -d "${dir}" ]]; then echo "${dir}"; fi
+}
+
+# Usable cores: the CPU affinity (nproc), capped by a cgroup CPU quota,
+# which nproc does not see (a container limited to 2 CPUs on a 64-core host).
+test_machine_cores() {
+  local cores quota period dir
+  cores="$(nproc)"
+  dir="$(test_machine_cgroup_dir "")"
+  if [[ -n "${dir}" && -r "${dir}/cpu.max" ]]; then
+    read -r quota period <"${dir}/cpu.max"
+  else
+    dir="$(test_machine_cgroup_dir cpu)"
+    quota="$(cat "${dir}/cpu.cfs_quota_us" 2>/dev/null || echo max)"
+    period="$(cat "${dir}/cpu.cfs_period_us" 2>/dev/null || echo 100000)"
+  fi
+  if [[ "${quota}" =~ ^[0-9]+$ ]] && ((quota > 0 && period > 0)); then
+    quota=$(((quota + period - 1) / period))
+    ((quota < cores)) && cores="${quota}"
+  fi
+  echo "${cores}"
+}
+
+# Available memory in kB: the kernel's MemAvailable, capped by what a
+# cgroup memory limit leaves (/proc/meminfo shows the host's memory inside a
+# container).
+test_machine_available_kb() {
+  local available limit usage dir
+  available="$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null || true)"
+  dir="$(test_machine_cgroup_dir "")"
+  if [[ -n "${dir}" && -r "${dir}/memory.max" ]]; then
+    limit="$(cat "${dir}/memory.max")"
+    usage="$(cat "${dir}/memory.current" 2>/dev/null || echo 0)"
+  else
+    dir="$(test_machine_cgroup_dir memory)"
+    limit="$(cat "${dir}/memory.limit_in_bytes" 2>/dev/null || echo max)"
+    usage="$(cat "${dir}/memory.usage_in_bytes" 2>/dev/null || echo 0)"
+  fi
+  if [[ "${limit}" =~ ^[0-9]+$ ]] && ((limit < (1 << 50))); then
+    limit=$(((limit - usage) / 1024))
+    if [[ -z "${available}" ]] || ((limit < available)); then available="${limit}"; fi
+  fi
+  echo "${available}"
+}
+
 # NOTE: Bazel estimates every C++ compile at a few hundred MB, but one of
 # our LibTorch translation units peaks at 1.7 GB in gcc at -c opt and 2.5 GB
 # under --config=asan (measured with /usr/bin/time on
@@ -27,8 +84,8 @@ TORCHSCAN_SIMULATION_VARIABLES=(ATEN_CPU_CAPABILITY ONEDNN_MAX_CPU_ISA MKL_ENABL
 # memory available when the run starts. TORCHSCAN_BAZEL_JOBS overrides.
 test_machine_bazel_jobs() {
   local cores available_kb per_job_kb=$((2560 * 1024)) by_memory
-  cores="$(nproc)"
-  available_kb="$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null || true)"
+  cores="$(test_machine_cores)"
+  available_kb="$(test_machine_available_kb)"
   if [[ -z "${available_kb}" ]]; then
     echo "${cores}"
     return
