@@ -1,4 +1,4 @@
-# Sourced (not run) by tools/test, tools/test_sanitizers and
+# Sourced (not run) by tools/test, tools/test_sanitizers, tools/test_wheel and
 # tools/test_bazel_consumer: what they must know about the machine so that
 # the tests pass on every x86-64 machine, not only the one they were written
 # on (docs/building.md, "Tests on any machine"). Defines:
