@@ -1,5 +1,5 @@
 // MultiheadAttention and Transformer FLOPs (flops_mha, flops_transformer*
-// of torchscan 0.2.0; reference sections 6.1.1 and 6.1.2).
+// of torchscan 0.2.0; its MultiheadAttention and Transformer FLOPs).
 
 #include "formulas/attention_module_flops.h"
 

@@ -27,8 +27,9 @@ void AddDiagnostic(std::vector<Diagnostic>& diagnostics, absl::string_view code,
                           std::string(path), std::move(message)));
 }
 
-// Receptive field (section 4.6, step 5): any warning at all makes the three
-// values unavailable, with one unsupported_module_metric diagnostic.
+// Receptive field (the last step of the per-call evaluation): any warning at
+// all makes the three values unavailable, with one unsupported_module_metric
+// diagnostic.
 void RecordReceptiveField(absl::string_view path,
                           const FormulaOutcome<ReceptiveField>& outcome,
                           ModuleMetrics& metrics) {

@@ -1,12 +1,13 @@
 #include "formulas/operator_formulas.h"
 
-#include <algorithm>
 #include <array>
 
 #include "formulas/attention_formulas.h"
 #include "formulas/convolution_formulas.h"
+#include "formulas/cpu_fused_formulas.h"
 #include "formulas/fused_layer_formulas.h"
 #include "formulas/matmul_formulas.h"
+#include "formulas/packet_table.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -114,27 +115,40 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
     {"aten::mm", &MmFlops, kParity, "2*m*n*k of self [m,k] @ mat2 [k,n]"},
     {"aten::mv", &MvFlops, kBeyond, "2*m*n of self [m,n] @ vec [n]"},
     {"aten::vdot", &DotFlops, kBeyond, "2*n"},
+    {"higher_order::flex_attention", &SdpaForwardFlops, kParity,
+     "flex attention (a compiled graph's higher-order operator): "
+     "2*b*hq*sq*sk*(d + dv), as SDPA"},
+    {"higher_order::flex_attention_backward", &FlexAttentionBackwardFlops,
+     kParity,
+     "flex attention backward (compiled): 2*b*hq*sq*sk*(3*d + 2*dv), as "
+     "SDPA's"},
+    {"mkl::_mkl_linear", &PackedLinearFlops, kBeyond,
+     "frozen linear (MKL): 2 * numel(Y) * X[-1]"},
+    {"mkldnn::_convolution_pointwise", &PointwiseConvolutionFlops, kBeyond,
+     "frozen convolution + post-op (oneDNN): the convolution's count"},
+    {"mkldnn::_convolution_pointwise_", &InPlacePointwiseConvolutionFlops,
+     kBeyond,
+     "frozen convolution + in-place binary post-op: the convolution's"},
+    {"mkldnn::_convolution_transpose_pointwise",
+     &PointwiseTransposedConvolutionFlops, kBeyond,
+     "frozen transposed convolution + post-op: the convolution's count"},
+    {"mkldnn::_linear_pointwise", &PackedLinearFlops, kBeyond,
+     "frozen linear + post-op (oneDNN): 2 * numel(Y) * X[-1]"},
+    {"onednn::qconv2d_pointwise", &QuantizedConvolutionFlops, kBeyond,
+     "quantized convolution (oneDNN): the convolution's count"},
+    {"onednn::qconv_pointwise", &QuantizedConvolutionFlops, kBeyond,
+     "quantized convolution (oneDNN): the convolution's count"},
+    {"onednn::qlinear_pointwise", &PackedLinearFlops, kBeyond,
+     "quantized linear (oneDNN): 2 * numel(Y) * qx[-1]"},
 });
 
-constexpr bool IsSortedAndUnique() {
-  for (std::size_t i = 1; i < kTable.size(); ++i) {
-    if (!(kTable[i - 1].packet < kTable[i].packet)) return false;
-  }
-  return true;
-}
-static_assert(IsSortedAndUnique(),
+static_assert(IsSortedByPacket(kTable),
               "kTable must be sorted by packet name, without duplicates");
 
 }  // namespace
 
 const OperatorFormulaEntry* FindOperatorFormula(absl::string_view packet) {
-  auto it = std::lower_bound(
-      kTable.begin(), kTable.end(), packet,
-      [](const OperatorFormulaEntry& entry, absl::string_view name) {
-        return entry.packet < name;
-      });
-  if (it == kTable.end() || it->packet != packet) return nullptr;
-  return &*it;
+  return FindByPacket(kTable, packet);
 }
 
 absl::Span<const OperatorFormulaEntry> AllOperatorFormulas() { return kTable; }

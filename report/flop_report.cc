@@ -51,7 +51,13 @@ absl::StatusOr<FlopReport> BuildFlopReport(
       report.by_operator[op.name] = op.flops;
       TS_RETURN_IF_ERROR(AddCount(known, op.flops, "total FLOPs"));
     }
-    if (op.failed_calls > 0) {
+    if (op.unseen_reason) {
+      report.diagnostics.push_back(Diagnostic::ForOperator(
+          std::string(kUnseenWork), "flops", op.name,
+          absl::StrCat(op.name, " ran ", CountToString(op.calls),
+                       " time(s) without any operator call: ",
+                       *op.unseen_reason)));
+    } else if (op.failed_calls > 0) {
       report.diagnostics.push_back(Diagnostic::ForOperator(
           std::string(kOperatorFormulaError), "flops", op.name,
           absl::StrCat(op.name, " was observed ", CountToString(op.calls),

@@ -7,6 +7,9 @@
 //   torchscan compare BEFORE.json AFTER.json [--json -|PATH]
 //       compare two reports
 //   torchscan --list-examples
+// Analyses and compare also take --html PATH (a self-contained page) and
+// --folded PATH (folded stacks of operator FLOPs, for flame-graph tools);
+// '-' writes to standard output instead of the table.
 //
 // Exit codes: 0 success; 1 the analysis is incomplete under --strict (the
 // report is still printed/written); 2 bad usage or input (flags, shapes,
@@ -35,7 +38,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "report/render/diagnostic_listing.h"
 #include "tools/cli_inputs.h"
+#include "tools/cli_outputs.h"
 #include "tools/examples/example_models.h"
 #include "torchscan/crawl.h"
 #include "torchscan/report.h"
@@ -58,6 +63,12 @@ ABSL_FLAG(
     std::string, json, "",
     "Write the JSON report to this file ('-' for standard output, instead of "
     "the table).");
+ABSL_FLAG(std::string, html, "",
+          "Write the report as one self-contained HTML page to this file "
+          "('-' for standard output).");
+ABSL_FLAG(std::string, folded, "",
+          "Write folded stacks of operator FLOPs by module path (for "
+          "flamegraph.pl, speedscope) to this file ('-' for standard output).");
 ABSL_FLAG(std::string, example, "", "Analyse a built-in example model.");
 ABSL_FLAG(bool, list_examples, false, "List the built-in example models.");
 ABSL_FLAG(int, max_depth, -1, "Show layers down to this depth only.");
@@ -77,6 +88,18 @@ int Fail(int code, absl::string_view message) {
   return code;
 }
 
+// The --html and --folded outputs; the title names what was analysed.
+torchscan::cli::ViewOutputs Views(std::string title) {
+  return {absl::GetFlag(FLAGS_html), absl::GetFlag(FLAGS_folded),
+          std::move(title)};
+}
+
+// Whether an output replaces the table on standard output.
+bool WritesStdout() {
+  return absl::GetFlag(FLAGS_json) == "-" || absl::GetFlag(FLAGS_html) == "-" ||
+         absl::GetFlag(FLAGS_folded) == "-";
+}
+
 int Compare(const std::vector<char*>& positional) {
   if (positional.size() != 4) {
     return Fail(
@@ -90,6 +113,16 @@ int Compare(const std::vector<char*>& positional) {
   absl::StatusOr<torchscan::report::ReportDiff> diff =
       torchscan::report::CompareReportTexts(*before, *after);
   if (!diff.ok()) return Fail(kBadInput, diff.status().message());
+  if (absl::Status views = torchscan::cli::WriteCompareViews(
+          *diff, *before, *after,
+          Views(absl::StrCat(
+              std::filesystem::path(positional[2]).filename().string(),
+              " \u2192 ",
+              std::filesystem::path(positional[3]).filename().string())),
+          std::cout, std::cerr);
+      !views.ok()) {
+    return Fail(kBadInput, views.message());
+  }
   const std::string json_path = absl::GetFlag(FLAGS_json);
   if (!json_path.empty()) {
     const std::string text = torchscan::pycompat::DumpPythonJson(
@@ -102,6 +135,7 @@ int Compare(const std::vector<char*>& positional) {
     file << text << "\n";
     if (!file) return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
   }
+  if (WritesStdout()) return kOk;
   std::cout << "Totals (after - before):\n";
   for (const auto& [name, metric] : diff->totals) {
     std::cout << "  " << name << ": "
@@ -126,9 +160,10 @@ int Compare(const std::vector<char*>& positional) {
   return kOk;
 }
 
-int Report(const torchscan::report::AnalysisReport& report, bool incomplete) {
+int Report(const torchscan::report::AnalysisReport& report, bool incomplete,
+           std::string title) {
   const std::string json_path = absl::GetFlag(FLAGS_json);
-  if (json_path != "-") {
+  if (!WritesStdout()) {
     torchscan::report::SummaryOptions options;
     if (absl::GetFlag(FLAGS_max_depth) >= 0)
       options.max_depth = absl::GetFlag(FLAGS_max_depth);
@@ -137,7 +172,10 @@ int Report(const torchscan::report::AnalysisReport& report, bool incomplete) {
     absl::StatusOr<std::string> table =
         torchscan::report::RenderSummary(report, options);
     if (!table.ok()) return Fail(kBadInput, table.status().message());
-    std::cout << *table;
+    // A command line lists the diagnostics where Python's summary points at
+    // report['diagnostics'].
+    std::cout << torchscan::report::render::SummaryWithDiagnosticsListed(
+        *table, report.diagnostics);
   }
   if (!json_path.empty()) {
     const std::string text = torchscan::pycompat::DumpPythonJson(
@@ -150,6 +188,11 @@ int Report(const torchscan::report::AnalysisReport& report, bool incomplete) {
       if (!file)
         return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
     }
+  }
+  if (absl::Status views = torchscan::cli::WriteAnalysisViews(
+          report, Views(std::move(title)), std::cout, std::cerr);
+      !views.ok()) {
+    return Fail(kBadInput, views.message());
   }
   if (incomplete) {
     std::cerr << "torchscan: "
@@ -197,6 +240,14 @@ int main(int argc, char** argv) {
     }
     return kOk;
   }
+  if (int{absl::GetFlag(FLAGS_json) == "-"} +
+          int{absl::GetFlag(FLAGS_html) == "-"} +
+          int{absl::GetFlag(FLAGS_folded) == "-"} >
+      1) {
+    return Fail(kBadInput,
+                "only one of --json, --html and --folded can be '-' "
+                "(standard output)");
+  }
   if (positional.size() >= 2 && std::string(positional[1]) == "compare") {
     return Compare(positional);
   }
@@ -224,6 +275,8 @@ int main(int argc, char** argv) {
 
   torch::jit::Module module;
   const std::string example = absl::GetFlag(FLAGS_example);
+  // What the HTML page is titled: the file or the example analysed.
+  std::string title;
   if (!example.empty()) {
     if (positional.size() > 1)
       return Fail(kBadInput, "pass either MODEL.pt or --example, not both");
@@ -232,6 +285,7 @@ int main(int argc, char** argv) {
     if (!model.ok()) return Fail(kBadInput, model.status().message());
     module = model->module;
     options.input_shapes = model->input_shapes;
+    title = example;
   } else {
     if (positional.size() != 2) {
       return Fail(kBadInput,
@@ -242,6 +296,7 @@ int main(int argc, char** argv) {
         torchscan::cli::LoadScriptModuleFile(positional[1]);
     if (!loaded.ok()) return Fail(kBadInput, loaded.status().message());
     module = *std::move(loaded);
+    title = std::filesystem::path(positional[1]).filename().string();
   }
   if (!absl::GetFlag(FLAGS_input_shape).empty()) {
     absl::StatusOr<std::vector<std::vector<std::int64_t>>> shapes =
@@ -268,9 +323,9 @@ int main(int argc, char** argv) {
   if (!report.ok()) {
     if (std::optional<torchscan::report::AnalysisReport> incomplete =
             torchscan::IncompleteAnalysisReport(report.status())) {
-      return Report(*incomplete, /*incomplete=*/true);
+      return Report(*incomplete, /*incomplete=*/true, title);
     }
     return Fail(kBadInput, report.status().message());
   }
-  return Report(*report, /*incomplete=*/false);
+  return Report(*report, /*incomplete=*/false, title);
 }

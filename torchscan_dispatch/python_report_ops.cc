@@ -14,26 +14,17 @@
 #include "report/json_io.h"
 #include "report/summary.h"
 #include "torchscan_dispatch/own_operators.h"
+#include "torchscan_dispatch/value_arguments.h"
 
 namespace torchscan::dispatch {
 namespace {
 
 using report::Json;
 
-// Bad reports and options are ValueErrors in Python, as in TorchScan 0.2.
-void CheckValue(const absl::Status& status) {
-  TORCH_CHECK_VALUE(status.ok(), std::string(status.message()));
-}
-
-Json Parse(const std::string& text) {
-  absl::StatusOr<Json> parsed = report::ParseJson(text);
-  CheckValue(parsed.status());
-  return *std::move(parsed);
-}
-
 // The computed parts of a crawl's report (crawl/crawl_json.h).
 std::string EvaluateCrawl(std::string crawl_json) {
-  absl::StatusOr<Json> parts = crawl::EvaluateCrawlParts(Parse(crawl_json));
+  absl::StatusOr<Json> parts =
+      crawl::EvaluateCrawlParts(ParseJsonArgument(crawl_json));
   CheckValue(parts.status());
   return report::DumpJson(*parts);
 }
@@ -42,9 +33,9 @@ std::string EvaluateCrawl(std::string crawl_json) {
 //           "receptive_field": bool, "effective_rf_stats": bool}
 std::string RenderSummary(std::string report_json, std::string options_json) {
   absl::StatusOr<report::AnalysisReport> report =
-      report::AnalysisReportFromJson(Parse(report_json));
+      report::AnalysisReportFromJson(ParseJsonArgument(report_json));
   CheckValue(report.status());
-  const Json options = Parse(options_json);
+  const Json options = ParseJsonArgument(options_json);
   report::SummaryOptions summary;
   if (options.contains("wrap_mode")) {
     summary.wrap_mode = options["wrap_mode"].is_null()
@@ -63,8 +54,8 @@ std::string RenderSummary(std::string report_json, std::string options_json) {
 }
 
 std::string CompareReports(std::string before, std::string after) {
-  absl::StatusOr<Json> diff =
-      report::CompareReportsJson(Parse(before), Parse(after));
+  absl::StatusOr<Json> diff = report::CompareReportsJson(
+      ParseJsonArgument(before), ParseJsonArgument(after));
   CheckValue(diff.status());
   return report::DumpJson(*diff);
 }

@@ -33,7 +33,7 @@ __all__ = ["crawl_module", "summary"]
 
 
 def _ordered_inputs(signature: inspect.Signature | None, args: tuple, kwargs: Mapping[str, Any]) -> tuple:
-    """The call's arguments in forward-signature order (reference section 5)."""
+    """The call's arguments in forward-signature order (TorchScan 0.2's argument ordering for formulas)."""
     if signature is None:
         return (*args, *kwargs.values())
     if (

@@ -15,7 +15,9 @@ CLI = os.environ.get("TORCHSCAN_CLI", str(Path(__file__).resolve().parents[2] / 
 
 
 def run(*args):
-    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, check=False)
+    # timeout: a hang guard (a run takes seconds), so a hang fails this test
+    # instead of stalling the whole suite.
+    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, check=False, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +127,92 @@ def test_compare(tmp_path):
     result = run("compare", before, bad)
     assert result.returncode == 2 and "invalid JSON" in result.stderr
     assert run("compare", before).returncode == 2
+
+
+# --html, --folded and the diagnostics listing.
+
+
+def test_diagnostics_are_listed_by_code_not_pointed_at(tmp_path):
+    path = tmp_path / "relu.pt"
+    torch.jit.script(nn.Sequential(nn.Linear(4, 4), nn.ReLU())).save(str(path))
+    result = run(path, "--input-shape", "4")
+    assert result.returncode == 0, result.stderr
+    assert "inspect report['diagnostics']" not in result.stdout
+    lines = result.stdout.splitlines()
+    start = lines.index("Diagnostics: 1")
+    assert lines[start + 1 : start + 4] == [
+        "  uncounted_operator: 1 on 1 operator (flops)",
+        "    aten.relu",
+        "    e.g. aten.relu was observed 1 time(s), but no FLOP formula is registered.",
+    ]
+    assert set(lines[start + 4]) == {"_"}  # the table's closing rule
+
+
+def test_html_and_folded_of_an_analysis(tmp_path):
+    html, folded = tmp_path / "mlp.html", tmp_path / "mlp.folded"
+    result = run("--example", "mlp", "--html", html, "--folded", folded)
+    assert result.returncode == 0, result.stderr
+    assert "Total params:" in result.stdout
+    page = html.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<title>mlp</title>" in page
+    # The example is Sequential(Linear(784, 256), ReLU, Linear(256, 64), ReLU,
+    # Linear(64, 10)): one addmm in each Linear, nothing else counted.
+    lines = dict(line.rsplit(" ", 1) for line in folded.read_text().splitlines())
+    assert {stack.split(";", 1)[1]: int(value) for stack, value in lines.items()} == {
+        "0": 2 * 784 * 256,
+        "2": 2 * 256 * 64,
+        "4": 2 * 64 * 10,
+    }
+
+
+def test_folded_to_standard_output_replaces_the_table():
+    result = run("--example", "resnet18", "--folded=-")
+    assert result.returncode == 0, result.stderr
+    assert "Total params:" not in result.stdout
+    report = json.loads(run("--example", "resnet18", "--json", "-").stdout)
+    total = sum(int(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines())
+    assert total == report["totals"]["operator_flops"]["known_value"]
+    assert "each value is a lower bound" in result.stderr  # aten.add etc. are uncounted
+    both = run("--example", "mlp", "--folded=-", "--json=-")
+    assert both.returncode == 2 and "only one of --json, --html and --folded" in both.stderr
+
+
+def test_folded_of_a_structure_mode_analysis_is_an_error(tmp_path):
+    result = run("--example", "mlp", "--mode", "structure", "--folded", tmp_path / "x.folded")
+    assert result.returncode == 2
+    assert "--folded: the report has no operator FLOPs (it was made with mode='structure')" in result.stderr
+
+
+def test_html_to_an_unwritable_path(tmp_path):
+    result = run("--example", "mlp", "--html", tmp_path / "missing" / "page.html")
+    assert result.returncode == 2
+    assert "cannot write" in result.stderr and "page.html" in result.stderr
+
+
+def test_compare_html_and_differential_folded(tmp_path):
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    for path, width in ((before, 8), (after, 12)):
+        model_path = tmp_path / f"conv{width}.pt"
+        torch.jit.script(nn.Conv2d(3, width, 3)).save(str(model_path))
+        assert run(model_path, "--input-shape", "3,32,32", "--json", path).returncode == 0
+    html, folded = tmp_path / "diff.html", tmp_path / "diff.folded"
+    result = run("compare", before, after, "--html", html, "--folded", folded)
+    assert result.returncode == 0, result.stderr
+    assert "parameters: complete, delta 112" in result.stdout
+    page = html.read_text(encoding="utf-8")
+    assert 'id="chart-before_operator_flops"' in page and 'id="chart-after_operator_flops"' in page
+    # 30x30 outputs of 3x3x3 kernels: 2 * 30 * 30 * 27 FLOPs per channel.
+    assert folded.read_text() == f"Conv2d {2 * 900 * 27 * 8} {2 * 900 * 27 * 12}\n"
+
+
+def test_compare_of_minimal_reports_draws_no_charts(tmp_path):
+    minimal = {"schema_version": 1, "totals": {}, "layers": []}
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    before.write_text(json.dumps(minimal))
+    after.write_text(json.dumps(minimal))
+    result = run("compare", before, after, "--html", tmp_path / "diff.html")
+    assert result.returncode == 0, result.stderr
+    assert "--html shows the diff only, without charts: before.context: is missing" in result.stderr
+    folded = run("compare", before, after, "--folded", tmp_path / "diff.folded")
+    assert folded.returncode == 2
+    assert "--folded needs two full analysis reports: before.context: is missing" in folded.stderr

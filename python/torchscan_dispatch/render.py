@@ -1,0 +1,112 @@
+"""Reports for people: one self-contained HTML page, folded stacks for
+flame-graph tools, and the diagnostics listed for a terminal.
+
+All three run in C++ (``report/render/``); the reports cross as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from torchscan_dispatch._library import load_library
+
+__all__ = ["list_diagnostics", "to_folded", "to_html", "write_html"]
+
+
+def _document(value: Any, name: str) -> str:
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"{name} must be a dict (a report from crawl_module, summary, measure_flops or compare_reports), "
+            f"got {type(value).__name__}"
+        )
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} is not a JSON report: {error}") from None
+
+
+def _sides(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    return (
+        None if before is None else _document(before, "before"),
+        None if after is None else _document(after, "after"),
+    )
+
+
+def to_html(
+    report: Mapping[str, Any],
+    *,
+    before: Mapping[str, Any] | None = None,
+    after: Mapping[str, Any] | None = None,
+    title: str = "",
+) -> str:
+    """The HTML page of ``report``: an analysis (``crawl_module``), a FLOP
+    report (``measure_flops``) or a diff (``compare_reports``). With a diff,
+    ``before`` and ``after`` (the two reports it was computed from) add their
+    charts side by side, the changed layers outlined. ``title`` defaults to
+    the model's type.
+
+    Raises TypeError for a value that is not a dict and ValueError for one
+    that is no report, a report that does not parse (the message names the
+    field), or ``before``/``after`` that are not the diff's reports.
+    """
+    load_library()
+    old, new = _sides(before, after)
+    return torch.ops.torchscan._render_html(_document(report, "report"), old, new, title)
+
+
+def write_html(
+    report: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    before: Mapping[str, Any] | None = None,
+    after: Mapping[str, Any] | None = None,
+    title: str = "",
+) -> None:
+    """Writes ``to_html(report, ...)`` to ``path``: one file, no network
+    needed to view it."""
+    html = to_html(report, before=before, after=after, title=title)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(html)
+
+
+def to_folded(
+    report: Mapping[str, Any],
+    *,
+    before: Mapping[str, Any] | None = None,
+    after: Mapping[str, Any] | None = None,
+) -> str:
+    """Folded stacks of operator FLOPs by module path (``"Net;features;0
+    1100"`` lines, self FLOPs: a module's own minus its submodules'), the
+    input of flamegraph.pl and speedscope. Of a diff, with ``before`` and
+    ``after``: the differential form, ``"stack BEFORE AFTER"``.
+
+    Values of a partial report are lower bounds. Stacks are module paths,
+    not calls: when a forward calls a submodule of its submodule directly,
+    the submodule holds FLOPs its parent does not; the difference is taken
+    from the enclosing modules' own FLOPs, with a warning.
+    """
+    load_library()
+    old, new = _sides(before, after)
+    folded = json.loads(torch.ops.torchscan._folded_stacks(_document(report, "report"), old, new))
+    for note in folded["notes"]:
+        warnings.warn(f"folded stacks: {note}", stacklevel=2)
+    return folded["text"]
+
+
+def list_diagnostics(report: Mapping[str, Any], *, summary: str | None = None) -> str:
+    """The diagnostics of an analysis or a FLOP report grouped by code, with
+    counts, the metrics concerned, the first subjects and an example message
+    (``""`` when there are none).
+
+    With ``summary`` (``format_summary(report, ...)``), that text with its
+    ``Diagnostics: N (inspect report['diagnostics'])`` line replaced by the
+    listing: what a command line prints.
+    """
+    load_library()
+    return torch.ops.torchscan._list_diagnostics(_document(report, "report"), summary or "")
