@@ -37,6 +37,7 @@
 #include "torchscan/script_module_description.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/own_operators.h"
 
 namespace torchscan {
 namespace {
@@ -231,20 +232,23 @@ void ExitOperator(c10::IValue module, c10::IValue output) {
   if (ScriptCrawl* crawl = ScriptCrawl::Active()) crawl->Exit(output);
 }
 
-TORCH_LIBRARY_FRAGMENT(torchscan, m) {
-  m.def(torch::schema("_script_module_enter(Any module, Any inputs) -> ()",
-                      c10::AliasAnalysisKind::CONSERVATIVE),
-        &EnterOperator);
-  m.def(torch::schema("_script_module_exit(Any module, Any output) -> ()",
-                      c10::AliasAnalysisKind::CONSERVATIVE),
-        &ExitOperator);
-}
-
-// The hooks are bookkeeping, not workload operators.
-TORCH_LIBRARY_IMPL(torchscan, TESTING_ONLY_GenericMode, m) {
-  m.impl("_script_module_enter", torch::CppFunction::makeFallthrough());
-  m.impl("_script_module_exit", torch::CppFunction::makeFallthrough());
-}
+// The hooks are bookkeeping, not workload operators: OwnOperators lets them
+// pass the counting key untouched, and leaves them to the first copy when
+// the library is loaded twice into one process (a static registration
+// would abort the second load).
+const dispatch::OwnOperators hook_operators(
+    torch::Library::FRAGMENT, {"_script_module_enter", "_script_module_exit"},
+    [](torch::Library& library) {
+      library.def(
+          torch::schema("_script_module_enter(Any module, Any inputs) -> ()",
+                        c10::AliasAnalysisKind::CONSERVATIVE),
+          &EnterOperator);
+      library.def(
+          torch::schema("_script_module_exit(Any module, Any output) -> ()",
+                        c10::AliasAnalysisKind::CONSERVATIVE),
+          &ExitOperator);
+    },
+    __FILE__, __LINE__);
 
 // Makes `crawl` the active crawl of this thread for its lifetime.
 class ActiveCrawl {
