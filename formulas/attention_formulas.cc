@@ -214,6 +214,17 @@ absl::StatusOr<Count> SdpaBackwardFlops(const OperatorCall& call) {
   return SdpaBackwardFlopCount(grad_out, query, key, value);
 }
 
+absl::StatusOr<Count> FlexAttentionBackwardFlops(const OperatorCall& call) {
+  TS_ASSIGN_OR_RETURN(ShapeRef query, ArgumentShape(call, 0, "query"));
+  TS_ASSIGN_OR_RETURN(ShapeRef key, ArgumentShape(call, 1, "key"));
+  TS_ASSIGN_OR_RETURN(ShapeRef value, ArgumentShape(call, 2, "value"));
+  const bool has_grad_out =
+      call.arguments.size() > 5 && call.arguments[5].is_tensor();
+  TS_ASSIGN_OR_RETURN(ShapeRef grad_out,
+                      ArgumentShape(call, has_grad_out ? 5 : 3, "grad_out"));
+  return SdpaBackwardFlopCount(grad_out, query, key, value);
+}
+
 // _flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q,
 // max_k, ...)
 absl::StatusOr<Count> FlashAttentionForwardFlops(const OperatorCall& call) {

@@ -24,6 +24,11 @@ absl::StatusOr<Count> SdpaBackwardFlopCount(ShapeRef grad_out, ShapeRef query,
 absl::StatusOr<Count> SdpaForwardFlops(const OperatorCall& call);
 absl::StatusOr<Count> SdpaBackwardFlops(const OperatorCall& call);
 
+// A compiled graph's flex_attention_backward(query, key, value, out,
+// logsumexp, grad_out, ...): SDPA's backward count, with grad_out's shape
+// (out's when there is none).
+absl::StatusOr<Count> FlexAttentionBackwardFlops(const OperatorCall& call);
+
 // The raw kernels behind them, which take BSHD tensors and, for
 // variable-length batches (nested tensors), packed sequences with offsets.
 absl::StatusOr<Count> FlashAttentionForwardFlops(const OperatorCall& call);

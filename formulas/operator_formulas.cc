@@ -5,6 +5,7 @@
 
 #include "formulas/attention_formulas.h"
 #include "formulas/convolution_formulas.h"
+#include "formulas/cpu_fused_formulas.h"
 #include "formulas/fused_layer_formulas.h"
 #include "formulas/matmul_formulas.h"
 
@@ -114,6 +115,30 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
     {"aten::mm", &MmFlops, kParity, "2*m*n*k of self [m,k] @ mat2 [k,n]"},
     {"aten::mv", &MvFlops, kBeyond, "2*m*n of self [m,n] @ vec [n]"},
     {"aten::vdot", &DotFlops, kBeyond, "2*n"},
+    {"higher_order::flex_attention", &SdpaForwardFlops, kParity,
+     "flex attention (a compiled graph's higher-order operator): "
+     "2*b*hq*sq*sk*(d + dv), as SDPA"},
+    {"higher_order::flex_attention_backward", &FlexAttentionBackwardFlops,
+     kParity,
+     "flex attention backward (compiled): 2*b*hq*sq*sk*(3*d + 2*dv), as "
+     "SDPA's"},
+    {"mkl::_mkl_linear", &PackedLinearFlops, kBeyond,
+     "frozen linear (MKL): 2 * numel(Y) * X[-1]"},
+    {"mkldnn::_convolution_pointwise", &PointwiseConvolutionFlops, kBeyond,
+     "frozen convolution + post-op (oneDNN): the convolution's count"},
+    {"mkldnn::_convolution_pointwise_", &InPlacePointwiseConvolutionFlops,
+     kBeyond, "frozen convolution + in-place binary post-op: the convolution's"},
+    {"mkldnn::_convolution_transpose_pointwise",
+     &PointwiseTransposedConvolutionFlops, kBeyond,
+     "frozen transposed convolution + post-op: the convolution's count"},
+    {"mkldnn::_linear_pointwise", &PackedLinearFlops, kBeyond,
+     "frozen linear + post-op (oneDNN): 2 * numel(Y) * X[-1]"},
+    {"onednn::qconv2d_pointwise", &QuantizedConvolutionFlops, kBeyond,
+     "quantized convolution (oneDNN): the convolution's count"},
+    {"onednn::qconv_pointwise", &QuantizedConvolutionFlops, kBeyond,
+     "quantized convolution (oneDNN): the convolution's count"},
+    {"onednn::qlinear_pointwise", &PackedLinearFlops, kBeyond,
+     "quantized linear (oneDNN): 2 * numel(Y) * qx[-1]"},
 });
 
 constexpr bool IsSortedAndUnique() {

@@ -239,6 +239,69 @@ std::map<std::string, std::vector<Case>> Cases() {
                     2 * Mm(2 * 7, 16, 16) +         // in-projections
                     Attention(2 * 4, 5, 7, 4, 4) +  // attention
                     Mm(2 * 5, 16, 16);              // out-projection
+  // --- compiled graphs: flex attention (higher-order operator)
+  {
+    const V q = T({2, 4, 8, 16}), k = T({2, 4, 32, 16}), v = T({2, 4, 32, 8});
+    cases["higher_order::flex_attention"] = {
+        {{q, k, v}, {T({2, 4, 8, 8})}, Attention(2 * 4, 8, 32, 16, 8)}};
+    // flex_attention_backward(query, key, value, out, logsumexp, grad_out).
+    cases["higher_order::flex_attention_backward"] = {
+        {{q, k, v, T({2, 4, 8, 8}), T({2, 4, 8}), T({2, 4, 8, 8})},
+         {},
+         AttentionBackward(2 * 4, 8, 32, 16, 8)},
+        // No grad_out: out's shape stands for it.
+        {{q, k, v, T({2, 4, 8, 8}), T({2, 4, 8}), None()},
+         {},
+         AttentionBackward(2 * 4, 8, 32, 16, 8)}};
+  }
+  // --- frozen and quantized CPU kernels (torch.compile freezing)
+  // A packed linear weight's shape is meaningless ([n, 1]): the count reads
+  // X [..., k] and Y [..., n] only.
+  cases["mkl::_mkl_linear"] = {
+      {{T({4, 6, 32}), T({999, 1}), T({16, 32}), T({16}), I(24)},
+       {T({4, 6, 16})},
+       Mm(4 * 6, 32, 16)}};
+  cases["mkldnn::_linear_pointwise"] = {
+      {{T({8, 32}), T({16, 32}), None()}, {T({8, 16})}, Mm(8, 32, 16)},
+      // The binary overload: X, other, W, B.
+      {{T({8, 32}), T({8, 16}), T({16, 32}), None()},
+       {T({8, 16})},
+       Mm(8, 32, 16)}};
+  cases["onednn::qlinear_pointwise"] = {
+      {{T({8, 32}), V::Real(0.1), I(0), T({16, 32})},
+       {T({8, 16})},
+       Mm(8, 32, 16)}};
+  // Conv2d 3->16, 3x3, on 2x3x32x32 with padding 1: 2x16x32x32.
+  cases["mkldnn::_convolution_pointwise"] = {
+      {{T({2, 3, 32, 32}), T({16, 3, 3, 3}), T({16}), L({1, 1}), L({1, 1}),
+        L({1, 1}), I(1)},
+       {T({2, 16, 32, 32})},
+       Conv2d(2, 3, 16, 32, 32, 3, 3)},
+      // The binary overload: X, other, W, B, ...
+      {{T({2, 3, 32, 32}), T({2, 16, 32, 32}), T({16, 3, 3, 3}), None()},
+       {T({2, 16, 32, 32})},
+       Conv2d(2, 3, 16, 32, 32, 3, 3)},
+      // Grouped: 8 input channels in 2 groups.
+      {{T({1, 8, 10, 10}), T({4, 4, 3, 3}), None()},
+       {T({1, 4, 8, 8})},
+       Conv2d(1, 4, 4, 8, 8, 3, 3)}};
+  cases["mkldnn::_convolution_pointwise_"] = {
+      {{T({2, 16, 32, 32}), T({2, 3, 32, 32}), T({16, 3, 3, 3}), None()},
+       {T({2, 16, 32, 32})},
+       Conv2d(2, 3, 16, 32, 32, 3, 3)}};
+  // A transposed convolution counts per input point: 1x8x5x5 in, 8->4
+  // channels, 3x3 kernel: each input point meets 3*3 taps of 8*4 pairs.
+  cases["mkldnn::_convolution_transpose_pointwise"] = {
+      {{T({1, 8, 5, 5}), T({8, 4, 3, 3}), None()},
+       {T({1, 4, 7, 7})},
+       2 * 1 * 5 * 5 * 3 * 3 * 8 * 4}};
+  for (const char* packet :
+       {"onednn::qconv2d_pointwise", "onednn::qconv_pointwise"}) {
+    cases[packet] = {{{T({2, 3, 32, 32}), V::Real(0.1), I(0),
+                       T({16, 3, 3, 3})},
+                      {T({2, 16, 32, 32})},
+                      Conv2d(2, 3, 16, 32, 32, 3, 3)}};
+  }
   cases["aten::_native_multi_head_attention"] = {
       {{T({2, 5, 16}), T({2, 7, 16}), T({2, 7, 16}), I(16), I(4), T({48, 16}),
         T({48}), T({16, 16}), T({16})},

@@ -11,7 +11,7 @@
 
 namespace torchscan::report {
 
-// Diagnostic codes. The first five are TorchScan 0.2's; the last is ours.
+// Diagnostic codes. The first five are TorchScan 0.2's; the rest are ours.
 inline constexpr absl::string_view kModuleMetricError = "module_metric_error";
 inline constexpr absl::string_view kUnsupportedModuleMetric =
     "unsupported_module_metric";
@@ -24,6 +24,9 @@ inline constexpr absl::string_view kUncountedOperator = "uncounted_operator";
 // symbolic or nested-tensor shapes); those calls are missing from the count.
 inline constexpr absl::string_view kOperatorFormulaError =
     "operator_formula_error";
+// Work ran that no operator call shows (a CUDA-graph replay, a compiled graph
+// without a FLOP tally), so its FLOPs are missing from the count.
+inline constexpr absl::string_view kUnseenWork = "unseen_work";
 
 // Whether a diagnostic is about a layer (by module path) or an operator.
 enum class DiagnosticSubject { kPath, kOperator };

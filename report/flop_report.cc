@@ -91,7 +91,13 @@ absl::StatusOr<FlopReport> BuildFlopReport(
         return status;
       }
     }
-    if (op.failed_calls > 0) {
+    if (op.unseen_reason) {
+      report.diagnostics.push_back(Diagnostic::ForOperator(
+          std::string(kUnseenWork), "flops", op.name,
+          absl::StrCat(op.name, " ran ", CountToString(op.calls),
+                       " time(s) without any operator call: ",
+                       *op.unseen_reason)));
+    } else if (op.failed_calls > 0) {
       report.diagnostics.push_back(Diagnostic::ForOperator(
           std::string(kOperatorFormulaError), "flops", op.name,
           absl::StrCat(op.name, " was observed ", CountToString(op.calls),

@@ -57,11 +57,16 @@ struct OperatorObservation {
   // Calls whose formula failed, with the first failure's message.
   Count failed_calls = 0;
   std::string failure_message;
+  // Set for a pseudo-operator standing for work that ran where no operator
+  // call shows it (a CUDA-graph replay, a compiled graph without a tally):
+  // why its FLOPs are missing.
+  std::optional<std::string> unseen_reason;
 };
 
 // Assembles the report: formulas feed by_operator; ignored operators are
-// listed with their reason; anything else is an uncounted_operator diagnostic
-// and makes the total partial (a lower bound), never a silent zero.
+// listed with their reason; unseen work is an unseen_work diagnostic;
+// anything else is an uncounted_operator diagnostic. Each diagnostic makes
+// the total partial (a lower bound), never a silent zero.
 absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
     std::map<std::string, Count> by_module);

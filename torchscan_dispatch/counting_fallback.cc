@@ -1,25 +1,36 @@
 // The boxed fallback that sees every operator call on a counting thread.
 //
-// Semantics match FlopCounterMode's __torch_dispatch__:
+// Semantics match FlopCounterMode's __torch_dispatch__, which sits at the
+// Python key, below autograd and below every functorch transform:
 //  - an overload with a CompositeImplicitAutograd kernel is passed on with the
 //    key still active, so its decomposition comes back here op by op and the
 //    composite itself is never counted;
+//  - so is a call made at the logical level of a functorch transform (vmap,
+//    grad, jvp, ...): the transform's physical calls come back here;
+//  - a call on a tensor subclass with __torch_dispatch__ is passed on, and the
+//    dense calls the subclass makes are counted where our key cannot see them
+//    (hidden_region.h);
 //  - anything else runs with the key excluded, so the kernel's own internal
 //    calls are invisible (nothing is counted twice), then is counted once.
+// docs/design.md ("Execution paths") has the whole matrix and its tests.
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <torch/csrc/autograd/forward_grad.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/library.h>
 
-#include <exception>
 #include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "torchscan_dispatch/call_recording.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
+#include "torchscan_dispatch/hidden_region.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/operator_values.h"
 #include "torchscan_dispatch/thread_state.h"
@@ -27,90 +38,107 @@
 namespace torchscan::dispatch {
 namespace {
 
-// A formula that throws is treated like one that returns an error: the
-// operator call itself succeeded, so the workload gets its result, and the
-// report names the failure instead of silently missing the call.
-template <typename Formula>
-absl::StatusOr<Count> Evaluate(const Formula& formula,
-                               const formulas::OperatorCall& call) {
-  try {
-    return formula(call);
-  } catch (const c10::Error& error) {
-    return absl::InternalError(absl::StrCat("the FLOP formula threw: ",
-                                            error.what_without_backtrace()));
-  } catch (const std::exception& error) {
-    return absl::InternalError(
-        absl::StrCat("the FLOP formula threw: ", error.what()));
-  }
+// NOTE [functorch transforms]
+// Our key is above FuncTorchDynamicLayerFrontMode. A transformed call reaches
+// us first at the logical level (BatchedTensor or GradWrapper arguments with
+// per-example shapes). Each transform's interpreter then works on its level
+// and hands the call to the next one below: DynamicLayerBackMode restores the
+// thread-local key sets saved at DynamicLayerFrontMode, pops the layer and
+// dispatches again from the top. Once the last layer is popped the front and
+// back keys leave the included set, and the call that comes back is the
+// physical one FlopCounterMode sees at the Python key. So: pass every call
+// made while a layer is on the stack, with the key still active, and count
+// the physical call when it returns with the stack empty. Tangent and
+// backward computations a transform makes come back the same way.
+bool InsideFunctorchTransform(c10::DispatchKeySet keys) {
+  return keys.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
+         keys.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode);
 }
 
-// Runs the call and counts it with `formula`, which sees its arguments and
-// results after the call, as FlopCounterMode's formulas do (so out= and
-// resizing overloads are measured on their results).
-template <typename Formula>
-void RunAndCountWith(const OperatorInfo& info, const c10::OperatorHandle& op,
-                     c10::DispatchKeySet below, torch::jit::Stack* stack,
-                     CountingSession& session, const Formula& formula,
-                     std::uint32_t value_arguments) {
-  // Holding the arguments costs reference-count bumps, not copies.
-  std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
-                                     stack->end());
-  op.redispatchBoxed(below, stack);
-  std::vector<formulas::OperatorValue> argument_values =
-      ToOperatorValues(arguments);
-  for (std::uint32_t bits = value_arguments; bits != 0; bits &= bits - 1) {
-    const int index = __builtin_ctz(bits);
-    if (index < static_cast<int>(arguments.size())) {
-      ReadIntegerValues(arguments[index], argument_values[index]);
-    }
-  }
-  const std::vector<formulas::OperatorValue> result_values =
-      ToOperatorValues(torch::jit::last(*stack, info.num_returns));
-  absl::StatusOr<Count> flops =
-      Evaluate(formula, formulas::OperatorCall{argument_values, result_values});
-  if (flops.ok()) {
-    session.RecordCounted(info, *flops);
-  } else {
-    session.RecordFailed(info, flops.status());
-  }
+// NOTE [What PyTorch runs while it compiles]
+// Dynamo's fake-tensor propagation, AOTAutograd's joint tracing, lazy
+// backward compilation and max-autotune's benchmarks all run operators, none
+// of which is the workload's work. torch.compile's own calls are hidden from
+// the key (compiled_region.h); compilation the autograd engine starts
+// (a lazily compiled backward) is flagged by the Python package
+// (compiling_depth), and proxy or functional tracing modes mark tracing that
+// torch.export and make_fx do. A user's own FakeTensorMode is not tracing:
+// FlopCounterMode counts fake tensors, and so do we.
+// Any dispatch mode puts the Python key in the thread's included set, so the
+// mode lookups (which copy a shared_ptr) happen only when it is there.
+bool PyTorchIsTracing(c10::DispatchKeySet keys, const ExecutionState& state) {
+  using c10::impl::TorchDispatchModeKey;
+  using c10::impl::TorchDispatchModeTLS;
+  if (state.compiling_depth > 0) return true;
+  return keys.has(c10::DispatchKey::Python) &&
+         (TorchDispatchModeTLS::get_mode(TorchDispatchModeKey::PROXY) ||
+          TorchDispatchModeTLS::get_mode(TorchDispatchModeKey::FUNCTIONAL));
 }
 
-// Runs the call and keeps its arguments and results (as meta tensors) for
-// the caller to evaluate after the workload.
-void RunAndDefer(const OperatorInfo& info, const c10::OperatorHandle& op,
-                 c10::DispatchKeySet below, torch::jit::Stack* stack,
-                 CountingSession& session) {
-  std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
-                                     stack->end());
-  op.redispatchBoxed(below, stack);
-  std::vector<c10::IValue> results;
-  for (const c10::IValue& result : torch::jit::last(*stack, info.num_returns)) {
-    results.push_back(ToMetaIValue(result));
+// NOTE [Tensor subclasses]
+// The Python key's fallback excludes every key above Python while a
+// subclass's __torch_dispatch__ runs, so the dense calls a nested jagged
+// tensor or a DTensor makes never reach us, and the outer call's shapes
+// (nested ints, global DTensor shapes) are not what runs. The outer call is
+// passed on uncounted inside a hidden region, whose observer counts the dense
+// calls. Fake tensors are the exception: under a FakeTensorMode the outer
+// call is the one FlopCounterMode counts, with the shapes it would have.
+bool HasSubclassArgument(c10::DispatchKeySet keys,
+                         const torch::jit::Stack& stack,
+                         std::size_t num_arguments) {
+  if (!keys.has(c10::DispatchKey::Python)) return false;
+  if (c10::impl::TorchDispatchModeTLS::get_mode(
+          c10::impl::TorchDispatchModeKey::FAKE)) {
+    return false;
   }
-  for (c10::IValue& argument : arguments) argument = ToMetaIValue(argument);
-  session.RecordDeferred(info, std::move(arguments), std::move(results));
+  return AnyTensorArgument(stack, num_arguments, [](const at::Tensor& tensor) {
+    return tensor.key_set().has(c10::DispatchKey::Python);
+  });
 }
 
-void CountAndRun(const OperatorInfo& info, const c10::OperatorHandle& op,
+// NOTE [Forward-mode AD]
+// Tangents are computed inside the autograd kernel, which calls operators
+// through the full dispatcher; FlopCounterMode sees them. Such a call is
+// therefore passed on with the key still active (and counted itself after
+// it returns). The kernel's primal computation runs below autograd, with the
+// autograd keys excluded from the thread-local set: calls arriving in that
+// state while a forward-AD call is open are that kernel's internals and are
+// not counted.
+bool HasForwardGrad(const at::Tensor& tensor) {
+  const torch::autograd::AutogradMeta* meta =
+      torch::autograd::impl::get_autograd_meta(tensor);
+  return meta != nullptr && meta->fw_grad_ != nullptr &&
+         !meta->fw_grad_->empty();
+}
+
+bool InsidePrimalOfForwardAdCall(const ExecutionState& state) {
+  return state.forward_ad_depth > 0 &&
+         c10::impl::tls_is_dispatch_key_excluded(
+             c10::DispatchKey::AutogradFunctionality);
+}
+
+// Runs the call and counts it. The arguments are held (reference-count
+// bumps, not copies) only when a formula will read them.
+void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
                  c10::DispatchKeySet below, torch::jit::Stack* stack,
                  CountingSession& session, SessionSlot& thread_slot) {
-  if (session.has_custom_formulas()) {
-    if (const CustomFormula* custom = session.CustomFormulaFor(info)) {
-      RunAndCountWith(info, op, below, stack, session, *custom, 0);
-      return;
-    }
-  }
-  if (session.has_deferred() && session.IsDeferred(info)) {
-    RunAndDefer(info, op, below, stack, session);
-    return;
-  }
-  if (info.formula == nullptr) {
+  if (!RecordingReadsValues(info, session)) {
     op.redispatchBoxed(below, stack);
     session.RecordCall(info, thread_slot);
     return;
   }
-  RunAndCountWith(info, op, below, stack, session, info.formula->formula,
-                  info.formula->value_arguments);
+  std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
+                                     stack->end());
+  op.redispatchBoxed(below, stack);
+  RecordFinishedCall(info, arguments, torch::jit::last(*stack, info.num_returns),
+                     session);
+}
+
+void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
+                  torch::jit::Stack* stack, ExecutionState& state) {
+  c10::impl::ExcludeDispatchKeyGuard exclude(kCountingKey);
+  DepthGuard kernel(state.kernel_depth);
+  op.redispatchBoxed(below, stack);
 }
 
 void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
@@ -119,17 +147,39 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
       keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kCountingKey);
   ThreadState& thread = ThisThreadState();
   const OperatorInfo& info = OperatorInfoFor(op, thread.operators);
+  if (InsideFunctorchTransform(keys)) {
+    op.redispatchBoxed(below, stack);
+    return;
+  }
+  ExecutionState& state = thread.execution;
+  CountingSession* session = CountingSession::Current();
+  // Inside a compiled graph the graph's tally counts (compiled_graph_tally.h):
+  // its extern kernels must not be counted again.
+  const bool counting = session != nullptr && state.compiled_graph_depth == 0 &&
+                        !PyTorchIsTracing(keys, state);
+  // Before the composite test: a subclass may take a composite operator at
+  // the Python key (nested jagged tensors take aten.matmul there).
+  if (counting && HasSubclassArgument(keys, *stack, info.num_arguments)) {
+    HiddenRegion region;
+    op.redispatchBoxed(below, stack);
+    return;
+  }
   if (info.decomposes) {
     op.redispatchBoxed(below, stack);
     return;
   }
-  c10::impl::ExcludeDispatchKeyGuard exclude(kCountingKey);
-  CountingSession* session = CountingSession::Current();
-  if (session == nullptr) {
-    op.redispatchBoxed(below, stack);
+  if (!counting || InsidePrimalOfForwardAdCall(state)) {
+    RunUncounted(op, below, stack, state);
     return;
   }
-  CountAndRun(info, op, below, stack, *session, thread.session);
+  if (AnyTensorArgument(*stack, info.num_arguments, HasForwardGrad)) {
+    DepthGuard forward_ad(state.forward_ad_depth);
+    RunAndCount(info, op, below, stack, *session, thread.session);
+    return;
+  }
+  c10::impl::ExcludeDispatchKeyGuard exclude(kCountingKey);
+  DepthGuard kernel(state.kernel_depth);
+  RunAndCount(info, op, below, stack, *session, thread.session);
 }
 
 class Registration {
@@ -171,3 +221,4 @@ const Registration registration;
 absl::Status CountingFallbackStatus() { return registration.status(); }
 
 }  // namespace torchscan::dispatch
+

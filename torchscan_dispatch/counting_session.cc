@@ -143,6 +143,13 @@ CountingSession::StatsKey CountingSession::KeyFor(
   return key;
 }
 
+CountingSession::StatsKey CountingSession::KeyIn(
+    const OperatorInfo& op, std::uint32_t module_scope) const {
+  StatsKey key = KeyFor(op);
+  key.scopes[static_cast<int>(ScopeChannel::kModules)] = module_scope;
+  return key;
+}
+
 void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
   into.calls += from.calls;
   into.counted_calls += from.counted_calls;
@@ -207,6 +214,44 @@ void CountingSession::RecordFailed(const OperatorInfo& op,
          OperatorStats{.calls = 1,
                        .failed_calls = 1,
                        .first_failure = std::string(error.message())});
+}
+
+void CountingSession::RecordCallIn(const OperatorInfo& op,
+                                   std::uint32_t module_scope) {
+  Record(KeyIn(op, module_scope), OperatorStats{.calls = 1});
+}
+
+void CountingSession::RecordCountedIn(const OperatorInfo& op,
+                                      std::uint32_t module_scope,
+                                      Count flops) {
+  Record(KeyIn(op, module_scope),
+         OperatorStats{.calls = 1, .counted_calls = 1, .flops = flops});
+}
+
+void CountingSession::RecordFailedIn(const OperatorInfo& op,
+                                     std::uint32_t module_scope,
+                                     const absl::Status& error) {
+  Record(KeyIn(op, module_scope),
+         OperatorStats{.calls = 1,
+                       .failed_calls = 1,
+                       .first_failure = std::string(error.message())});
+}
+
+std::uint32_t CountingSession::CurrentModuleScope() const {
+  return current_scope_[static_cast<int>(ScopeChannel::kModules)].load(
+      std::memory_order_acquire);
+}
+
+std::uint32_t CountingSession::ModuleScopeWith(
+    std::uint32_t module_scope, const std::vector<std::string>& labels) {
+  const int c = static_cast<int>(ScopeChannel::kModules);
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> combined = scopes_[c].at(module_scope);
+  combined.insert(combined.end(), labels.begin(), labels.end());
+  std::sort(combined.begin(), combined.end());
+  combined.erase(std::unique(combined.begin(), combined.end()),
+                 combined.end());
+  return InternScope(c, std::move(combined));
 }
 
 void CountingSession::RecordDeferred(const OperatorInfo& op,
@@ -382,6 +427,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     op.failed_calls += stats.failed_calls;
     if (info.ignored != nullptr)
       op.ignored_reason = std::string(info.ignored->reason);
+    if (!info.unseen_reason.empty()) op.unseen_reason = info.unseen_reason;
     if (stats.counted_calls > 0) {
       for (const std::string& label :
            ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {

@@ -81,6 +81,9 @@ class CountingSession : public c10::DebugInfoBase,
   CountingSession(const CountingSession&) = delete;
   CountingSession& operator=(const CountingSession&) = delete;
 
+  // Distinguishes sessions (addresses get reused).
+  std::uint64_t serial() const { return serial_; }
+
   // The innermost session active on this thread, or nullptr.
   static CountingSession* Current();
   // The slot in c10::ThreadLocalDebugInfo that holds sessions.
@@ -108,6 +111,20 @@ class CountingSession : public c10::DebugInfoBase,
   void RecordDeferred(const OperatorInfo& op,
                       std::vector<c10::IValue> arguments,
                       std::vector<c10::IValue> results);
+
+  // The same three records for work whose module labels come from elsewhere
+  // (a compiled graph's module stack): in module scope `module_scope`, an id
+  // from ModuleScopeWith, instead of the current one.
+  void RecordCallIn(const OperatorInfo& op, std::uint32_t module_scope);
+  void RecordCountedIn(const OperatorInfo& op, std::uint32_t module_scope,
+                       Count flops);
+  void RecordFailedIn(const OperatorInfo& op, std::uint32_t module_scope,
+                      const absl::Status& error);
+  // The current module scope, and the id of the set of its labels with
+  // `labels` added.
+  std::uint32_t CurrentModuleScope() const;
+  std::uint32_t ModuleScopeWith(std::uint32_t module_scope,
+                                const std::vector<std::string>& labels);
 
   // Makes `labels` the current scope of `channel` for calls from now on.
   void SetScope(ScopeChannel channel, std::vector<std::string> labels);
@@ -193,6 +210,7 @@ class CountingSession : public c10::DebugInfoBase,
   // The owner thread's entry for `key` (cached, else found or made under lock).
   static ThreadEntry& EntryFor(ThreadStats& thread, const StatsKey& key);
   StatsKey KeyFor(const OperatorInfo& op) const;
+  StatsKey KeyIn(const OperatorInfo& op, std::uint32_t module_scope) const;
   void Record(const StatsKey& key, const OperatorStats& one_call);
   // All threads' stats merged.
   StatsMap Merged() const;

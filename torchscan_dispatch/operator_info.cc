@@ -45,6 +45,25 @@ class Registry {
     return it->second;
   }
 
+  // Synthetic entries are keyed by their interned name.
+  const OperatorInfo* Synthetic(const std::string& packet,
+                                const formulas::OperatorFormulaEntry* formula,
+                                const std::string& unseen_reason) {
+    absl::MutexLock lock(&mu_);
+    auto [it, inserted] = synthetic_.try_emplace(packet, nullptr);
+    if (inserted) {
+      OperatorInfo info;
+      info.id = static_cast<std::uint32_t>(infos_.size());
+      info.packet = packet;
+      info.report_name = absl::StrReplaceAll(packet, {{"::", "."}});
+      info.formula = formula;
+      info.unseen_reason = unseen_reason;
+      infos_.push_back(std::move(info));
+      it->second = &infos_.back();
+    }
+    return it->second;
+  }
+
   const OperatorInfo& ById(std::uint32_t id) {
     absl::MutexLock lock(&mu_);
     return infos_.at(id);
@@ -68,6 +87,8 @@ class Registry {
   absl::flat_hash_map<OperatorKey, const OperatorInfo*> by_key_
       ABSL_GUARDED_BY(mu_);
   std::deque<OperatorInfo> infos_ ABSL_GUARDED_BY(mu_);  // stable addresses
+  absl::flat_hash_map<std::string, const OperatorInfo*> synthetic_
+      ABSL_GUARDED_BY(mu_);
 };
 
 class ForgetRemovedOperators : public c10::OpRegistrationListener {
@@ -117,14 +138,19 @@ const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op) {
   return OperatorInfoFor(op, ThisThreadState().operators);
 }
 
-const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
-                                    OperatorCache& cache) {
+// Drops `cache` when an operator was removed since it was filled.
+void Revalidate(OperatorCache& cache) {
   const std::uint64_t epoch =
       Registry::removal_epoch.load(std::memory_order_acquire);
   if (cache.epoch != epoch) {
     for (OperatorCache::Slot& slot : cache.slots) slot = {};
     cache.epoch = epoch;
   }
+}
+
+const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
+                                    OperatorCache& cache) {
+  Revalidate(cache);
   const OperatorKey key = KeyOf(op);
   OperatorCache::Slot& slot = cache.slots[SlotOf(key)];
   if (slot.key == key) return *slot.info;
@@ -138,6 +164,36 @@ const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
   }
   slot = {key, info};
   return *info;
+}
+
+const OperatorInfo* OperatorInfoForRecordFunction(const at::RecordFunction& fn,
+                                                  OperatorCache& cache) {
+  Revalidate(cache);
+  const OperatorKey key = fn.name();
+  OperatorCache::Slot& slot = cache.slots[SlotOf(key)];
+  if (slot.key == key) return slot.info;
+  const std::optional<c10::OperatorName> name = fn.operator_name();
+  if (!name) return nullptr;
+  const std::optional<c10::OperatorHandle> op =
+      c10::Dispatcher::singleton().findOp(*name);
+  if (!op) return nullptr;
+  const OperatorInfo* info = &OperatorInfoFor(*op);
+  slot = {key, info};
+  return info;
+}
+
+const OperatorInfo* OperatorInfoForName(const std::string& packet,
+                                        const std::string& overload) {
+  const std::optional<c10::OperatorHandle> op =
+      c10::Dispatcher::singleton().findOp(c10::OperatorName(
+          packet, overload == "default" ? std::string() : overload));
+  return op ? &OperatorInfoFor(*op) : nullptr;
+}
+
+const OperatorInfo& SyntheticOperatorInfo(
+    const std::string& packet, const formulas::OperatorFormulaEntry* formula,
+    const std::string& unseen_reason) {
+  return *Registry::Get().Synthetic(packet, formula, unseen_reason);
 }
 
 const OperatorInfo& OperatorInfoById(std::uint32_t id) {

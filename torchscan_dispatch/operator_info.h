@@ -5,6 +5,7 @@
 #define TORCHSCAN_DISPATCH_OPERATOR_INFO_H_
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
 
 #include <cstdint>
 #include <string>
@@ -32,6 +33,10 @@ struct OperatorInfo {
   const formulas::IgnoredOperatorEntry* ignored = nullptr;
   std::size_t num_arguments = 0;
   std::size_t num_returns = 0;
+  // Set for pseudo-operators that stand for work no operator call shows (a
+  // CUDA-graph replay, a compiled graph without a FLOP tally): the report
+  // names it with this reason and the total is partial.
+  std::string unseen_reason;
 };
 
 // The facts for `op`. Thread-safe; the reference stays valid for the life of
@@ -40,6 +45,26 @@ const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op);
 // The same, with this thread's cache (ThisThreadState().operators).
 const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
                                     OperatorCache& cache);
+
+// The facts for the operator a RecordFunction reports, or nullptr when it
+// names no registered operator. `cache` is keyed by the address of the
+// operator schema's name, which the dispatcher keeps stable while the
+// operator is registered.
+const OperatorInfo* OperatorInfoForRecordFunction(const at::RecordFunction& fn,
+                                                  OperatorCache& cache);
+
+// The facts for an operator named by its schema name and overload ("aten::mm",
+// "default" or ""), or nullptr when no such operator is registered.
+const OperatorInfo* OperatorInfoForName(const std::string& packet,
+                                        const std::string& overload);
+
+// An operator the dispatcher does not know: a higher-order operator of a
+// compiled graph ("higher_order::flex_attention"), with `formula` if we have
+// one, or a pseudo-operator for unseen work (`unseen_reason` set). Made once
+// per name; the reference stays valid for the life of the process.
+const OperatorInfo& SyntheticOperatorInfo(
+    const std::string& packet, const formulas::OperatorFormulaEntry* formula,
+    const std::string& unseen_reason);
 
 // Looks up an operator seen before by its dense id.
 const OperatorInfo& OperatorInfoById(std::uint32_t id);

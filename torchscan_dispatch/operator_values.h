@@ -4,6 +4,7 @@
 #define TORCHSCAN_DISPATCH_OPERATOR_VALUES_H_
 
 #include <ATen/core/ivalue.h>
+#include <ATen/core/stack.h>
 #include <c10/util/ArrayRef.h>
 
 #include <vector>
@@ -26,6 +27,34 @@ c10::IValue ToMetaIValue(const c10::IValue& value);
 // such as FakeTensor). Runs tensor operators: call with counting excluded.
 void ReadIntegerValues(const c10::IValue& value,
                        formulas::OperatorValue& converted);
+
+// Whether `predicate` holds for a defined tensor among `values`, looking
+// inside tensor lists (and optional-tensor lists) too.
+template <typename Predicate>
+bool AnyTensorIn(c10::ArrayRef<c10::IValue> values, Predicate predicate) {
+  for (const c10::IValue& value : values) {
+    if (value.isTensor()) {
+      if (value.toTensor().defined() && predicate(value.toTensor())) {
+        return true;
+      }
+    } else if (value.isList()) {
+      for (const c10::IValue& item : value.toListRef()) {
+        if (item.isTensor() && item.toTensor().defined() &&
+            predicate(item.toTensor())) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// The same, over the last `count` values of `stack` (a call's arguments).
+template <typename Predicate>
+bool AnyTensorArgument(const torch::jit::Stack& stack, std::size_t count,
+                       Predicate predicate) {
+  return AnyTensorIn(torch::jit::last(stack, count), predicate);
+}
 
 }  // namespace torchscan::dispatch
 

@@ -32,12 +32,51 @@ struct SessionSlot {
   void* stats = nullptr;
 };
 
+// What this thread is doing, as far as the counting rules care
+// (docs/design.md, "Execution paths"). Each depth is raised and lowered by an
+// RAII guard on this thread, so it is exact for the calls the thread makes.
+struct ExecutionState {
+  // Inside a kernel the fallback runs with the key excluded: the calls it
+  // makes are its implementation, not the workload's.
+  int kernel_depth = 0;
+  // Inside an operator call with forward-mode AD tangents, which runs with
+  // the key still active so that the tangent computations come back.
+  int forward_ad_depth = 0;
+  // PyTorch is compiling, tracing or autotuning on this thread.
+  int compiling_depth = 0;
+  // Inside a compiled graph, whose own tally records its FLOPs.
+  int compiled_graph_depth = 0;
+  // Compiled-graph tallies recorded by this thread so far.
+  std::uint64_t tallies_recorded = 0;
+  // Hidden regions open on this thread, and the RecordFunction callback
+  // that counts in them (hidden_region.h).
+  int hidden_depth = 0;
+  std::uint64_t observer_handle = 0;
+  // Inside a call the hidden-region observer counts.
+  int observed_depth = 0;
+};
+
 struct ThreadState {
   OperatorCache operators;
+  // Keyed by the address of a schema's name, for the hidden-region observer.
+  OperatorCache observed_operators;
   SessionSlot session;
+  ExecutionState execution;
 };
 
 ThreadState& ThisThreadState();
+
+// Raises one ExecutionState depth for the life of the guard.
+class DepthGuard {
+ public:
+  explicit DepthGuard(int& depth) : depth_(depth) { ++depth_; }
+  ~DepthGuard() { --depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+
+ private:
+  int& depth_;
+};
 
 }  // namespace torchscan::dispatch
 

@@ -160,10 +160,51 @@ class ScopeCalls:
         self.set_scope_id.restype = ctypes.c_int32
 
 
+class CompiledRegionCalls:
+    """The library's C functions for the calls made around every compiled
+    call and compiled graph (compiled_region_calls.cc), through ctypes for
+    the same reason as ScopeCalls."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self.counting_key_bits = library.torchscan_counting_key_bits
+        self.counting_key_bits.argtypes = []
+        self.counting_key_bits.restype = ctypes.c_uint64
+        self.enter_compiled_call = library.torchscan_enter_compiled_call
+        self.enter_compiled_call.argtypes = [ctypes.c_char_p]
+        self.enter_compiled_call.restype = ctypes.c_int32
+        self.exit_compiled_call = library.torchscan_exit_compiled_call
+        self.exit_compiled_call.argtypes = [ctypes.c_int32]
+        self.exit_compiled_call.restype = None
+        self.change_compiling = library.torchscan_change_compiling
+        self.change_compiling.argtypes = [ctypes.c_int32]
+        self.change_compiling.restype = None
+        self.enter_compiled_graph = library.torchscan_enter_compiled_graph
+        self.enter_compiled_graph.argtypes = []
+        self.enter_compiled_graph.restype = ctypes.c_uint64
+        self.exit_compiled_graph = library.torchscan_exit_compiled_graph
+        self.exit_compiled_graph.argtypes = [ctypes.c_uint64]
+        self.exit_compiled_graph.restype = ctypes.c_int32
+        self.record_unseen = library.torchscan_record_unseen
+        self.record_unseen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        self.record_unseen.restype = ctypes.c_int32
+
+
 @functools.cache
-def scope_calls() -> ScopeCalls:
-    """The C functions of the loaded copy of the library (dlopen of a loaded
-    path returns that copy)."""
+def _loaded_library() -> ctypes.CDLL:
+    """The loaded copy of the library (dlopen of a loaded path returns that
+    copy)."""
     path = load_library()
     path = json.loads(torch.ops.torchscan._build_info()).get("library_path") or path
-    return ScopeCalls(ctypes.CDLL(path))
+    return ctypes.CDLL(path)
+
+
+@functools.cache
+def scope_calls() -> ScopeCalls:
+    """The module-hook C functions of the loaded copy of the library."""
+    return ScopeCalls(_loaded_library())
+
+
+@functools.cache
+def compiled_region_calls() -> CompiledRegionCalls:
+    """The compiled-region C functions of the loaded copy of the library."""
+    return CompiledRegionCalls(_loaded_library())

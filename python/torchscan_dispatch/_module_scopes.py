@@ -18,8 +18,12 @@ from torch.autograd.graph import register_multi_grad_hook
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils._pytree import tree_flatten
 
+from torchscan_dispatch._compiled_graphs import never_compile
 from torchscan_dispatch._library import scope_calls
 from torchscan_dispatch._native import MODULE_SCOPES, Measurement
+
+# The ModuleScopes open on each thread (the compiled-call guard asks for it).
+_active = threading.local()
 
 # Plain tensors are pytree leaves; anything else goes through tree_flatten.
 _LEAF_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
@@ -68,6 +72,15 @@ class ModuleScopes:
         if entry is not None and entry[2] and entry[0]() is module:
             return entry[1]
         return self._name_and_children(module)
+
+    def name_of(self, module) -> str:
+        """The module's label, named by ModuleTracker's rules."""
+        return self._name(module)
+
+    @staticmethod
+    def active() -> ModuleScopes | None:
+        """The ModuleScopes open on the calling thread, if any."""
+        return getattr(_active, "scopes", None)
 
     def _entry(self, module) -> tuple[weakref.ref, str, bool] | None:
         entry = self._names.get(id(module))
@@ -126,25 +139,37 @@ class ModuleScopes:
         torch.autograd.Variable._execution_engine.queue_callback(reset)
         self._engine_callback_queued = True
 
+    # NOTE [Hooks under torch.compile]
+    # Dynamo traces global module hooks into compiled code. is_compiling()
+    # is a constant to Dynamo, so the traced hook is empty: no graph break,
+    # nothing of ours in the graph. Compiled code is attributed to modules
+    # from its graph's module stacks instead (_compiled_graphs.py).
+    @never_compile
     def _pre_hook(self, module, args) -> None:
-        if threading.get_ident() != self._thread:
+        if torch.compiler.is_compiling() or threading.get_ident() != self._thread:
             return
         name = self._name(module)
         self._change(name, True)
-        tensors = _tensors_requiring_grad(args)
+        # Without grad mode nothing computed here can be differentiated (and
+        # a hook could not be attached: inside an autograd.Function's forward,
+        # say); ModuleTracker would fail on such calls.
+        tensors = _tensors_requiring_grad(args) if torch.is_grad_enabled() else None
         if tensors:
             self._grad_hooks.append(register_multi_grad_hook(tensors, self._exit_in_backward(name)))
 
+    @never_compile
     def _post_hook(self, module, args, output) -> None:
-        if threading.get_ident() != self._thread:
+        if torch.compiler.is_compiling() or threading.get_ident() != self._thread:
             return
         name = self._name(module)
         self._change(name, False)
-        tensors = _tensors_requiring_grad(output)
+        tensors = _tensors_requiring_grad(output) if torch.is_grad_enabled() else None
         if tensors:
             self._grad_hooks.append(register_multi_grad_hook(tensors, self._enter_in_backward(name)))
 
     def __enter__(self) -> ModuleScopes:
+        self._previous = getattr(_active, "scopes", None)
+        _active.scopes = self
         self._handles = [
             register_module_forward_pre_hook(self._pre_hook),
             register_module_forward_hook(self._post_hook),
@@ -156,3 +181,4 @@ class ModuleScopes:
             handle.remove()
         self._handles.clear()
         self._grad_hooks.clear()
+        _active.scopes = self._previous

@@ -29,6 +29,9 @@ class Measurement:
     def __init__(self, deferred_packets: list[str] | None = None) -> None:
         options = {"deferred_packets": deferred_packets or []}
         self._ops = _ops()
+        from torchscan_dispatch import _compiled_graphs
+
+        _compiled_graphs.refresh()
         self.handle = int(self._ops._begin_counting(json.dumps(options)))
         self._finished = False
 

@@ -5,6 +5,9 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import torchscan_dispatch
+from machine import use_an_executable_tmpdir
+
+use_an_executable_tmpdir()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -15,7 +15,9 @@ CLI = os.environ.get("TORCHSCAN_CLI", str(Path(__file__).resolve().parents[2] / 
 
 
 def run(*args):
-    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, check=False)
+    # timeout: a hang guard (a run takes seconds), so a hang fails this test
+    # instead of stalling the whole suite.
+    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, check=False, timeout=300)
 
 
 @pytest.fixture(scope="module")

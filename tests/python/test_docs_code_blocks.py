@@ -170,7 +170,10 @@ def test_shell_block_runs(block: Block):
         env=_environment(),
         capture_output=True,
         text=True,
-        timeout=600,
+        # A hang guard, not a speed limit: a block may run a Bazel build,
+        # which on a cold tree and a slow or loaded machine compiles for many
+        # minutes (600 s was not enough on 2 shared cores).
+        timeout=3600,
     )
     assert result.returncode == 0, f"{block.id} failed:\n{block.code}\n{result.stdout}\n{result.stderr}"
 

@@ -196,17 +196,51 @@ def test_keyboard_interrupt_raised_inside_the_workload():
     assert_crawl_counts_exactly(model)
 
 
-def _loop_until_interrupted(model, x, started):
-    """A long workload: runs until the interrupt arrives (at most 60 s)."""
-    started.set()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        model(x)
-    raise AssertionError("the interrupt never arrived")
+class LongWorkload:
+    """model(x) in a loop until a KeyboardInterrupt gets through (at most
+    60 s), and the signal handler that interrupts it.
+
+    NOTE: a KeyboardInterrupt raised by a signal handler is lost when the
+    signal arrives while a finalizer runs (the __del__ of an object the
+    collector frees meanwhile, such as an earlier test's subprocess.Popen:
+    Python reports the exception as unraisable and goes on). How often that
+    happens depends on the machine's speed and load, so one signal is not
+    enough: the signal is sent again and again (a timer's ticks, a thread's
+    loop), and `handler` raises only while the loop still runs and has
+    advanced since the last raise. Exactly one KeyboardInterrupt leaves the
+    loop; none arrives before the workload started or after it ended."""
+
+    def __init__(self, model, x):
+        self.model, self.x = model, x
+        self.running = False
+        self.iterations = 0
+        self.raised_at = None
+        self.ran = False
+
+    def __call__(self, x=None):
+        self.running = self.ran = True
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                self.model(self.x if x is None else x)
+                self.iterations += 1
+            raise AssertionError("no interrupt got through in 60 s")
+        finally:
+            self.running = False
+
+    def handler(self, signum, frame):
+        if self.running and (self.raised_at is None or self.iterations > self.raised_at):
+            self.raised_at = self.iterations
+            raise KeyboardInterrupt
 
 
-def _raise_keyboard_interrupt(signum, frame):
-    raise KeyboardInterrupt
+class _InModule(nn.Module):
+    def __init__(self, workload):
+        super().__init__()
+        self.workload = workload
+
+    def forward(self, x):
+        return self.workload(x)
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
@@ -214,37 +248,23 @@ def test_signal_driven_interrupt_of_a_long_measure_flops_and_crawl():
     model = mlp().train()
     x = torch.randn(2, 4)
     snapshot = Snapshot(model)
-    previous = signal.signal(signal.SIGALRM, _raise_keyboard_interrupt)
-    try:
-        for run in (
-            lambda started: torchscan_dispatch.measure_flops(lambda: _loop_until_interrupted(model, x, started)),
-            lambda started: torchscan_dispatch.crawl_module(
-                nn.Sequential(_LoopUntilInterrupted(model, started)), (4,)
-            ),
-        ):
-            started = threading.Event()
-            signal.setitimer(signal.ITIMER_REAL, 0.3)
-            try:
-                with pytest.raises(KeyboardInterrupt):
-                    run(started)
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            assert started.is_set()
-            snapshot.assert_unchanged()
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+    for run in (
+        lambda workload: torchscan_dispatch.measure_flops(workload),
+        lambda workload: torchscan_dispatch.crawl_module(nn.Sequential(_InModule(workload)), (4,)),
+    ):
+        workload = LongWorkload(model, x)
+        previous = signal.signal(signal.SIGALRM, workload.handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)  # a SIGALRM every 50 ms
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                run(workload)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        assert workload.ran and workload.raised_at is not None
+        snapshot.assert_unchanged()
     assert_counts_exactly_afterwards()
     assert_crawl_counts_exactly(model)
-
-
-class _LoopUntilInterrupted(nn.Module):
-    def __init__(self, model, started):
-        super().__init__()
-        self.model = model
-        self.started = started
-
-    def forward(self, x):
-        return _loop_until_interrupted(self.model, x, self.started)
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="interrupts the main thread")
@@ -252,20 +272,25 @@ def test_interrupt_main_from_another_thread_during_a_long_workload():
     model = mlp().train()
     x = torch.randn(2, 4)
     snapshot = Snapshot(model)
-    started = threading.Event()
+    workload = LongWorkload(model, x)
+    finished = threading.Event()
 
-    def interrupt_when_started():
-        started.wait()
-        time.sleep(0.2)
-        _thread.interrupt_main()
+    def interrupt_while_running():
+        while not finished.wait(0.05):
+            if workload.running:
+                _thread.interrupt_main()  # calls the SIGINT handler in the main thread
 
-    interrupter = threading.Thread(target=interrupt_when_started)
+    previous = signal.signal(signal.SIGINT, workload.handler)
+    interrupter = threading.Thread(target=interrupt_while_running)
     interrupter.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            torchscan_dispatch.measure_flops(lambda: _loop_until_interrupted(model, x, started))
+            torchscan_dispatch.measure_flops(workload)
     finally:
+        finished.set()
         interrupter.join()
+        signal.signal(signal.SIGINT, previous)  # handles a pending interrupt first
+    assert workload.ran and workload.raised_at is not None
     snapshot.assert_unchanged()
     assert_counts_exactly_afterwards()
 

@@ -71,7 +71,13 @@ def models():
 
 def crawl_with_cli(path, shapes, *extra):
     shape_text = ";".join(",".join(str(d) for d in shape) for shape in shapes)
-    result = subprocess.run([CLI, str(path), "--input-shape", shape_text, "--json", "-", *extra], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [CLI, str(path), "--input-shape", shape_text, "--json", "-", *extra],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,  # a hang guard: a run takes seconds
+    )
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout), result
 

@@ -1,8 +1,12 @@
-"""Workloads shared by the differential tests and the benchmarks.
+"""Workloads of the differential tests (test_flop_parity.py).
 
-Each builder takes (device, dtype_mode) and returns a zero-argument callable.
-dtype_mode: "fp32", "autocast_bf16" (CPU autocast around the call) or
-"meta" (model and inputs on the meta device: nothing is computed).
+Each builder takes a mode and returns a zero-argument callable. Modes:
+"fp32"; "autocast_bf16" (CPU autocast to bfloat16 around the call: where
+oneDNN supports bf16, its kernels run); "autocast_bf16_onednn_off" (the same
+autocast with oneDNN switched off, so PyTorch's native kernels run: bf16
+counting that any x86-64 CPU can check, even where oneDNN has no bf16
+primitive for a workload, machine.py); "meta" (model and inputs on the meta
+device: nothing is computed).
 """
 
 from __future__ import annotations
@@ -23,6 +27,13 @@ def _wrap(mode: str, fn):
 
         def run():
             with torch.autocast("cpu", dtype=torch.bfloat16):
+                return fn()
+
+        return run
+    if mode == "autocast_bf16_onednn_off":
+
+        def run():
+            with torch.backends.mkldnn.flags(enabled=False), torch.autocast("cpu", dtype=torch.bfloat16):
                 return fn()
 
         return run
@@ -209,4 +220,4 @@ WORKLOADS = {
     "training_step": training_step,
 }
 
-MODES = ("fp32", "autocast_bf16", "meta")
+MODES = ("fp32", "autocast_bf16", "autocast_bf16_onednn_off", "meta")

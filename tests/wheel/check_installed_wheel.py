@@ -120,7 +120,7 @@ def _():
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCHSCAN_DISPATCH_LIBRARY")}
     result = subprocess.run(
-        [sys.executable, "-c", program], check=True, capture_output=True, text=True, env=env
+        [sys.executable, "-c", program], check=True, capture_output=True, text=True, env=env, timeout=300
     )
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     message = outcome["message"]

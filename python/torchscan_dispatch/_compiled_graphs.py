@@ -1,0 +1,703 @@
+"""torch.compile: exact counts for compiled code, never for compilation.
+
+docs/design.md ("torch.compile") explains the design; in short, three pieces
+are installed once per process, as soon as torch._dynamo is imported (before
+anything can be compiled) or when this package is imported after it:
+
+1. Compiled calls hide the counting key. Dynamo's tensor guards record each
+   input's dispatch-key set including the thread-local included keys, so a
+   key switched on by a measurement would make every compiled function
+   recompile, and Dynamo's tracing, AOTAutograd and Inductor would run
+   through the counting fallback. Dynamo's compile wrapper snapshots the
+   thread's key sets and forces them for the compiled call
+   (torch._C._ForceDispatchKeyGuard); the wrapper sees our guard class
+   instead, which forces the same sets without the counting key. While a
+   measurement counts on the thread, the call is a hidden region: the eager
+   code that runs in it (graph breaks, skipped frames, eager backends) is
+   counted by the hidden-region observer (torchscan_dispatch/hidden_region.h).
+
+2. Each compiled graph carries its tally. An Inductor post-grad pass (the
+   first of them, after freezing and before Inductor's fusions replace
+   operators by lowering functions) describes every operator of the graph (shapes, with symbols bound at run
+   time for dynamic shapes, and module stacks) and appends a call of
+   torchscan::compiled_graph_flops, which records the description each time
+   the generated code runs, including after a compilation-cache hit, and
+   counts matrix products that no dispatcher call shows (GEMM templates,
+   Triton). The graph runs with counting off, so its extern kernels
+   (aten.mm.out, ...) are not counted a second time. Branches of cond and
+   bodies of while_loop carry their own tally, so what actually ran is
+   counted. A graph that ran without a tally (compiled before this package
+   was loaded, or replayed as a CUDA graph) is named in an unseen_work
+   diagnostic.
+
+3. Compilation is never counted. Dynamo's compilation-callback context
+   (also entered for lazy backward compilation) marks the thread as
+   compiling for as long as it is open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.abc
+import json
+import operator
+import re
+import sys
+import threading
+from typing import Any
+
+import torch
+
+from torchscan_dispatch._library import compiled_region_calls, load_library
+from torchscan_dispatch._version import __version__
+
+_SPEC_VERSION = 1
+_lock = threading.Lock()
+_installed = False
+
+_UNTALLIED_GRAPH = b"inductor.compiled_graph"
+_UNTALLIED_REASON = (
+    b"a compiled graph ran without its FLOP tally (it was compiled before "
+    b"torchscan_dispatch was loaded, or the post-grad pass list was replaced), "
+    b"so its FLOPs are missing"
+)
+_CUDA_GRAPH_REPLAY = b"torch.cuda.CUDAGraph.replay"
+_CUDA_GRAPH_REASON = (
+    b"a CUDA-graph replay launches recorded kernels without any operator call, "
+    b"so their FLOPs are missing"
+)
+
+# Graph nodes that are bookkeeping of the graph, not operators that run.
+_SKIPPED_TARGETS = {operator.getitem}
+
+
+# ---------------------------------------------------------------------------
+# Describing a graph.
+
+
+def _type_name(module_type: Any) -> str:
+    if isinstance(module_type, type):
+        return module_type.__name__
+    return str(module_type).rsplit(".", 1)[-1]
+
+
+_INDEX = re.compile(r"\[(\d+)\]")
+_MODULES_ITEM = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]")
+
+
+def _split_module_path(path: str) -> tuple[str, str]:
+    """("L['self']", "layers.0") for "L['self'].layers[0]": the compiled
+    frame's name for the root object, and the attribute path below it."""
+    path = _MODULES_ITEM.sub(r".\1", path)
+    end = path.find("]")
+    root, rest = (path[: end + 1], path[end + 1 :]) if end >= 0 else (path, "")
+    rest = _INDEX.sub(r".\1", rest).lstrip(".")
+    return root, rest
+
+
+def _module_entries(node: torch.fx.Node) -> list[list[str]]:
+    """[root, path, type] for each module of the node's module stack: the
+    compiled frame's name for the root module ("L['self']", "G['model']"),
+    the attribute path below it and the module's type."""
+    stack = node.meta.get("nn_module_stack") or node.meta.get("fwd_nn_module_stack") or {}
+    entries = []
+    for path, module_type in stack.values():
+        root, rest = _split_module_path(str(path))
+        entries.append([root, rest, _type_name(module_type)])
+    return entries
+
+
+class _GraphDescription:
+    """The spec of one graph (compiled_graph_tally.h) and the graph values
+    its symbols are read from at run time."""
+
+    def __init__(self, graph: torch.fx.Graph) -> None:
+        self.graph = graph
+        self.calls: list[dict[str, Any]] = []
+        self.symbols: list[Any] = []
+        self._symbol_index: dict[Any, int] = {}
+
+    def _symbol(self, size: Any) -> dict[str, int]:
+        """A run-time value: a SymInt (passed as such; Inductor computes its
+        expression from the graph's inputs) or a graph node giving one."""
+        key = size.node.expr if isinstance(size, torch.SymInt) else size
+        index = self._symbol_index.get(key)
+        if index is None:
+            index = len(self.symbols)
+            self.symbols.append(size)
+            self._symbol_index[key] = index
+        return {"symbol": index}
+
+    def _int(self, value: Any) -> Any:
+        if isinstance(value, torch.fx.Node):
+            meta = value.meta.get("val")
+            if isinstance(meta, bool) or not isinstance(meta, (int, torch.SymInt)):
+                return None
+            value = meta
+        if isinstance(value, torch.SymInt):
+            constant = value.node.maybe_as_int()
+            if constant is not None:
+                return constant
+            # A data-dependent size is only known once the graph has run
+            # past its producer: the formula cannot have it.
+            return None if _unbacked(value) else self._symbol(value)
+        return value if isinstance(value, int) else None
+
+    def _tensor(self, tensor: torch.Tensor) -> dict[str, Any]:
+        if tensor.is_nested or getattr(tensor, "layout", torch.strided) not in (torch.strided,):
+            return {"unknown_tensor": None}
+        dims = [self._int(size) for size in tensor.shape]
+        if any(d is None for d in dims):
+            return {"unknown_tensor": None}
+        return {"tensor": dims}
+
+    def value(self, value: Any) -> dict[str, Any]:
+        """An argument (a graph node or a constant) or a result (the node's
+        fake value) as the spec describes it."""
+        if isinstance(value, torch.fx.Node):
+            meta = value.meta.get("val")
+            if isinstance(meta, torch.Tensor):
+                return self._tensor(meta)
+            if isinstance(meta, (int, torch.SymInt)):
+                described = self._int(value)
+                return {"int": described} if described is not None else {"other": None}
+            if isinstance(meta, bool):
+                return {"bool": meta}
+            if isinstance(meta, float):
+                return {"float": meta}
+            if isinstance(meta, (list, tuple)) and all(isinstance(m, torch.Tensor) for m in meta):
+                return {"tensors": [self._tensor(m).get("tensor") for m in meta]}
+            return {"other": None}
+        if isinstance(value, torch.Tensor):
+            return self._tensor(value)
+        if value is None:
+            return {"none": None}
+        if isinstance(value, bool):
+            return {"bool": value}
+        if isinstance(value, (int, torch.SymInt)):
+            described = self._int(value)
+            return {"int": described} if described is not None else {"other": None}
+        if isinstance(value, float):
+            return {"float": value}
+        if isinstance(value, (list, tuple)):
+            if all(isinstance(item, bool) for item in value) and value:
+                return {"bools": list(value)}
+            if all(isinstance(item, (int, torch.SymInt, torch.fx.Node)) for item in value):
+                if all(
+                    not isinstance(item, torch.fx.Node)
+                    or isinstance(item.meta.get("val"), (int, torch.SymInt))
+                    for item in value
+                ):
+                    items = [self._int(item) for item in value]
+                    if all(item is not None for item in items):
+                        return {"ints": items}
+                tensors = []
+                for item in value:
+                    meta = item.meta.get("val") if isinstance(item, torch.fx.Node) else None
+                    if not isinstance(meta, torch.Tensor):
+                        tensors = None
+                        break
+                    tensors.append(self._tensor(meta).get("tensor"))
+                if tensors is not None:
+                    return {"tensors": tensors}
+        return {"other": None}
+
+    def add_operator_call(self, node: torch.fx.Node, op: torch._ops.OpOverload, args, kwargs) -> None:
+        schema = op._schema
+        arguments = []
+        for index, argument in enumerate(schema.arguments):
+            if argument.kwarg_only or index >= len(args):
+                if argument.name in kwargs:
+                    value = kwargs[argument.name]
+                elif argument.has_default_value():
+                    value = argument.default_value
+                else:
+                    value = None
+            else:
+                value = args[index]
+            arguments.append(self.value(value))
+        results = node.meta.get("val")
+        if not isinstance(results, (list, tuple)):
+            results = [] if results is None and not schema.returns else [results]
+        described = [self.value(result) for result in results]
+        self.calls.append({
+            "op": schema.name,
+            "overload": op._overloadname,
+            "modules": _module_entries(node),
+            "arguments": arguments,
+            "results": described,
+        })
+
+    def add_named_call(
+        self, node: torch.fx.Node, name: str, tensors: list[Any], namespace: str = "higher_order"
+    ) -> None:
+        """A higher-order operator (or another callable): described by the
+        tensors its formula reads (flex attention: query, key, value, ...)."""
+        results = node.meta.get("val")
+        results = list(results) if isinstance(results, (list, tuple)) else [results]
+        self.calls.append({
+            "op": f"{namespace}::{name}",
+            "overload": "",
+            "modules": _module_entries(node),
+            "arguments": [self.value(tensor) for tensor in tensors],
+            "results": [
+                self.value(result) if isinstance(result, torch.Tensor) else {"other": None}
+                for result in results
+            ],
+        })
+
+
+def _subgraph(graph: torch.fx.Graph, node: Any) -> torch.fx.Graph | None:
+    if isinstance(node, torch.fx.Node) and node.op == "get_attr" and graph.owning_module is not None:
+        target = getattr(graph.owning_module, node.target, None)
+        if isinstance(target, torch.fx.GraphModule):
+            return target.graph
+    return None
+
+
+# Higher-order operators whose subgraphs run (each carries its own tally),
+# with the positions of their subgraph arguments.
+_SUBGRAPH_OPERATORS = {"cond": (1, 2), "while_loop": (0, 1), "invoke_subgraph": (0,), "map_impl": (0,)}
+# Higher-order operators that wrap one operator call: (position of the
+# operator, position where its arguments start, or None for keyword arguments).
+_WRAPPING_OPERATORS = {
+    "auto_functionalized": (0, None),
+    "auto_functionalized_v2": (0, None),
+    "with_effects": (1, 2),
+    "run_and_save_rng_state": (0, 1),
+    "run_with_rng_state": (1, 2),
+}
+# Higher-order operators counted by a formula of their own, from their first
+# tensors: flex attention (query, key, value) and its backward (query, key,
+# value, out, logsumexp, grad_out).
+_FORMULA_OPERATORS = {"flex_attention": 3, "flex_attention_backward": 6}
+
+
+def _overload(packet: torch._ops.OpOverloadPacket) -> torch._ops.OpOverload:
+    """The overload a graph node naming a packet calls (freezing's passes name
+    mkl::_mkl_linear by its packet): its default, else its only one."""
+    names = packet.overloads()
+    return getattr(packet, "default" if "default" in names else names[0])
+
+
+def _is_bookkeeping(target: Any) -> bool:
+    """Python callables of a graph that do no tensor work: symbolic-size
+    arithmetic and asserts."""
+    module = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__name__", "")
+    return module in ("_operator", "operator", "math", "builtins") or name.startswith(("sym_", "_sym_"))
+
+
+def _describe(description: _GraphDescription, node: torch.fx.Node) -> None:
+    target = node.target
+    if target in _SKIPPED_TARGETS or target is torch.ops.torchscan.compiled_graph_flops.default:
+        return
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        target = _overload(target)
+    if isinstance(target, torch._ops.OpOverload):
+        description.add_operator_call(node, target, node.args, node.kwargs)
+        return
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        name = target.name()
+        if name in _SUBGRAPH_OPERATORS:
+            for position in _SUBGRAPH_OPERATORS[name]:
+                if position < len(node.args):
+                    subgraph = _subgraph(description.graph, node.args[position])
+                    if subgraph is not None:
+                        _tally(subgraph)
+            return
+        # NOTE [Subgraphs that are not run as graphs]
+        # Inductor runs the post-grad passes on every subgraph before its
+        # parent, so a subgraph already has its own tally call here. Only the
+        # subgraphs above run as graphs; others (flex attention's score and
+        # mask modifications) are inlined into a kernel, where a call cannot
+        # be, and their work is counted, or named, with the operator.
+        for argument in torch.utils._pytree.tree_leaves((node.args, node.kwargs)):
+            subgraph = _subgraph(description.graph, argument)
+            if subgraph is not None:
+                _strip_tallies(subgraph)
+        if name in _WRAPPING_OPERATORS:
+            op_position, args_start = _WRAPPING_OPERATORS[name]
+            inner = node.args[op_position] if op_position < len(node.args) else node.kwargs.get("_mutable_op")
+            if isinstance(inner, torch._ops.OpOverload):
+                if args_start is None:
+                    description.add_operator_call(node, inner, (), node.kwargs)
+                else:
+                    description.add_operator_call(node, inner, node.args[args_start:], node.kwargs)
+                return
+        if name in _FORMULA_OPERATORS:
+            description.add_named_call(node, name, list(node.args[: _FORMULA_OPERATORS[name]]))
+            return
+        description.add_named_call(node, name, [])
+        return
+    if not _is_bookkeeping(target):
+        # Some other Python callable: named, so that the count says it is
+        # incomplete instead of silently leaving it out.
+        description.add_named_call(node, getattr(target, "__qualname__", repr(target)), [], "python")
+
+
+def _is_tally(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and node.target is torch.ops.torchscan.compiled_graph_flops.default
+
+
+def _strip_tallies(graph: torch.fx.Graph) -> None:
+    """Removes the tally calls (and the size computations only they used)
+    of `graph` and its subgraphs."""
+    for node in list(graph.nodes):
+        if _is_tally(node):
+            graph.erase_node(node)
+        elif node.op == "get_attr":
+            subgraph = _subgraph(graph, node)
+            if subgraph is not None:
+                _strip_tallies(subgraph)
+    graph.eliminate_dead_code()
+
+
+def _unbacked(value: torch.SymInt) -> bool:
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return bool(free_unbacked_symbols(value))
+
+
+def _tally(graph: torch.fx.Graph) -> None:
+    """Describes `graph` and inserts the call that records it."""
+    if any(_is_tally(node) for node in graph.nodes):
+        return  # described already (Inductor runs the passes on subgraphs first)
+    # NOTE [Where the tally call goes]
+    # First, after the inputs: its only inputs are the graph's symbolic sizes,
+    # which are known at the start. At the end (after the last kernel),
+    # Inductor's scheduler may move a fused kernel past it while still
+    # freeing that kernel's inputs at it, as if it were their last user.
+    first = next(node for node in graph.nodes if node.op != "placeholder")
+    compile_id = str(torch._guards.CompileContext.current_compile_id())
+    try:
+        description = _GraphDescription(graph)
+        for node in list(graph.nodes):
+            if node.op == "call_function":
+                _describe(description, node)
+        with graph.inserting_before(first):
+            symbols = graph.materialize_symints(description.symbols) if description.symbols else []
+        document = {"version": _SPEC_VERSION, "family": compile_id, "calls": description.calls}
+    except Exception as error:  # noqa: BLE001 - never break the user's compilation
+        symbols = []
+        document = {
+            "version": _SPEC_VERSION,
+            "family": compile_id,
+            "calls": [],
+            "unseen": f"torchscan_dispatch could not describe this compiled graph "
+            f"({type(error).__name__}: {error}), so its FLOPs are missing",
+        }
+    spec = json.dumps(document, separators=(",", ":"))
+    key = int.from_bytes(hashlib.sha1(spec.encode()).digest()[:8], "little", signed=True)
+    with graph.inserting_before(first):
+        graph.call_function(torch.ops.torchscan.compiled_graph_flops.default, (key, spec, list(symbols)))
+
+
+def _make_tally_pass():
+    from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+
+    class TallyPass(CustomGraphPass):
+        """Inductor post-grad pass: every compiled graph records its tally."""
+
+        def __call__(self, graph: torch.fx.Graph) -> None:
+            _tally(graph)
+
+        def uuid(self) -> bytes:
+            # Part of the FX-graph cache key: a graph compiled by another
+            # version of this pass is compiled again, not reused.
+            return get_hash_for_files((__file__,), extra=f"torchscan_dispatch {__version__}")
+
+    return TallyPass()
+
+
+_tally_pass = None
+
+
+def _ensure_tally_pass() -> None:
+    """Appends our pass to Inductor's post-grad pre-pass list (the user's own
+    pre-passes run first, Inductor's fusions after); again if the list was
+    replaced since."""
+    import torch._inductor.config as inductor_config
+
+    global _tally_pass
+    if _tally_pass is None:
+        _tally_pass = _make_tally_pass()
+    current = inductor_config.post_grad_custom_pre_pass
+    passes = [] if current is None else list(current) if isinstance(current, (list, tuple)) else [current]
+    if _tally_pass not in passes:
+        inductor_config.post_grad_custom_pre_pass = [*passes, _tally_pass]
+
+
+# ---------------------------------------------------------------------------
+# Compiled calls hide the counting key.
+
+
+class _ModuleProxy:
+    """A module whose attributes are another module's, except `overrides`."""
+
+    def __init__(self, module: Any, overrides: dict[str, Any]) -> None:
+        self.__dict__.update(overrides)
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+def _root_label(frame) -> bytes | None:
+    """The label (FlopCounterMode's name) of the module the compiled call
+    belongs to, when module tracking is on for this thread (else None); b""
+    when the call belongs to no module."""
+    from torchscan_dispatch._module_scopes import ModuleScopes
+
+    scopes = ModuleScopes.active()
+    if scopes is None:
+        return None
+    function = frame.f_locals.get("fn") if frame is not None else None
+    # A compiled module method (model.compile()) is bound to its module; a
+    # compiled module (torch.compile(model)) is called through Dynamo's
+    # wrap_inline, which keeps it as __wrapped__.
+    for owner in (getattr(function, "__self__", None), getattr(function, "__wrapped__", None)):
+        if isinstance(owner, torch.nn.Module):
+            return scopes.name_of(owner).encode()
+    return b""
+
+
+def _make_guard_class(key_bits: int):
+    force = torch._C._ForceDispatchKeyGuard
+    from_raw = torch._C.DispatchKeySet.from_raw_repr
+    calls = compiled_region_calls()
+
+    class CompiledCallGuard:
+        """What Dynamo's compile wrapper gets for torch._C._ForceDispatchKeyGuard:
+        the same guard, without the counting key; and a hidden region while a
+        measurement counts on this thread."""
+
+        __slots__ = ("_guard", "_entered", "_label")
+
+        def __init__(self, include, exclude) -> None:
+            self._guard = force(from_raw(include.raw_repr() & ~key_bits), exclude)
+            self._label = _root_label(sys._getframe(1))
+            self._entered = 0
+
+        def __enter__(self):
+            self._guard.__enter__()
+            self._entered = calls.enter_compiled_call(self._label)
+            return self
+
+        def __exit__(self, *exc_info):
+            calls.exit_compiled_call(self._entered)
+            return self._guard.__exit__(*exc_info)
+
+    return CompiledCallGuard
+
+
+def _hide_key_from_compiled_calls() -> type:
+    import torch._dynamo.eval_frame as eval_frame
+
+    if isinstance(eval_frame.torch, _ModuleProxy):
+        return eval_frame.torch._C._ForceDispatchKeyGuard
+    guard_class = _make_guard_class(compiled_region_calls().counting_key_bits())
+    c_module = _ModuleProxy(torch._C, {"_ForceDispatchKeyGuard": guard_class})
+    eval_frame.torch = _ModuleProxy(torch, {"_C": c_module})
+    return guard_class
+
+
+# ---------------------------------------------------------------------------
+# Compiled graphs run uncounted; a graph without a tally is named.
+
+
+def _wrap_compiled_graphs() -> None:
+    from torch._inductor.output_code import CompiledFxGraph
+
+    if getattr(CompiledFxGraph.__call__, "_torchscan_wrapped", False):
+        return
+    original = CompiledFxGraph.__call__
+    calls = compiled_region_calls()
+
+    def __call__(self, inputs):
+        before = calls.enter_compiled_graph()
+        try:
+            return original(self, inputs)
+        finally:
+            if calls.exit_compiled_graph(before):
+                calls.record_unseen(_UNTALLIED_GRAPH, _UNTALLIED_REASON)
+
+    __call__._torchscan_wrapped = True
+    CompiledFxGraph.__call__ = __call__
+
+
+_AOT_COMPILED_MODEL = b"inductor.aot_compiled_model"
+_AOT_COMPILED_REASON = (
+    b"an AOTInductor package runs its kernels outside the dispatcher and "
+    b"without a FLOP tally, so its FLOPs are missing"
+)
+
+
+def _wrap_aot_compiled_models() -> None:
+    try:
+        from torch._inductor.package.package import AOTICompiledModel
+    except ImportError:  # pragma: no cover - a torch without AOTInductor
+        return
+    if getattr(AOTICompiledModel.__call__, "_torchscan_wrapped", False):
+        return
+    original = AOTICompiledModel.__call__
+    calls = compiled_region_calls()
+
+    def __call__(self, *args, **kwargs):
+        calls.record_unseen(_AOT_COMPILED_MODEL, _AOT_COMPILED_REASON)
+        return original(self, *args, **kwargs)
+
+    __call__._torchscan_wrapped = True
+    AOTICompiledModel.__call__ = __call__
+
+
+def _wrap_cuda_graph_replay() -> None:
+    graph_class = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
+    if graph_class is None or getattr(graph_class.replay, "_torchscan_wrapped", False):
+        return
+    original = graph_class.replay
+    calls = compiled_region_calls()
+
+    def replay(self, *args, **kwargs):
+        calls.record_unseen(_CUDA_GRAPH_REPLAY, _CUDA_GRAPH_REASON)
+        return original(self, *args, **kwargs)
+
+    replay._torchscan_wrapped = True
+    graph_class.replay = replay
+
+
+# ---------------------------------------------------------------------------
+# Compilation is never counted.
+
+
+def _mark_compilation() -> None:
+    from torch._dynamo.callback import callback_handler
+
+    if getattr(callback_handler.install_callbacks, "_torchscan_wrapped", False):
+        return
+    original = callback_handler.install_callbacks
+    calls = compiled_region_calls()
+
+    @contextlib.contextmanager
+    def install_callbacks(*args, **kwargs):
+        calls.change_compiling(1)
+        try:
+            with original(*args, **kwargs):
+                yield
+        finally:
+            calls.change_compiling(-1)
+
+    install_callbacks._torchscan_wrapped = True
+    callback_handler.install_callbacks = install_callbacks
+
+
+# ---------------------------------------------------------------------------
+# Our own Python code is never compiled.
+
+# NOTE [Frames Dynamo must not compile]
+# Inside a compiled call, every Python frame that starts (while the frame
+# that calls it runs eagerly: a graph break, a skipped frame) goes to Dynamo
+# to be compiled, our own module hooks and this guard's methods included.
+# Compiled, a hook would be traced with torch.compiler.is_compiling() true
+# (empty), and a frame that calls ctypes would be compiled, fail and run
+# anyway. They are marked to run as plain Python, with everything they call.
+# This does not stop Dynamo from inlining a hook into a module call it traces
+# (there the hook is traced as empty, so no graph break).
+_never_compiled: list[Any] = []
+
+
+def never_compile(function: Any) -> Any:
+    """Marks `function` (and what it calls) to run uncompiled inside
+    compiled calls; returns it. Effective once Dynamo is imported."""
+    _never_compiled.append(function)
+    if _installed:
+        _mark_never_compiled([function])
+    return function
+
+
+def _mark_never_compiled(functions: list[Any]) -> None:
+    from torch._C._dynamo.eval_frame import set_code_exec_strategy
+    from torch._dynamo.types import FrameAction, FrameExecStrategy
+
+    skip = FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP)
+    for function in functions:
+        code = getattr(getattr(function, "__func__", function), "__code__", None)
+        if code is not None:
+            set_code_exec_strategy(code, skip)
+
+
+# ---------------------------------------------------------------------------
+# Installation.
+
+
+def install() -> None:
+    """Installs the three pieces (idempotent). Needs torch._dynamo imported."""
+    global _installed
+    with _lock:
+        if _installed:
+            _ensure_tally_pass()
+            # torch._dynamo.reset() forgets code strategies.
+            _mark_never_compiled(_never_compiled)
+            return
+        load_library()
+        torch.fx.node.has_side_effect(torch.ops.torchscan.compiled_graph_flops.default)
+        _ensure_tally_pass()
+        guard = _hide_key_from_compiled_calls()
+        _wrap_compiled_graphs()
+        _wrap_cuda_graph_replay()
+        _wrap_aot_compiled_models()
+        _mark_compilation()
+        _never_compiled.extend([guard.__init__, guard.__enter__, guard.__exit__])
+        _mark_never_compiled(_never_compiled)
+        _installed = True
+
+
+def refresh() -> None:
+    """At the start of a measurement: installs if Dynamo was imported in the
+    meantime, and puts our pass back if the pass list was replaced."""
+    if "torch._dynamo" in sys.modules and hasattr(sys.modules["torch._dynamo"], "callback_handler"):
+        install()
+
+
+class _InstallAfterImport(importlib.abc.MetaPathFinder):
+    """Installs the pieces right after the torch._dynamo package finishes
+    importing, before anything can be compiled, without importing Dynamo
+    (seconds) in processes that never compile."""
+
+    _TRIGGER = "torch._dynamo"
+
+    def find_spec(self, name, path, target=None):
+        if name != self._TRIGGER:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                continue
+            exec_module = spec.loader.exec_module
+
+            def exec_and_install(module, exec_module=exec_module):
+                exec_module(module)
+                _remove_finder()
+                # A failure here (an import cycle of an unusual import order)
+                # only delays installation to the next measurement.
+                with contextlib.suppress(Exception):
+                    install()
+
+            spec.loader.exec_module = exec_and_install
+            return spec
+        return None
+
+
+def _remove_finder() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _InstallAfterImport)]
+
+
+def install_on_import() -> None:
+    """Called when this package is imported."""
+    if "torch._dynamo" in sys.modules:
+        install()
+    elif not any(isinstance(finder, _InstallAfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _InstallAfterImport())

@@ -1,0 +1,587 @@
+"""Execution paths: every path a workload can take is counted honestly.
+
+Each workload of the matrix runs under our counter and against a truth:
+FlopCounterMode on the same (or, for compiled code, the uncompiled) workload
+where FlopCounterMode is right, else a hand computation written here. Every
+result obeys the promise: `complete` is exact, `partial` is a lower bound with
+at least one diagnostic. docs/design.md ("Execution paths") lists the matrix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch._dynamo
+import torch.autograd.forward_ad as fwAD
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+from torch.utils.flop_counter import FlopCounterMode
+
+import torchscan_dispatch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fcm_total(workload: Callable[[], object]) -> int:
+    with FlopCounterMode(display=False) as mode:
+        workload()
+    return mode.get_total_flops()
+
+
+def fcm_by_module(workload: Callable[[], object]) -> dict[str, int]:
+    with FlopCounterMode(display=False) as mode:
+        workload()
+    return {label: sum(ops.values()) for label, ops in mode.get_flop_counts().items() if label != "Global"}
+
+
+def mm(m: int, k: int, n: int) -> int:
+    """FLOPs of [m,k] @ [k,n]: m*n dot products of length k, 2 per multiply-add."""
+    return 2 * m * k * n
+
+
+def assert_honest(report: dict, truth: int) -> None:
+    """The promise: complete means exact; partial means a true lower bound
+    with at least one diagnostic saying what is missing."""
+    total = report["total"]
+    assert total["status"] in ("complete", "partial"), total
+    if total["status"] == "complete":
+        assert total["value"] == truth, report
+    else:
+        assert total["known_value"] <= truth, report
+        assert report["diagnostics"], report
+
+
+@dataclasses.dataclass
+class Path:
+    """One workload: `run` is measured; `truth` is the exact count."""
+
+    run: Callable[[], object]
+    truth: Callable[[], int]
+    # The counted FLOPs must equal the truth (not just bound it).
+    exact: bool = True
+
+
+def _seeded() -> None:
+    torch.manual_seed(0)
+
+
+# --- the workloads --------------------------------------------------------
+
+
+def _mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 16))
+
+
+def eager_training_step() -> Path:
+    model, x = _mlp(), torch.randn(8, 32)
+    run = lambda: model(x).sum().backward()  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def vmap_matmul() -> Path:
+    w, xs = torch.randn(16, 32), torch.randn(8, 32)
+    return Path(lambda: torch.vmap(lambda x: w @ x)(xs), lambda: mm(8, 32, 16))
+
+
+def nested_vmap() -> Path:
+    w, xs = torch.randn(16, 32), torch.randn(4, 8, 32)
+    run = lambda: torch.vmap(torch.vmap(lambda x: w @ x))(xs)  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def grad_transform() -> Path:
+    model, x = nn.Linear(32, 16), torch.randn(8, 32)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    loss = lambda p: torch.func.functional_call(model, p, (x,)).pow(2).sum()  # noqa: E731
+    run = lambda: torch.func.grad(loss)(params)  # noqa: E731
+    # The forward addmm, and the weight gradient (the input needs none).
+    return Path(run, lambda: mm(8, 32, 16) * 2)
+
+
+def vjp_transform() -> Path:
+    w, x, cotangent = torch.randn(16, 32), torch.randn(8, 32), torch.randn(8, 16)
+    run = lambda: torch.func.vjp(lambda a: a @ w.T, x)[1](cotangent)  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def jvp_transform() -> Path:
+    w, x, t = torch.randn(32, 16), torch.randn(8, 32), torch.randn(8, 32)
+    run = lambda: torch.func.jvp(lambda a: a @ w, (x,), (t,))  # noqa: E731
+    # Primal and tangent products; FlopCounterMode counts the same.
+    return Path(run, lambda: fcm_total(run))
+
+
+def jacrev_transform() -> Path:
+    w, x = torch.randn(16, 32), torch.randn(32)
+    run = lambda: torch.func.jacrev(lambda a: (a @ w.T).sin())(x)  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def jacrev_matrix_vector() -> Path:
+    w, x = torch.randn(16, 32), torch.randn(32)
+    run = lambda: torch.func.jacrev(lambda a: (w @ a).sin())(x)  # noqa: E731
+    # The forward matrix-vector product (FlopCounterMode has no formula for
+    # mv and counts 0), then the vjp vmapped over the 16 output basis
+    # vectors: [16,16] @ [16,32].
+    return Path(run, lambda: 2 * 16 * 32 + mm(16, 16, 32))
+
+
+def jacfwd_transform() -> Path:
+    w, x = torch.randn(16, 32), torch.randn(32)
+    run = lambda: torch.func.jacfwd(lambda a: (a @ w.T).sin())(x)  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def hessian_transform() -> Path:
+    w, x = torch.randn(16, 32), torch.randn(32)
+    run = lambda: torch.func.hessian(lambda a: (a @ w.T).sin().sum())(x)  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def per_sample_gradients() -> Path:
+    model, xs = nn.Linear(32, 16), torch.randn(8, 32)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    loss = lambda p, x: torch.func.functional_call(model, p, (x,)).pow(2).sum()  # noqa: E731
+    run = lambda: torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(params, xs)  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def model_ensembling() -> Path:
+    models = [nn.Linear(32, 16) for _ in range(3)]
+    params, _ = torch.func.stack_module_state(models)
+    base, x = models[0], torch.randn(8, 32)
+    run = lambda: torch.func.vmap(lambda p: torch.func.functional_call(base, p, (x,)))(params)  # noqa: E731
+    return Path(run, lambda: 3 * mm(8, 32, 16))
+
+
+def forward_mode_ad() -> Path:
+    w = torch.randn(32, 16)
+
+    def run():
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(torch.randn(8, 32), torch.randn(8, 32))
+            return fwAD.unpack_dual(dual @ w).tangent
+
+    # Primal and tangent products; the tangent of mm is self_t @ w plus
+    # x @ w_t, w's tangent a zero tensor, which FlopCounterMode also counts.
+    return Path(run, lambda: fcm_total(run))
+
+
+def nested_jagged_matmul() -> Path:
+    nt = torch.nested.nested_tensor([torch.randn(3, 32), torch.randn(5, 32)], layout=torch.jagged)
+    w = torch.randn(32, 16)
+    # The dense work: the 3 + 5 rows of the values, times w.
+    return Path(lambda: torch.matmul(nt, w), lambda: mm(3 + 5, 32, 16))
+
+
+def nested_jagged_linear() -> Path:
+    nt = torch.nested.nested_tensor([torch.randn(4, 32), torch.randn(7, 32)], layout=torch.jagged)
+    layer = nn.Linear(32, 16)
+    return Path(lambda: layer(nt), lambda: mm(4 + 7, 32, 16))
+
+
+def sparse_times_dense() -> Path:
+    a = torch.randn(16, 32).relu().to_sparse()
+    b = torch.randn(32, 8)
+    run = lambda: torch.mm(a, b)  # noqa: E731
+    # FlopCounterMode's convention for sparse operands: the dense product.
+    return Path(run, lambda: fcm_total(run))
+
+
+def complex_matmul() -> Path:
+    a, b = torch.randn(8, 16, dtype=torch.complex64), torch.randn(16, 4, dtype=torch.complex64)
+    run = lambda: a @ b  # noqa: E731
+    # FlopCounterMode's convention: one complex multiply-add is 2 FLOPs.
+    return Path(run, lambda: fcm_total(run))
+
+
+def quantized_dynamic_linear() -> Path:
+    model = torch.ao.quantization.quantize_dynamic(nn.Sequential(nn.Linear(32, 16)), {nn.Linear}, dtype=torch.qint8)
+    x = torch.randn(8, 32)
+    # No formula for quantized::linear_dynamic: a diagnostic, never 0 as if
+    # complete. The product it runs is an 8x32 @ 32x16.
+    return Path(lambda: model(x), lambda: mm(8, 32, 16), exact=False)
+
+
+def activation_checkpointing() -> Path:
+    model, x = _mlp(), torch.randn(8, 32, requires_grad=True)
+    run = lambda: checkpoint(model, x, use_reentrant=False).sum().backward()  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def inference_mode() -> Path:
+    model, x = _mlp(), torch.randn(8, 32)
+
+    def run():
+        with torch.inference_mode():
+            return model(x)
+
+    return Path(run, lambda: fcm_total(run))
+
+
+def cpu_autocast() -> Path:
+    model, x = _mlp(), torch.randn(8, 32)
+
+    def run():
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return model(x)
+
+    return Path(run, lambda: fcm_total(run))
+
+
+def meta_device() -> Path:
+    model, x = _mlp().to("meta"), torch.randn(8, 32, device="meta")
+    run = lambda: model(x).sum().backward()  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def eager_cond() -> Path:
+    a, b = nn.Linear(32, 32), nn.Linear(32, 16)
+    x = -torch.randn(8, 32).abs()  # the predicate is false
+    run = lambda: torch.cond(x.sum() > 0, lambda x: a(x)[:, :16].contiguous(), lambda x: b(x), (x,))  # noqa: E731
+    # Only the branch that runs does work (FlopCounterMode counts the other).
+    return Path(run, lambda: mm(8, 32, 16))
+
+
+EAGER_PATHS = {
+    "eager_training_step": eager_training_step,
+    "vmap": vmap_matmul,
+    "nested_vmap": nested_vmap,
+    "grad": grad_transform,
+    "vjp": vjp_transform,
+    "jvp": jvp_transform,
+    "jacrev": jacrev_transform,
+    "jacrev_matrix_vector": jacrev_matrix_vector,
+    "jacfwd": jacfwd_transform,
+    "hessian": hessian_transform,
+    "per_sample_gradients": per_sample_gradients,
+    "model_ensembling": model_ensembling,
+    "forward_ad": forward_mode_ad,
+    "nested_jagged_matmul": nested_jagged_matmul,
+    "nested_jagged_linear": nested_jagged_linear,
+    "sparse_times_dense": sparse_times_dense,
+    "complex_matmul": complex_matmul,
+    "quantized_dynamic_linear": quantized_dynamic_linear,
+    "activation_checkpointing": activation_checkpointing,
+    "inference_mode": inference_mode,
+    "cpu_autocast": cpu_autocast,
+    "meta_device": meta_device,
+    "eager_cond": eager_cond,
+}
+
+
+@pytest.mark.parametrize("name", sorted(EAGER_PATHS))
+def test_eager_and_transform_paths_are_exact_or_honest_bounds(name):
+    _seeded()
+    path = EAGER_PATHS[name]()
+    truth = path.truth()
+    report = torchscan_dispatch.measure_flops(path.run, track_modules=False)
+    assert_honest(report, truth)
+    if path.exact:
+        assert report["total"]["known_value"] == truth, report
+
+
+def test_functorch_counts_equal_flop_counter_mode_operator_for_operator():
+    _seeded()
+    xs, w = torch.randn(4, 8, 32), torch.randn(16, 32)
+    run = lambda: torch.vmap(lambda x: (x @ w.T).relu() @ w)(xs)  # noqa: E731
+    with FlopCounterMode(display=False) as mode:
+        run()
+    expected = {str(op): n for op, n in mode.get_flop_counts()["Global"].items()}
+    assert expected == torchscan_dispatch.measure_flops(run, track_modules=False)["by_operator"]
+
+
+def test_a_subclass_with_no_dense_work_is_not_a_silent_zero():
+    """A __torch_dispatch__ subclass that computes through a kernel the key
+    cannot see still shows its calls: the dense calls it makes are counted."""
+    _seeded()
+    nt = torch.nested.nested_tensor([torch.randn(2, 8), torch.randn(3, 8)], layout=torch.jagged)
+    report = torchscan_dispatch.measure_flops(lambda: (nt * 2).sin(), track_modules=False)
+    seen = set(report["by_operator"]) | set(report["ignored_operators"])
+    seen |= {d.get("operator") for d in report["diagnostics"]}
+    assert {"aten.mul", "aten.sin"} <= seen, report
+    assert report["total"]["status"] == "partial"
+
+
+# --- torch.compile ---------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def measure_without_recompiling(workload: Callable[[], object], **options) -> dict:
+    """Measures with Dynamo set to fail on any recompilation."""
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        return torchscan_dispatch.measure_flops(workload, **options)
+
+
+def _issue_mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(256, 512), nn.GELU(), nn.Linear(512, 256), nn.LayerNorm(256))
+
+
+def test_compiled_inference_counts_exactly_without_recompiling(fresh_dynamo):
+    _seeded()
+    model, x = _issue_mlp(), torch.randn(64, 256)
+    compiled = torch.compile(model)
+    with torch.no_grad():
+        compiled(x)  # compile first, unmeasured
+        report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+        warm = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+        compiled(x)  # and unmeasured again: still no recompilation
+    truth = 2 * mm(64, 256, 512)
+    assert truth == 33_554_432
+    assert report["total"]["known_value"] == truth
+    assert warm["total"] == report["total"]
+    assert_honest(report, truth)  # partial: GELU and LayerNorm have no formula
+
+
+def test_measure_first_training_step_counts_forward_and_backward(fresh_dynamo):
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32, requires_grad=True)
+    compiled = torch.compile(model)
+    step = lambda m: m(x).sum().backward()  # noqa: E731
+    first = torchscan_dispatch.measure_flops(lambda: step(compiled), track_modules=False)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        step(compiled)
+        warm = torchscan_dispatch.measure_flops(lambda: step(compiled), track_modules=False)
+    truth = fcm_total(lambda: step(model))
+    assert first["total"]["known_value"] == truth
+    assert warm["total"]["known_value"] == truth
+    assert_honest(first, truth)
+
+
+def test_compiled_graph_with_a_graph_break(fresh_dynamo):
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32)
+    w = torch.randn(16, 32)
+
+    def f(x):
+        y = model(x)
+        torch._dynamo.graph_break()
+        return (y @ w).relu()
+
+    compiled = torch.compile(f)
+    compiled(x)
+    report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+    truth = fcm_total(lambda: f(x))
+    assert report["total"]["known_value"] == truth
+    assert_honest(report, truth)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_other_backends_are_counted_as_the_eager_code_they_run(fresh_dynamo, backend):
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32, requires_grad=True)
+    compiled = torch.compile(model, backend=backend)
+    step = lambda m: m(x).sum().backward()  # noqa: E731
+    step(compiled)
+    report = measure_without_recompiling(lambda: step(compiled), track_modules=False)
+    truth = fcm_total(lambda: step(model))
+    assert report["total"]["known_value"] == truth
+    assert_honest(report, truth)
+
+
+def test_dynamic_shapes_count_each_size_exactly(fresh_dynamo):
+    _seeded()
+    model = _mlp()
+    compiled = torch.compile(model, dynamic=True)
+    compiled(torch.randn(4, 32))
+    for rows in (5, 11):
+        x = torch.randn(rows, 32)
+        report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+        assert report["total"]["known_value"] == mm(rows, 32, 64) + mm(rows, 64, 16)
+
+
+def test_max_autotune_cpu_gemm_template_is_counted(fresh_dynamo):
+    """The CPU GEMM template runs the products with no dispatcher call."""
+    _seeded()
+    import torch._inductor.config as inductor_config
+
+    model, x = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 32)).eval(), torch.randn(16, 64)
+    with inductor_config.patch(max_autotune=True, max_autotune_gemm_backends="CPP,ATEN"), torch.no_grad():
+        compiled = torch.compile(model)
+        compiled(x)
+        report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+    truth = mm(16, 64, 64) + mm(16, 64, 32)
+    assert report["total"]["known_value"] == truth
+    assert_honest(report, truth)
+
+
+@pytest.mark.parametrize("layer", ["linear", "conv"])
+def test_freezing_packed_operators_are_counted(fresh_dynamo, layer):
+    _seeded()
+    import torch._inductor.config as inductor_config
+
+    if layer == "linear":
+        model, x = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 32)).eval(), torch.randn(16, 64)
+    else:
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 4, 3)).eval()
+        x = torch.randn(2, 3, 16, 16)
+    with inductor_config.patch(freezing=True), torch.no_grad():
+        compiled = torch.compile(model)
+        compiled(x)
+        report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+        truth = fcm_total(lambda: model(x))
+    assert report["total"]["known_value"] == truth
+    assert_honest(report, truth)
+
+
+def test_compiled_cond_counts_the_branch_that_ran(fresh_dynamo):
+    _seeded()
+    a, b = nn.Linear(32, 32), nn.Linear(32, 16)
+
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda x: a(x)[:, :16].contiguous(), lambda x: b(x), (x,))
+
+    compiled = torch.compile(f)
+    positive = torch.randn(8, 32).abs()
+    compiled(positive)
+    for x, truth in ((positive, mm(8, 32, 32)), (-positive, mm(8, 32, 16))):
+        report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+        assert report["total"]["known_value"] == truth
+        assert_honest(report, truth)
+
+
+def test_compiled_while_loop_counts_every_iteration(fresh_dynamo):
+    from torch._higher_order_ops.while_loop import while_loop
+
+    _seeded()
+    w = torch.randn(16, 16)
+
+    def f(i, x):
+        return while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x @ w), (i, x))
+
+    compiled = torch.compile(f)
+    start, x = torch.tensor(0), torch.randn(4, 16)
+    compiled(start, x)
+    report = measure_without_recompiling(lambda: compiled(start, x), track_modules=False)
+    truth = 3 * mm(4, 16, 16)
+    assert report["total"]["known_value"] == truth
+    assert_honest(report, truth)
+
+
+def test_compiled_flex_attention(fresh_dynamo):
+    from torch.nn.attention.flex_attention import flex_attention
+
+    _seeded()
+    q, k, v = (torch.randn(1, 2, 64, 16) for _ in range(3))
+    compiled = torch.compile(flex_attention)
+    compiled(q, k, v)
+    report = measure_without_recompiling(lambda: compiled(q, k, v), track_modules=False)
+    # Q @ K^T and scores @ V for each of 1 * 2 heads.
+    truth = 2 * (mm(64, 16, 64) + mm(64, 64, 16))
+    assert report["by_operator"] == {"higher_order.flex_attention": truth}
+    assert_honest(report, truth)
+
+
+def test_custom_operator_in_a_compiled_graph_is_named(fresh_dynamo):
+    @torch.library.custom_op("tstest::opaque_product", mutates_args=())
+    def opaque_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a @ b
+
+    @opaque_product.register_fake
+    def _(a, b):
+        return a.new_empty(a.shape[0], b.shape[1])
+
+    x, w = torch.randn(8, 32), torch.randn(32, 16)
+    compiled = torch.compile(lambda x: opaque_product(x, w).relu())
+    compiled(x)
+    report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+    assert_honest(report, mm(8, 32, 16))
+    assert "tstest.opaque_product" in {d.get("operator") for d in report["diagnostics"]}
+
+
+def test_compiled_by_module_matches_flop_counter_mode_labels(fresh_dynamo):
+    """FlopCounterMode makes Dynamo run compiled modules eagerly, so its
+    by_module on the compiled module is the truth our compiled run must give."""
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32)
+    compiled = torch.compile(model)
+    compiled(x)
+    report = measure_without_recompiling(lambda: compiled(x))
+    assert report["by_module"] == fcm_by_module(lambda: compiled(x))
+
+
+def test_model_compile_by_module(fresh_dynamo):
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32)
+    expected = fcm_by_module(lambda: model(x))
+    model.compile()
+    model(x)
+    assert measure_without_recompiling(lambda: model(x))["by_module"] == expected
+
+
+def test_compiled_function_called_inside_a_module_keeps_module_hooks(fresh_dynamo):
+    """Module hooks run for eager modules around compiled code, and our hooks
+    never cause graph breaks inside it."""
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32)
+    compiled = torch.compile(model, fullgraph=True)  # a graph break would raise
+    compiled(x)
+    report = measure_without_recompiling(lambda: compiled(x))
+    assert report["total"]["known_value"] == fcm_total(lambda: model(x))
+
+
+# --- compilation caches and processes ---------------------------------------
+
+_CACHE_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, torch
+    {preamble}
+    from torch._dynamo.utils import counters
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16))
+    x = torch.randn(8, 32)
+    compiled = torch.compile(model)
+    compiled(x)
+    {measure}
+    print(json.dumps({{"total": report["total"], "diagnostics": [d["code"] for d in report["diagnostics"]],
+                      "fx_cache_hits": counters["inductor"]["fxgraph_cache_hit"]}}))
+    """
+)
+
+
+def _run_script(cache_dir: str, preamble: str, measure: str) -> dict:
+    import json
+
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, TORCHINDUCTOR_FX_GRAPH_CACHE="1")
+    script = _CACHE_SCRIPT.format(preamble=preamble, measure=measure)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+_IMPORT = "import torchscan_dispatch"
+_MEASURE = "report = torchscan_dispatch.measure_flops(lambda: compiled(x), track_modules=False)"
+
+
+def test_counts_survive_a_compilation_cache_hit_in_a_second_process(tmp_path):
+    truth = mm(8, 32, 64) + mm(8, 64, 16)
+    first = _run_script(str(tmp_path), _IMPORT, _MEASURE)
+    second = _run_script(str(tmp_path), _IMPORT, _MEASURE)
+    assert second["fx_cache_hits"] >= 1, second
+    for run in (first, second):
+        assert run["total"]["known_value"] == truth, run
+
+
+def test_code_compiled_before_the_package_was_loaded_is_named_not_zero(tmp_path):
+    """A graph compiled before torchscan_dispatch was imported carries no
+    tally: the report says so (partial), never a complete 0."""
+    measure = f"{_IMPORT}\n{_MEASURE}"
+    result = _run_script(str(tmp_path), "", measure)
+    assert result["total"]["status"] == "partial", result
+    assert result["total"]["known_value"] <= mm(8, 32, 64) + mm(8, 64, 16)
+    assert "unseen_work" in result["diagnostics"], result

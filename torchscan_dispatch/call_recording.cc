@@ -1,0 +1,109 @@
+#include "torchscan_dispatch/call_recording.h"
+
+#include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <exception>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/operator_values.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+// A formula that throws is treated like one that returns an error: the
+// operator call itself succeeded, so the workload gets its result, and the
+// report names the failure instead of silently missing the call.
+template <typename Formula>
+absl::StatusOr<Count> Evaluate(const Formula& formula,
+                               const formulas::OperatorCall& call) {
+  try {
+    return formula(call);
+  } catch (const c10::Error& error) {
+    return absl::InternalError(absl::StrCat("the FLOP formula threw: ",
+                                            error.what_without_backtrace()));
+  } catch (const std::exception& error) {
+    return absl::InternalError(
+        absl::StrCat("the FLOP formula threw: ", error.what()));
+  }
+}
+
+// NOTE [Reading values without being counted]
+// Reading a tensor's contents, or making meta copies for a deferred formula,
+// runs tensor operators. They are our work, not the workload's: neither the
+// counting key nor a hidden-region observer may see them.
+struct NotCounted {
+  c10::impl::ExcludeDispatchKeyGuard exclude{kCountingKey};
+  at::DisableRecordFunctionGuard no_observer;
+};
+
+template <typename Formula>
+void CountWith(const OperatorInfo& info, const Formula& formula,
+               std::uint32_t value_arguments,
+               c10::ArrayRef<c10::IValue> arguments,
+               c10::ArrayRef<c10::IValue> results, CountingSession& session) {
+  std::vector<formulas::OperatorValue> argument_values =
+      ToOperatorValues(arguments);
+  if (value_arguments != 0) {
+    NotCounted not_counted;
+    for (std::uint32_t bits = value_arguments; bits != 0; bits &= bits - 1) {
+      const int index = __builtin_ctz(bits);
+      if (index < static_cast<int>(arguments.size())) {
+        ReadIntegerValues(arguments[index], argument_values[index]);
+      }
+    }
+  }
+  const std::vector<formulas::OperatorValue> result_values =
+      ToOperatorValues(results);
+  absl::StatusOr<Count> flops =
+      Evaluate(formula, formulas::OperatorCall{argument_values, result_values});
+  if (flops.ok()) {
+    session.RecordCounted(info, *flops);
+  } else {
+    session.RecordFailed(info, flops.status());
+  }
+}
+
+}  // namespace
+
+bool RecordingReadsValues(const OperatorInfo& info, CountingSession& session) {
+  return info.formula != nullptr ||
+         (session.has_custom_formulas() &&
+          session.CustomFormulaFor(info) != nullptr) ||
+         (session.has_deferred() && session.IsDeferred(info));
+}
+
+void RecordFinishedCall(const OperatorInfo& info,
+                        c10::ArrayRef<c10::IValue> arguments,
+                        c10::ArrayRef<c10::IValue> results,
+                        CountingSession& session) {
+  if (session.has_custom_formulas()) {
+    if (const CustomFormula* custom = session.CustomFormulaFor(info)) {
+      CountWith(info, *custom, 0, arguments, results, session);
+      return;
+    }
+  }
+  if (session.has_deferred() && session.IsDeferred(info)) {
+    NotCounted not_counted;
+    std::vector<c10::IValue> kept_arguments, kept_results;
+    for (const c10::IValue& value : arguments) {
+      kept_arguments.push_back(ToMetaIValue(value));
+    }
+    for (const c10::IValue& value : results) {
+      kept_results.push_back(ToMetaIValue(value));
+    }
+    session.RecordDeferred(info, std::move(kept_arguments),
+                           std::move(kept_results));
+    return;
+  }
+  if (info.formula == nullptr) {
+    session.RecordCall(info);
+    return;
+  }
+  CountWith(info, info.formula->formula, info.formula->value_arguments,
+            arguments, results, session);
+}
+
+}  // namespace torchscan::dispatch

@@ -1,0 +1,409 @@
+#include "torchscan_dispatch/compiled_graph_tally.h"
+
+#include <c10/util/Exception.h>
+
+#include <exception>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "report/json_io.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+using formulas::OperatorValue;
+using Kind = formulas::OperatorValue::Kind;
+using report::Json;
+using Dimension = CompiledGraphTally::Dimension;
+using Value = CompiledGraphTally::Value;
+
+absl::Status Malformed(absl::string_view where, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("compiled graph spec: ", where, ": ", what));
+}
+
+absl::StatusOr<Dimension> ParseDimension(const Json& node,
+                                         absl::string_view where) {
+  if (node.is_number_integer()) return Dimension(node.get<std::int64_t>());
+  if (node.is_object() && node.size() == 1 && node.contains("symbol") &&
+      node["symbol"].is_number_unsigned()) {
+    return Dimension(node["symbol"].get<std::size_t>());
+  }
+  return Malformed(where, "a dimension is an integer or {\"symbol\": i}");
+}
+
+absl::StatusOr<std::vector<Dimension>> ParseDimensions(
+    const Json& node, absl::string_view where) {
+  if (!node.is_array()) return Malformed(where, "expected a list");
+  std::vector<Dimension> dimensions;
+  for (const Json& item : node) {
+    absl::StatusOr<Dimension> dimension = ParseDimension(item, where);
+    if (!dimension.ok()) return dimension.status();
+    dimensions.push_back(*dimension);
+  }
+  return dimensions;
+}
+
+absl::StatusOr<Value> ParseValue(const Json& node, absl::string_view where) {
+  if (!node.is_object() || node.size() != 1) {
+    return Malformed(where, "a value is an object with one kind");
+  }
+  const auto& [kind, body] = *node.items().begin();
+  Value value;
+  if (kind == "tensor" || kind == "ints" || kind == "int") {
+    value.kind = kind == "tensor" ? Kind::kTensor
+                 : kind == "ints" ? Kind::kIntList
+                                  : Kind::kInt;
+    absl::StatusOr<std::vector<Dimension>> dimensions =
+        kind == "int" ? ParseDimensions(Json::array({body}), where)
+                      : ParseDimensions(body, where);
+    if (!dimensions.ok()) return dimensions.status();
+    value.dimensions = *std::move(dimensions);
+  } else if (kind == "tensors") {
+    value.kind = Kind::kTensorList;
+    if (!body.is_array()) return Malformed(where, "tensors is a list");
+    for (const Json& item : body) {
+      if (item.is_null()) {
+        value.tensor_dimensions.emplace_back(std::nullopt);
+        continue;
+      }
+      absl::StatusOr<std::vector<Dimension>> dimensions =
+          ParseDimensions(item, where);
+      if (!dimensions.ok()) return dimensions.status();
+      value.tensor_dimensions.emplace_back(*std::move(dimensions));
+    }
+  } else if (kind == "bool" && body.is_boolean()) {
+    value.kind = Kind::kBool;
+    value.boolean = body.get<bool>();
+  } else if (kind == "bools" && body.is_array()) {
+    value.kind = Kind::kBoolList;
+    for (const Json& item : body) {
+      if (!item.is_boolean()) return Malformed(where, "bools holds booleans");
+      value.booleans.push_back(item.get<bool>());
+    }
+  } else if (kind == "float" && body.is_number()) {
+    value.kind = Kind::kDouble;
+    value.real = body.get<double>();
+  } else if (kind == "none") {
+    value.kind = Kind::kNone;
+  } else if (kind == "unknown_tensor") {
+    value.kind = Kind::kTensor;
+    value.unknown_shape = true;
+  } else if (kind == "other") {
+    value.kind = Kind::kOther;
+  } else {
+    return Malformed(where, absl::StrCat("unknown value kind '", kind, "'"));
+  }
+  return value;
+}
+
+absl::StatusOr<std::vector<Value>> ParseValues(const Json& node,
+                                               absl::string_view where) {
+  if (!node.is_array()) return Malformed(where, "expected a list of values");
+  std::vector<Value> values;
+  for (const Json& item : node) {
+    absl::StatusOr<Value> value = ParseValue(item, where);
+    if (!value.ok()) return value.status();
+    values.push_back(*std::move(value));
+  }
+  return values;
+}
+
+bool UsesSymbols(const std::vector<Dimension>& dimensions) {
+  for (const Dimension& dimension : dimensions) {
+    if (std::holds_alternative<std::size_t>(dimension)) return true;
+  }
+  return false;
+}
+
+bool UsesSymbols(const Value& value) {
+  if (UsesSymbols(value.dimensions)) return true;
+  for (const auto& shape : value.tensor_dimensions) {
+    if (shape && UsesSymbols(*shape)) return true;
+  }
+  return false;
+}
+
+// Binds a value's symbols; an index beyond `symbols` is an error.
+absl::StatusOr<std::int64_t> Bind(const Dimension& dimension,
+                                  absl::Span<const std::int64_t> symbols) {
+  if (const auto* constant = std::get_if<std::int64_t>(&dimension)) {
+    return *constant;
+  }
+  const std::size_t index = std::get<std::size_t>(dimension);
+  if (index >= symbols.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compiled graph spec: symbol ", index, " of ",
+                     symbols.size(), " passed"));
+  }
+  return symbols[index];
+}
+
+absl::StatusOr<formulas::Shape> BindAll(const std::vector<Dimension>& dims,
+                                        absl::Span<const std::int64_t> symbols) {
+  formulas::Shape bound;
+  for (const Dimension& dimension : dims) {
+    absl::StatusOr<std::int64_t> size = Bind(dimension, symbols);
+    if (!size.ok()) return size.status();
+    bound.push_back(*size);
+  }
+  return bound;
+}
+
+absl::StatusOr<OperatorValue> ToOperatorValue(
+    const Value& value, absl::Span<const std::int64_t> symbols) {
+  switch (value.kind) {
+    case Kind::kTensor: {
+      if (value.unknown_shape) return OperatorValue::UnknownShapeTensor();
+      absl::StatusOr<formulas::Shape> shape = BindAll(value.dimensions, symbols);
+      if (!shape.ok()) return shape.status();
+      return OperatorValue::Tensor(*std::move(shape));
+    }
+    case Kind::kInt: {
+      absl::StatusOr<std::int64_t> integer = Bind(value.dimensions[0], symbols);
+      if (!integer.ok()) return integer.status();
+      return OperatorValue::Int(*integer);
+    }
+    case Kind::kIntList: {
+      absl::StatusOr<formulas::Shape> integers =
+          BindAll(value.dimensions, symbols);
+      if (!integers.ok()) return integers.status();
+      return OperatorValue::IntList({integers->begin(), integers->end()});
+    }
+    case Kind::kTensorList: {
+      OperatorValue list = OperatorValue::OfKind(Kind::kTensorList);
+      for (const auto& dims : value.tensor_dimensions) {
+        if (!dims) {
+          list.shapes.emplace_back(std::nullopt);
+          continue;
+        }
+        absl::StatusOr<formulas::Shape> shape = BindAll(*dims, symbols);
+        if (!shape.ok()) return shape.status();
+        list.shapes.emplace_back(*std::move(shape));
+      }
+      return list;
+    }
+    case Kind::kBool:
+      return OperatorValue::Bool(value.boolean);
+    case Kind::kBoolList:
+      return OperatorValue::BoolList(value.booleans);
+    case Kind::kDouble:
+      return OperatorValue::Real(value.real);
+    case Kind::kNone:
+      return OperatorValue::None();
+    case Kind::kOther:
+      return OperatorValue{};
+  }
+  return OperatorValue{};
+}
+
+absl::StatusOr<std::vector<OperatorValue>> ToOperatorValues(
+    const std::vector<Value>& values, absl::Span<const std::int64_t> symbols) {
+  std::vector<OperatorValue> converted;
+  converted.reserve(values.size());
+  for (const Value& value : values) {
+    absl::StatusOr<OperatorValue> one = ToOperatorValue(value, symbols);
+    if (!one.ok()) return one.status();
+    converted.push_back(*std::move(one));
+  }
+  return converted;
+}
+
+// The FLOPs of one call, or why they cannot be had; nullopt when the operator
+// has no formula (recorded by name, as the fallback records such calls).
+std::optional<absl::StatusOr<Count>> Evaluate(
+    const CompiledGraphTally::Call& call,
+    absl::Span<const std::int64_t> symbols) {
+  if (call.info->formula == nullptr) return std::nullopt;
+  absl::StatusOr<std::vector<OperatorValue>> arguments =
+      ToOperatorValues(call.arguments, symbols);
+  if (!arguments.ok()) return absl::StatusOr<Count>(arguments.status());
+  absl::StatusOr<std::vector<OperatorValue>> results =
+      ToOperatorValues(call.results, symbols);
+  if (!results.ok()) return absl::StatusOr<Count>(results.status());
+  try {
+    return call.info->formula->formula(
+        formulas::OperatorCall{*arguments, *results});
+  } catch (const std::exception& error) {
+    return absl::StatusOr<Count>(absl::InternalError(
+        absl::StrCat("the FLOP formula threw: ", error.what())));
+  }
+}
+
+const OperatorInfo& InfoForCall(const std::string& op,
+                                const std::string& overload) {
+  if (const OperatorInfo* info = OperatorInfoForName(op, overload)) {
+    return *info;
+  }
+  // Higher-order operators, and operators of a library not loaded in this
+  // process (a graph from a compilation cache): named, never silently zero.
+  return SyntheticOperatorInfo(op, formulas::FindOperatorFormula(op), "");
+}
+
+absl::StatusOr<CompiledGraphTally::Call> ParseCall(const Json& node,
+                                                   std::size_t index) {
+  const std::string where = absl::StrCat("calls[", index, "]");
+  if (!node.is_object() || !node.contains("op") || !node["op"].is_string() ||
+      !node.contains("overload") || !node["overload"].is_string()) {
+    return Malformed(where, "a call names its op and overload");
+  }
+  CompiledGraphTally::Call call;
+  call.info = &InfoForCall(node["op"].get<std::string>(),
+                           node["overload"].get<std::string>());
+  if (node.contains("modules")) {
+    for (const Json& entry : node["modules"]) {
+      if (!entry.is_array() || entry.size() != 3 || !entry[0].is_string() ||
+          !entry[1].is_string() || !entry[2].is_string()) {
+        return Malformed(where, "a module entry is [root, path, type]");
+      }
+      call.modules.push_back({entry[0].get<std::string>(),
+                              entry[1].get<std::string>(),
+                              entry[2].get<std::string>()});
+    }
+  }
+  for (auto [field, target] : {std::pair{"arguments", &call.arguments},
+                               std::pair{"results", &call.results}}) {
+    if (!node.contains(field)) continue;
+    absl::StatusOr<std::vector<Value>> values =
+        ParseValues(node[field], absl::StrCat(where, ".", field));
+    if (!values.ok()) return values.status();
+    *target = *std::move(values);
+  }
+  bool symbolic = false;
+  for (const Value& value : call.arguments) symbolic |= UsesSymbols(value);
+  for (const Value& value : call.results) symbolic |= UsesSymbols(value);
+  if (!symbolic) call.constant_outcome = Evaluate(call, {});
+  return call;
+}
+
+// NOTE [Module labels of compiled code]
+// Inductor's graph cache keys a graph by its code, not by where it was
+// compiled: the same graph may have been traced from a compiled module
+// (`self`), through torch.compile(module) (`fn`) or from a function that
+// calls a global module, and its module stacks name their root accordingly.
+// So the root's name is never used: in a compiled call that belongs to a
+// module, every stack is below that module (`root_label`, the measurement's
+// name for it); in a compiled function, a module the function reached is
+// named by its type, as ModuleTracker names a module it has not seen named,
+// and a stack whose root's type is not recorded gets no label.
+std::optional<std::string> LabelOf(
+    const CompiledGraphTally::ModuleEntry& entry,
+    const std::vector<CompiledGraphTally::ModuleEntry>& stack,
+    const std::string& root_label) {
+  std::optional<std::string> base;
+  if (!root_label.empty()) {
+    base = root_label;
+  } else {
+    for (const auto& other : stack) {
+      if (other.root == entry.root && other.path.empty()) base = other.type;
+    }
+  }
+  if (!base || entry.path.empty()) return base;
+  return absl::StrCat(*base, ".", entry.path);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CompiledGraphTally>> CompiledGraphTally::Parse(
+    absl::string_view spec) {
+  absl::StatusOr<Json> parsed = report::ParseJson(spec);
+  if (!parsed.ok()) return parsed.status();
+  const Json& root = *parsed;
+  if (!root.is_object() || !root.contains("calls") ||
+      !root["calls"].is_array()) {
+    return Malformed("spec", "expected {\"family\": ..., \"calls\": [...]}");
+  }
+  std::unique_ptr<CompiledGraphTally> tally(new CompiledGraphTally());
+  if (root.contains("family") && root["family"].is_string()) {
+    tally->family_ = root["family"].get<std::string>();
+  }
+  if (root.contains("unseen") && root["unseen"].is_string()) {
+    tally->unseen_ = root["unseen"].get<std::string>();
+  }
+  std::size_t index = 0;
+  for (const Json& node : root["calls"]) {
+    absl::StatusOr<Call> call = ParseCall(node, index++);
+    if (!call.ok()) return call.status();
+    tally->calls_.push_back(*std::move(call));
+  }
+  return tally;
+}
+
+std::uint32_t CompiledGraphTally::ModuleScopeOf(
+    CountingSession& session, std::size_t index,
+    const std::string& root_label) const {
+  const std::uint32_t current = session.CurrentModuleScope();
+  const auto key = std::make_tuple(session.serial(), current, root_label);
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = scope_cache_.find(key); it != scope_cache_.end()) {
+      return it->second[index];
+    }
+  }
+  std::vector<std::uint32_t> scopes;
+  scopes.reserve(calls_.size());
+  for (const Call& call : calls_) {
+    // The frame's module runs for every call of the graph (its own entry is
+    // in a stack only when the module was reached by a call inside the
+    // frame, so a cached graph may or may not have it).
+    std::vector<std::string> labels;
+    if (!root_label.empty()) labels.push_back(root_label);
+    for (const ModuleEntry& entry : call.modules) {
+      if (std::optional<std::string> label =
+              LabelOf(entry, call.modules, root_label)) {
+        labels.push_back(*std::move(label));
+      }
+    }
+    scopes.push_back(session.ModuleScopeWith(current, labels));
+  }
+  absl::MutexLock lock(&mu_);
+  return scope_cache_.try_emplace(key, std::move(scopes)).first->second[index];
+}
+
+void CompiledGraphTally::Record(
+    CountingSession& session, absl::Span<const std::int64_t> symbols,
+    const std::optional<std::string>& root_label) const {
+  if (!unseen_.empty()) {
+    session.RecordCall(
+        SyntheticOperatorInfo("inductor.compiled_graph", nullptr, unseen_));
+  }
+  for (std::size_t i = 0; i < calls_.size(); ++i) {
+    const Call& call = calls_[i];
+    const std::uint32_t scope = root_label
+                                    ? ModuleScopeOf(session, i, *root_label)
+                                    : session.CurrentModuleScope();
+    const std::optional<absl::StatusOr<Count>> outcome =
+        call.constant_outcome ? call.constant_outcome : Evaluate(call, symbols);
+    if (!outcome) {
+      session.RecordCallIn(*call.info, scope);
+    } else if (outcome->ok()) {
+      session.RecordCountedIn(*call.info, scope, **outcome);
+    } else {
+      session.RecordFailedIn(*call.info, scope, outcome->status());
+    }
+  }
+}
+
+const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec) {
+  static absl::Mutex mu;
+  static auto* tallies = new absl::flat_hash_map<
+      std::int64_t, std::pair<std::string, std::unique_ptr<CompiledGraphTally>>>();
+  {
+    absl::MutexLock lock(&mu);
+    if (auto it = tallies->find(key); it != tallies->end()) {
+      TORCH_CHECK(it->second.first.size() == spec.size(),
+                  "torchscan: two compiled-graph specs share the key ", key);
+      return *it->second.second;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<CompiledGraphTally>> parsed =
+      CompiledGraphTally::Parse(spec);
+  TORCH_CHECK(parsed.ok(), "torchscan: ", parsed.status().message());
+  absl::MutexLock lock(&mu);
+  auto [it, inserted] =
+      tallies->try_emplace(key, spec, *std::move(parsed));
+  return *it->second.second;
+}
+
+}  // namespace torchscan::dispatch

@@ -1,0 +1,124 @@
+// CompiledGraphTally: the operators of one compiled graph, described once
+// when PyTorch compiles it and recorded each time the compiled code runs.
+//
+// A torch.compile'd graph runs matrix products that no dispatcher call shows
+// (Inductor's CPU GEMM template, Triton and CUTLASS templates, CUDA-graph
+// replay), so counting at the dispatch key cannot see a compiled graph's
+// work. Instead, the Python package's Inductor pass
+// (python/torchscan_dispatch/_compiled_graphs.py) describes every operator
+// of the post-grad graph (its name, its argument and result shapes, whose
+// dimensions may be symbols bound at run time, and its module stack) and
+// inserts a call of torchscan::compiled_graph_flops into the graph. The
+// generated code then reports the graph whenever it runs, also when it was
+// loaded from a compilation cache, which skips the passes.
+//
+// The description (the "spec") is JSON:
+//   {"family": "0/0",             // Dynamo's compile id: a forward graph and
+//                                  // its backward share it
+//    "calls": [{"op": "aten::mm", "overload": "default",
+//               "modules": [["L['self']", "layers.0", "Block"], ...],
+//               "arguments": [VALUE, ...], "results": [VALUE, ...]}, ...]}
+// where a VALUE is one of {"tensor": [DIM, ...]}, {"int": DIM},
+// {"ints": [DIM, ...]}, {"bool": b}, {"bools": [b, ...]}, {"float": x},
+// {"tensors": [[DIM, ...] or null, ...]}, {"none": null},
+// {"unknown_tensor": null} or {"other": null}, and a DIM is an integer or
+// {"symbol": i}, the i-th value of the SymInt list the call passes. A spec
+// with "unseen": "<reason>" stands for a graph the pass could not describe.
+// Operators
+// that are not dispatcher operators are named "higher_order::<name>".
+
+#ifndef TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
+#define TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "formulas/operator_call.h"
+#include "torchscan_dispatch/counting_session.h"
+#include "torchscan_dispatch/operator_info.h"
+
+namespace torchscan::dispatch {
+
+class CompiledGraphTally {
+ public:
+  // A dimension: a constant, or the index of a run-time symbol.
+  using Dimension = std::variant<std::int64_t, std::size_t>;
+  // A value as the spec describes it; `dimensions` hold the tensor's sizes,
+  // an int (one entry) or an int list; `tensor_dimensions` a tensor list.
+  struct Value {
+    formulas::OperatorValue::Kind kind = formulas::OperatorValue::Kind::kOther;
+    std::vector<Dimension> dimensions;
+    std::vector<std::optional<std::vector<Dimension>>> tensor_dimensions;
+    bool unknown_shape = false;
+    bool boolean = false;
+    std::vector<bool> booleans;
+    double real = 0;
+  };
+  // One module of a call's module stack: the compiled frame's name for the
+  // module's root ("L['self']", "G['model']", ...), the path below it, the
+  // type.
+  struct ModuleEntry {
+    std::string root;
+    std::string path;
+    std::string type;
+  };
+  struct Call {
+    const OperatorInfo* info = nullptr;
+    std::vector<ModuleEntry> modules;
+    std::vector<Value> arguments;
+    std::vector<Value> results;
+    // Set when no value depends on a symbol: the outcome is computed once.
+    std::optional<absl::StatusOr<Count>> constant_outcome;
+  };
+
+  // Parses a spec; an error names what is malformed.
+  static absl::StatusOr<std::unique_ptr<CompiledGraphTally>> Parse(
+      absl::string_view spec);
+
+  // Records every call in `session`, with `symbols` bound to the run's
+  // values. With `root_label` set (the label of the module the compiled
+  // call belongs to, "" for a compiled function), each call is also
+  // attributed to that module and to its module stack's labels
+  // (FlopCounterMode's names; the NOTE in the .cc says how).
+  void Record(CountingSession& session, absl::Span<const std::int64_t> symbols,
+              const std::optional<std::string>& root_label) const;
+
+  const std::string& family() const { return family_; }
+  std::size_t num_calls() const { return calls_.size(); }
+
+ private:
+  CompiledGraphTally() = default;
+  // The module labels of call `index` under `root_label`, interned in
+  // `session`'s current module scope (cached per session and scope).
+  std::uint32_t ModuleScopeOf(CountingSession& session, std::size_t index,
+                              const std::string& root_label) const;
+
+  std::string family_;
+  // Set when the pass could not describe the graph: why its FLOPs are
+  // missing (recorded as unseen work).
+  std::string unseen_;
+  std::vector<Call> calls_;
+  mutable absl::Mutex mu_;
+  // (session serial, current module scope, root label) -> scope id per call.
+  mutable std::map<std::tuple<std::uint64_t, std::uint32_t, std::string>,
+                   std::vector<std::uint32_t>>
+      scope_cache_ ABSL_GUARDED_BY(mu_);
+};
+
+// The tally for `spec`, parsed once per process and kept by `key` (a hash of
+// the spec computed by the pass). Throws c10::Error for a malformed spec.
+const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec);
+
+}  // namespace torchscan::dispatch
+
+#endif  // TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_

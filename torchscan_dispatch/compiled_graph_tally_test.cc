@@ -1,0 +1,161 @@
+// CompiledGraphTally: a compiled graph's description, parsed and recorded
+// the way the generated code records it. Expected values are hand
+// computations.
+
+#include "torchscan_dispatch/compiled_graph_tally.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "torchscan_dispatch/counting_session.h"
+#include "torchscan_dispatch/flop_counting_guard.h"
+#include "torchscan_dispatch/testing/guard_reports.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+using report::Count;
+using testing::FlopsOf;
+using testing::MatmulFlops;
+using testing::ReportOf;
+
+std::unique_ptr<CompiledGraphTally> Parse(const std::string& spec) {
+  absl::StatusOr<std::unique_ptr<CompiledGraphTally>> tally =
+      CompiledGraphTally::Parse(spec);
+  EXPECT_TRUE(tally.ok()) << tally.status();
+  return tally.ok() ? *std::move(tally) : nullptr;
+}
+
+// Records `spec` once in a fresh measurement and returns its report.
+report::FlopReport Recorded(const std::string& spec,
+                            std::vector<std::int64_t> symbols = {},
+                            std::optional<std::string> root_label = {}) {
+  std::unique_ptr<CompiledGraphTally> tally = Parse(spec);
+  FlopCountingGuard guard;
+  if (tally != nullptr) {
+    tally->Record(*CountingSession::Current(), symbols, root_label);
+  }
+  return ReportOf(guard);
+}
+
+constexpr char kMm[] =
+    R"({"calls":[{"op":"aten::mm","overload":"default",)"
+    R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
+    R"("results":[{"tensor":[8,16]}]}]})";
+
+TEST(CompiledGraphTallyTest, CountsACallWithItsFormula) {
+  report::FlopReport report = Recorded(kMm);
+  EXPECT_EQ(MatmulFlops(8, 32, 16), FlopsOf(report, "aten.mm"));
+  EXPECT_TRUE(report.total.is_complete());
+}
+
+TEST(CompiledGraphTallyTest, BindsSymbolicSizesAtRunTime) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::mm","overload":"default",)"
+      R"("arguments":[{"tensor":[{"symbol":0},32]},{"tensor":[32,16]}],)"
+      R"("results":[{"tensor":[{"symbol":0},16]}]}]})";
+  EXPECT_EQ(MatmulFlops(5, 32, 16), FlopsOf(Recorded(spec, {5}), "aten.mm"));
+  EXPECT_EQ(MatmulFlops(11, 32, 16), FlopsOf(Recorded(spec, {11}), "aten.mm"));
+}
+
+TEST(CompiledGraphTallyTest, AMissingSymbolIsAFailedCallNotAGuess) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::mm","overload":"default",)"
+      R"("arguments":[{"tensor":[{"symbol":3},32]},{"tensor":[32,16]}],)"
+      R"("results":[{"tensor":[8,16]}]}]})";
+  report::FlopReport report = Recorded(spec, {5});
+  EXPECT_FALSE(report.total.is_complete());
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ("operator_formula_error", report.diagnostics[0].code);
+}
+
+TEST(CompiledGraphTallyTest, NamesAnOperatorWithoutAFormula) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::relu","overload":"default",)"
+      R"("arguments":[{"tensor":[8,16]}],"results":[{"tensor":[8,16]}]}]})";
+  report::FlopReport report = Recorded(spec);
+  EXPECT_FALSE(report.total.is_complete());
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ("uncounted_operator", report.diagnostics[0].code);
+  EXPECT_EQ("aten.relu", report.diagnostics[0].subject);
+}
+
+TEST(CompiledGraphTallyTest, NamesAnOperatorThisProcessDoesNotKnow) {
+  const std::string spec =
+      R"({"calls":[{"op":"somelib::fused_thing","overload":"default"}]})";
+  report::FlopReport report = Recorded(spec);
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ("somelib.fused_thing", report.diagnostics[0].subject);
+}
+
+TEST(CompiledGraphTallyTest, CountsFlexAttentionWithSdpasFormula) {
+  const std::string spec =
+      R"({"calls":[{"op":"higher_order::flex_attention","overload":"",)"
+      R"("arguments":[{"tensor":[1,2,64,16]},{"tensor":[1,2,64,16]},)"
+      R"({"tensor":[1,2,64,16]}],"results":[{"tensor":[1,2,64,16]}]}]})";
+  // Q @ K^T and scores @ V for each of the 2 heads.
+  EXPECT_EQ(2 * (MatmulFlops(64, 16, 64) + MatmulFlops(64, 64, 16)),
+            FlopsOf(Recorded(spec), "higher_order.flex_attention"));
+}
+
+TEST(CompiledGraphTallyTest, AGraphThePassCouldNotDescribeIsUnseenWork) {
+  report::FlopReport report =
+      Recorded(R"({"calls":[],"unseen":"it had an operator of a new kind"})");
+  EXPECT_FALSE(report.total.is_complete());
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ("unseen_work", report.diagnostics[0].code);
+  EXPECT_NE(std::string::npos,
+            report.diagnostics[0].message.find("an operator of a new kind"));
+}
+
+TEST(CompiledGraphTallyTest, MalformedSpecsAreErrorsThatSayWhere) {
+  absl::StatusOr<std::unique_ptr<CompiledGraphTally>> tally =
+      CompiledGraphTally::Parse(R"({"calls":[{"overload":"default"}]})");
+  ASSERT_FALSE(tally.ok());
+  EXPECT_NE(std::string::npos, tally.status().message().find("calls[0]"));
+  EXPECT_FALSE(CompiledGraphTally::Parse("not json").ok());
+  EXPECT_FALSE(CompiledGraphTally::Parse(
+                   R"({"calls":[{"op":"aten::mm","overload":"",)"
+                   R"("arguments":[{"tensor":[{"sym":0}]}]}]})")
+                   .ok());
+}
+
+constexpr char kModuleCall[] =
+    R"({"calls":[{"op":"aten::mm","overload":"default",)"
+    R"("modules":[[ROOT]],)"
+    R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
+    R"("results":[{"tensor":[8,16]}]}]})";
+
+std::string WithModules(const std::string& modules) {
+  std::string spec = kModuleCall;
+  spec.replace(spec.find("[ROOT]"), 6, modules);
+  return spec;
+}
+
+TEST(CompiledGraphTallyTest, AttributesToTheCompiledModuleAndItsChildren) {
+  report::FlopReport report =
+      Recorded(WithModules(R"(["L['self']","fc","Linear"])"), {}, "Net");
+  const Count flops = MatmulFlops(8, 32, 16);
+  EXPECT_EQ((std::map<std::string, Count>{{"Net", flops}, {"Net.fc", flops}}),
+            report.by_module);
+}
+
+TEST(CompiledGraphTallyTest, NamesAModuleAFunctionReachedByItsType) {
+  report::FlopReport report =
+      Recorded(WithModules(R"(["G['model']","","Net"],)"
+                           R"(["G['model']","fc","Linear"])"),
+               {}, "");
+  const Count flops = MatmulFlops(8, 32, 16);
+  EXPECT_EQ((std::map<std::string, Count>{{"Net", flops}, {"Net.fc", flops}}),
+            report.by_module);
+}
+
+TEST(CompiledGraphTallyTest, WithoutModuleTrackingThereAreNoModules) {
+  EXPECT_TRUE(Recorded(WithModules(R"(["L['self']","fc","Linear"])"))
+                  .by_module.empty());
+}
+
+}  // namespace
+}  // namespace torchscan::dispatch
