@@ -31,9 +31,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "torchscan/crawl.h"
 #include "torchscan/crawl_support.h"
 #include "torchscan/ivalue_metadata.h"
+#include "torchscan/recover_from_graph.h"
 #include "torchscan/script_module_description.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/dispatch_key.h"
@@ -169,7 +171,7 @@ class ScriptCrawl {
     Json leaf = Json::object();
     leaf["layer"] = call.layer;
     leaf["path"] = layers_[call.layer]["path"];
-    leaf["module"] = DescribeScriptModule(call.module);
+    leaf["module"] = DescribeLeaf(call.module, leaf["path"]);
     leaf["call"] =
         Json{{"inputs", std::move(inputs)}, {"output", DescribeValue(output)}};
     leaf_calls_.push_back(std::move(leaf));
@@ -177,6 +179,7 @@ class ScriptCrawl {
 
   Json TakeLayers() { return std::exchange(layers_, Json::array()); }
   Json TakeLeafCalls() { return std::exchange(leaf_calls_, Json::array()); }
+  Json TakeDiagnostics() { return std::exchange(diagnostics_, Json::array()); }
 
  private:
   struct OpenCall {
@@ -189,6 +192,30 @@ class ScriptCrawl {
   static bool IsMultiheadAttention(const torch::jit::Module& module) {
     return DemangledClassName(module.type()->name()->qualifiedName()) ==
            "torch.nn.modules.activation.MultiheadAttention";
+  }
+
+  // A leaf's description, with what tracing dropped recovered from its
+  // graph (recover_from_graph.h). A module missing an attribute still is a
+  // layer with its parameters; only its formulas are unavailable.
+  Json DescribeLeaf(const torch::jit::Module& module, const Json& path) {
+    Json description = DescribeScriptModule(module);
+    RecoverFromForwardGraph(module, description);
+    const std::vector<std::string> missing = MissingAttributes(description);
+    if (missing.empty()) return description;
+    const std::string type = description["type"].get<std::string>();
+    diagnostics_.push_back(Json{
+        {"code", "unrecovered_module_attribute"},
+        {"severity", "warning"},
+        {"metric", "module_flops"},
+        {"path", path},
+        {"message",
+         absl::StrCat(type, ": ", absl::StrJoin(missing, ", "),
+                      " cannot be read from the TorchScript module nor "
+                      "recovered from its graph, so its module formulas are "
+                      "not evaluated.")}});
+    return Json{{"type", type},
+                {"family", "unsupported"},
+                {"parameter_count", description["parameter_count"]}};
   }
 
   bool IsMetricLeaf(const torch::jit::Module& module) const {
@@ -219,6 +246,7 @@ class ScriptCrawl {
   std::vector<bool> unobserved_;
   Json layers_ = Json::array();
   Json leaf_calls_ = Json::array();
+  Json diagnostics_ = Json::array();
 };
 
 void EnterOperator(c10::IValue module, c10::IValue inputs) {
@@ -323,6 +351,7 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
   record["model"] = ModelTotals(parameters, buffers);
   if (full) {
     record["leaf_calls"] = crawl.TakeLeafCalls();
+    record["diagnostics"] = crawl.TakeDiagnostics();
     absl::StatusOr<report::FlopReport> flops =
         counting->session().BuildReport();
     if (!flops.ok()) return flops.status();
