@@ -283,6 +283,11 @@ void RecoverFromForwardGraph(const torch::jit::Module& module,
              description["out_proj"].is_object()) {
     // The traced attention is a sequence of matmuls: its head count is
     // not an argument anywhere. Only the projections' sizes are shapes.
+    if (std::optional<std::vector<std::int64_t>> in_proj =
+            TensorShape(module, "in_proj_weight");
+        in_proj && in_proj->size() == 2) {
+      SetIfNull(description, "embed_dim", (*in_proj)[1]);
+    }
     RecoverLinear(module.attr("out_proj").toModule(), description["out_proj"]);
   }
 }
