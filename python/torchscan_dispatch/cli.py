@@ -69,18 +69,20 @@ class UsageError(Exception):
 
 
 def _parse_shapes(text: str) -> list[tuple[int, ...]]:
+    """As tools/cli_inputs.cc: ';' between inputs, ',' between dimensions,
+    each a non-negative decimal integer (blanks around it allowed)."""
     shapes = []
     for part in text.split(";"):
-        dimensions = part.split(",")
-        if not part.strip() or any(not item.strip().isdigit() for item in dimensions):
-            raise UsageError(
-                f"bad --input-shape {text!r}: expected positive integers separated by ',' "
-                "(one shape per input, ';' between inputs, without the batch dimension: 3,224,224)"
-            )
-        shape = tuple(int(item) for item in dimensions)
-        if any(size == 0 for size in shape):
-            raise UsageError(f"bad --input-shape {text!r}: dimensions must be positive")
-        shapes.append(shape)
+        shape = []
+        for dimension in part.split(","):
+            digits = dimension.strip(" \t\n\v\f\r")
+            if not digits or not digits.isascii() or not digits.isdigit() or int(digits) >= 2**63:
+                raise UsageError(
+                    f"bad --input-shape '{text}': '{dimension}' is not a non-negative integer that fits 64 bits "
+                    "(expected e.g. 3,224,224)"
+                )
+            shape.append(int(digits))
+        shapes.append(tuple(shape))
     return shapes
 
 

@@ -196,3 +196,13 @@ def test_file_that_is_no_model(tmp_path):
     status, _, err = in_process(path, "--input-shape", "4")
     assert status == 2
     assert "is not a TorchScript model file (torch.jit.save) or a torch.export program (.pt2)" in err
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["--input-shape", "3,a"], ["--input-shape", "3,,"], ["--input-shape", "3,16,16", "--dtype", "float7"]],
+)
+def test_bad_option_messages_are_the_cpp_commands(files, arguments):
+    status, _, err = in_process(files / "cnn.pt", *arguments)
+    cpp = cpp_cli(files / "cnn.pt", *arguments)
+    assert (status, err) == (cpp.returncode, cpp.stderr) == (2, cpp.stderr)
