@@ -6,33 +6,28 @@
 // with the traced arguments as constants (a Conv2d's stride, padding,
 // dilation and groups are those of its aten::_convolution), and its weight's
 // shape gives its channels and kernel. A scripted module keeps its
-// attributes; nothing is recovered for it.
+// attributes, which always take precedence.
 //
-// What neither shows stays null in the description, and the crawler turns
-// the module's formulas into `unavailable` with an
-// `unrecovered_module_attribute` diagnostic naming the module and the
-// attribute (docs/report-schema.md).
+// What neither shows stays missing: DescribeScriptModule then names the
+// attribute, and the crawler reports an `unrecovered_module_attribute`
+// diagnostic instead of the module's formulas (docs/cli.md).
 
 #ifndef TORCHSCAN_TORCHSCAN_RECOVER_FROM_GRAPH_H_
 #define TORCHSCAN_TORCHSCAN_RECOVER_FROM_GRAPH_H_
 
 #include <torch/csrc/jit/api/module.h>
 
+#include <map>
 #include <string>
-#include <vector>
-
-#include "report/json_io.h"
 
 namespace torchscan {
 
-// Fills the null attributes of `description` (DescribeScriptModule's) from
-// the module's parameter shapes and its forward graph's operators.
-void RecoverFromForwardGraph(const torch::jit::Module& module,
-                             report::Json& description);
-
-// The attributes of a description that are null ("out_proj.in_features" for
-// a nested one), in the description's order.
-std::vector<std::string> MissingAttributes(const report::Json& description);
+// The attributes the module's parameter shapes and forward graph show, by
+// the torch.nn attribute names, valued as a scripted module stores them
+// (ints, lists of ints, a padding string, bools, floats). Family-agnostic:
+// each family's reader takes only the names it reads.
+std::map<std::string, c10::IValue> RecoverAttributes(
+    const torch::jit::Module& module);
 
 }  // namespace torchscan
 
