@@ -218,6 +218,10 @@ def _load_model(target: str, args: argparse.Namespace) -> tuple[Any, str]:
         raise
     if not isinstance(model, (nn.Module, torch.export.ExportedProgram)):
         raise UsageError(f"{target} returned a {type(model).__name__}, not an nn.Module or ExportedProgram")
+    if args.device and isinstance(model, nn.Module) and not isinstance(model, torch.jit.ScriptModule):
+        # The command built this module: it goes where --device says (meta:
+        # no memory for its weights), so the generated inputs follow it.
+        model = model.to(_parse_device(args.device))
     return model, target
 
 

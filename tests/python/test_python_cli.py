@@ -126,7 +126,7 @@ def test_torchvision_factory():
     pytest.importorskip("torchvision", reason="torchvision is not installed (tools/setup installs it)")
     status, out, err = in_process(
         "torchvision.models:resnet18", "--kwarg", "num_classes=10", "--kwarg", "weights=None",
-        "--input-shape", "3,32,32", "--json", "-",
+        "--input-shape", "3,32,32", "--device", "meta", "--json", "-",
     )  # fmt: skip
     assert status == 0, err
     report = json.loads(out)
@@ -136,6 +136,7 @@ def test_torchvision_factory():
     total, by_operator = flop_counter_mode_counts(lambda: model(torch.rand(1, 3, 32, 32)))
     assert report["totals"]["parameters"]["value"] == sum(p.numel() for p in model.parameters())
     assert report["operator_flops"]["by_operator"] == by_operator
+    assert report["context"]["devices"] == ["meta"]  # the factory's module went to --device
 
 
 def test_strict_exits_1_and_still_prints(files):
