@@ -158,6 +158,9 @@ class ScopeCalls:
         self.set_scope_id = library.torchscan_set_scope_id
         self.set_scope_id.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
         self.set_scope_id.restype = ctypes.c_int32
+        # Bumped by the native gradient watches whenever they change a scope
+        # (gradient_watches.h); read in place, without a call.
+        self.gradient_scope_epoch = ctypes.c_uint64.in_dll(library, "torchscan_gradient_scope_epoch")
 
 
 class CompiledRegionCalls:

@@ -1,0 +1,209 @@
+#include "torchscan_dispatch/gradient_watches.h"
+
+#include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/graph_task.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "torchscan_dispatch/counting_session.h"
+#include "torchscan_dispatch/open_measurements.h"
+
+std::uint64_t torchscan_gradient_scope_epoch = 0;
+
+namespace torchscan::dispatch {
+namespace {
+
+using torch::autograd::Node;
+
+void BumpEpoch() {
+  __atomic_fetch_add(&torchscan_gradient_scope_epoch, 1, __ATOMIC_RELEASE);
+}
+
+// The watches of one measurement.
+struct MeasurementWatches {
+  explicit MeasurementWatches(std::int64_t handle) : handle(handle) {}
+
+  const std::int64_t handle;
+  std::atomic<bool> open{true};
+  // ModuleTracker queues one reset per backward, however many modules
+  // enter in it.
+  std::atomic<bool> reset_queued{false};
+
+  absl::Mutex mu;
+  // Hooks to remove when the measurement ends, on tensors still alive.
+  std::vector<std::pair<c10::weak_intrusive_ptr<c10::TensorImpl>, unsigned>>
+      hooks ABSL_GUARDED_BY(mu);
+  std::vector<std::shared_ptr<struct Watch>> watches ABSL_GUARDED_BY(mu);
+};
+
+// Runs `change` on the measurement's session unless the measurement ended.
+template <typename Change>
+void OnSession(const MeasurementWatches& owner, Change change) {
+  if (!owner.open.load(std::memory_order_acquire)) return;
+  try {
+    change(OpenMeasurements::Get().Session(owner.handle));
+    BumpEpoch();
+  } catch (const std::exception&) {
+    // The measurement closed under us: there is no scope left to change.
+  }
+}
+
+void QueueResetAfterBackward(const std::shared_ptr<MeasurementWatches>& owner) {
+  if (owner->reset_queued.exchange(true)) return;
+  torch::autograd::Engine::get_default_engine().queue_callback([owner] {
+    OnSession(*owner, [](CountingSession& session) {
+      (void)session.SetScopeId(ScopeChannel::kModules, 0);
+    });
+    owner->reset_queued.store(false);
+  });
+}
+
+// PyTorch's `_will_engine_execute_node`: the node is in the running graph
+// task and, when the task runs only part of the graph (autograd.grad), it is
+// in that part.
+bool EngineWillExecute(Node* node) {
+  const auto* nodes = torch::autograd::get_current_graph_task_nodes_in_graph();
+  const auto* exec_info = torch::autograd::get_current_graph_task_exec_info();
+  if (nodes == nullptr || exec_info == nullptr || nodes->count(node) == 0) {
+    return false;
+  }
+  if (exec_info->empty()) return true;
+  auto it = exec_info->find(node);
+  return it != exec_info->end() && it->second.should_execute();
+}
+
+// One module boundary: register_multi_grad_hook(tensors, fn, mode="all").
+struct Watch {
+  std::shared_ptr<MeasurementWatches> owner;
+  std::string label;
+  bool entering = false;
+  // Each tensor's gradient function, or accumulator for a leaf (held, as
+  // register_multi_grad_hook holds them, until the measurement ends).
+  std::vector<c10::intrusive_ptr<Node>> nodes;
+
+  absl::Mutex mu;
+  absl::flat_hash_map<int, int> calls_per_task ABSL_GUARDED_BY(mu);
+  int expected_calls ABSL_GUARDED_BY(mu) = 0;
+
+  void OnGradient() {
+    const int task = torch::autograd::get_current_graph_task_id();
+    if (task == -1) return;
+    int previous_calls;
+    int expected;
+    {
+      absl::MutexLock lock(&mu);
+      previous_calls = calls_per_task[task]++;
+      // As register_multi_grad_hook: counted on the first call of a task.
+      if (previous_calls == 0) {
+        expected_calls = 0;
+        for (const c10::intrusive_ptr<Node>& node : nodes) {
+          expected_calls += EngineWillExecute(node.get()) ? 1 : 0;
+        }
+      }
+      expected = expected_calls;
+      if (previous_calls == expected - 1) calls_per_task.erase(task);
+    }
+    if (previous_calls != expected - 1) return;
+    if (entering) QueueResetAfterBackward(owner);
+    OnSession(*owner, [this](CountingSession& session) {
+      session.ChangeScopeLabel(ScopeChannel::kModules, label, entering);
+    });
+  }
+};
+
+absl::Mutex& RegistryMutex() {
+  static absl::Mutex mu;
+  return mu;
+}
+
+absl::flat_hash_map<std::int64_t, std::shared_ptr<MeasurementWatches>>&
+Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(RegistryMutex()) {
+  static auto* registry =
+      new absl::flat_hash_map<std::int64_t,
+                              std::shared_ptr<MeasurementWatches>>();
+  return *registry;
+}
+
+std::shared_ptr<MeasurementWatches> WatchesOf(std::int64_t handle) {
+  absl::MutexLock lock(&RegistryMutex());
+  std::shared_ptr<MeasurementWatches>& watches = Registry()[handle];
+  if (watches == nullptr) {
+    watches = std::make_shared<MeasurementWatches>(handle);
+  }
+  return watches;
+}
+
+}  // namespace
+
+void WatchGradients(std::int64_t handle, const std::vector<at::Tensor>& tensors,
+                    std::string label, bool entering) {
+  // Fails here, with the measurement named, rather than in backward.
+  (void)OpenMeasurements::Get().Session(handle);
+  if (tensors.empty()) return;
+  auto watch = std::make_shared<Watch>();
+  watch->owner = WatchesOf(handle);
+  watch->label = std::move(label);
+  watch->entering = entering;
+  watch->nodes.reserve(tensors.size());
+  for (const at::Tensor& tensor : tensors) {
+    TORCH_CHECK(tensor.requires_grad(),
+                "torchscan: a gradient watch needs tensors that require grad");
+    watch->nodes.push_back(
+        torch::autograd::impl::gradient_edge(tensor).function);
+  }
+  std::vector<std::pair<c10::weak_intrusive_ptr<c10::TensorImpl>, unsigned>>
+      hooks;
+  hooks.reserve(tensors.size());
+  for (const at::Tensor& tensor : tensors) {
+    const unsigned index = tensor.register_hook(
+        [watch](const at::TensorBase&) { watch->OnGradient(); });
+    hooks.emplace_back(
+        c10::weak_intrusive_ptr<c10::TensorImpl>(tensor.getIntrusivePtr()),
+        index);
+  }
+  MeasurementWatches& owner = *watch->owner;
+  absl::MutexLock lock(&owner.mu);
+  owner.watches.push_back(std::move(watch));
+  for (auto& hook : hooks) owner.hooks.push_back(std::move(hook));
+}
+
+void EndGradientWatches(std::int64_t handle) {
+  std::shared_ptr<MeasurementWatches> owner;
+  {
+    absl::MutexLock lock(&RegistryMutex());
+    auto it = Registry().find(handle);
+    if (it == Registry().end()) return;
+    owner = std::move(it->second);
+    Registry().erase(it);
+  }
+  owner->open.store(false, std::memory_order_release);
+  absl::MutexLock lock(&owner->mu);
+  for (auto& [weak, index] : owner->hooks) {
+    if (c10::intrusive_ptr<c10::TensorImpl> impl = weak.lock()) {
+      try {
+        at::Tensor(std::move(impl)).remove_hook(index);
+      } catch (const std::exception&) {
+        // An in-place operation replaced the tensor's hooks; the watch is
+        // closed, so a hook left behind does nothing.
+      }
+    }
+  }
+  owner->hooks.clear();
+  // A watch holds its tensors' gradient functions and the hooks on those
+  // functions hold the watch: dropping the functions breaks the cycle.
+  for (const std::shared_ptr<Watch>& watch : owner->watches) {
+    absl::MutexLock watch_lock(&watch->mu);
+    watch->nodes.clear();
+  }
+  owner->watches.clear();
+}
+
+}  // namespace torchscan::dispatch
