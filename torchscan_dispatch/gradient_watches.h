@@ -49,7 +49,8 @@ void EndGradientWatches(std::int64_t handle);
 
 // Incremented whenever a watch changes a module scope (or resets it), so
 // that Python, which caches scope transitions, knows its view is stale.
-// Python reads it in place (ctypes.c_uint64.in_dll).
+// Python reads it in place (ctypes.c_uint64.in_dll). Python registers watches
+// through the C function torchscan_watch_gradients (gradient_watches.cc).
 extern "C" __attribute__((visibility("default")))
 std::uint64_t torchscan_gradient_scope_epoch;
 

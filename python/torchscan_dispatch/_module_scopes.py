@@ -143,7 +143,12 @@ class ModuleScopes:
         gradient of `tensors` is computed."""
         if _plain_tensors(tensors):
             self._watching = True
-            self._measurement._ops._watch_gradients(self._handle, tensors, name, entering)
+            if len(tensors) == 1:
+                impls = (tensors[0]._cdata, None, None, None)
+            else:
+                impls = (*(t._cdata for t in tensors[:4]), None, None, None)[:4]
+            if len(tensors) > 4 or self._calls.watch_gradients(self._handle, name.encode(), entering, len(tensors), *impls) < 0:
+                self._measurement._ops._watch_gradients(self._handle, tensors, name, entering)
         else:
             hook = self._enter_in_backward(name) if entering else self._exit_in_backward(name)
             self._grad_hooks.append(register_multi_grad_hook(tensors, hook))

@@ -390,9 +390,20 @@ class _UsesOneOutput(nn.Module):
         return self.head(a).sum() + b.sum()
 
 
+class _FiveInputs(nn.Module):
+    # More tensors than the C call takes: the watch goes through the operator.
+    def __init__(self, width=8):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(5))
+
+    def forward(self, *inputs):
+        return sum(layer(x) for layer, x in zip(self.layers, inputs))
+
+
 def _backward_workloads():
     torch.manual_seed(0)
-    attention, pair = _SharedInputAttention(), _UsesOneOutput()
+    attention, pair, five = _SharedInputAttention(), _UsesOneOutput(), _FiveInputs()
+    inputs = [torch.randn(2, 8, requires_grad=True) for _ in range(5)]
     mlp = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8))
     checkpointed = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8))
     x = torch.randn(2, 8, requires_grad=True)
@@ -411,6 +422,7 @@ def _backward_workloads():
         "autograd_grad_of_one_weight": lambda: torch.autograd.grad(mlp(x).sum(), [mlp[2].weight]),
         "retain_graph_twice": retain_graph_twice,
         "two_steps": lambda: [mlp(x).sum().backward() for _ in range(2)],
+        "five_inputs_requiring_grad": lambda: five(*inputs).sum().backward(),
     }
 
 
@@ -538,3 +550,5 @@ def test_module_scope_calls_raise_clear_errors():
         scopes._change("Linear", True)
     with pytest.raises(RuntimeError, match=f"no open measurement {measurement.handle}"):
         scopes._set_scope_id(0)
+    with pytest.raises(RuntimeError, match=f"no open measurement {measurement.handle}"):
+        scopes._watch([torch.randn(2, requires_grad=True)], "Linear", True)
