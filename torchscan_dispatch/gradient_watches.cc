@@ -27,6 +27,28 @@ void BumpEpoch() {
   __atomic_fetch_add(&torchscan_gradient_scope_epoch, 1, __ATOMIC_RELEASE);
 }
 
+// Where a hook was registered: the tensor, its index, and the tensor's hook
+// list at the time (an in-place operation gives the tensor a new list, and
+// the old one, with our hook, stays with the old gradient function).
+struct HookPlace {
+  c10::weak_intrusive_ptr<c10::TensorImpl> tensor;
+  unsigned index;
+  std::weak_ptr<torch::autograd::hooks_list> list;
+};
+
+void RemoveHook(const HookPlace& place) {
+  c10::intrusive_ptr<c10::TensorImpl> impl = place.tensor.lock();
+  if (!impl) return;
+  const at::Tensor tensor(std::move(impl));
+  const torch::autograd::AutogradMeta* meta =
+      torch::autograd::impl::get_autograd_meta(tensor);
+  if (meta == nullptr || meta->cpp_hooks_list_ == nullptr ||
+      meta->cpp_hooks_list_ != place.list.lock()) {
+    return;
+  }
+  tensor.remove_hook(place.index);
+}
+
 // The watches of one measurement.
 struct MeasurementWatches {
   explicit MeasurementWatches(std::int64_t handle) : handle(handle) {}
@@ -39,8 +61,7 @@ struct MeasurementWatches {
 
   absl::Mutex mu;
   // Hooks to remove when the measurement ends, on tensors still alive.
-  std::vector<std::pair<c10::weak_intrusive_ptr<c10::TensorImpl>, unsigned>>
-      hooks ABSL_GUARDED_BY(mu);
+  std::vector<HookPlace> hooks ABSL_GUARDED_BY(mu);
   std::vector<std::shared_ptr<struct Watch>> watches ABSL_GUARDED_BY(mu);
 };
 
@@ -159,15 +180,15 @@ void WatchGradients(std::int64_t handle, const std::vector<at::Tensor>& tensors,
     watch->nodes.push_back(
         torch::autograd::impl::gradient_edge(tensor).function);
   }
-  std::vector<std::pair<c10::weak_intrusive_ptr<c10::TensorImpl>, unsigned>>
-      hooks;
+  std::vector<HookPlace> hooks;
   hooks.reserve(tensors.size());
   for (const at::Tensor& tensor : tensors) {
     const unsigned index = tensor.register_hook(
         [watch](const at::TensorBase&) { watch->OnGradient(); });
-    hooks.emplace_back(
+    hooks.push_back(HookPlace{
         c10::weak_intrusive_ptr<c10::TensorImpl>(tensor.getIntrusivePtr()),
-        index);
+        index,
+        torch::autograd::impl::get_autograd_meta(tensor)->cpp_hooks_list_});
   }
   MeasurementWatches& owner = *watch->owner;
   absl::MutexLock lock(&owner.mu);
@@ -186,14 +207,11 @@ void EndGradientWatches(std::int64_t handle) {
   }
   owner->open.store(false, std::memory_order_release);
   absl::MutexLock lock(&owner->mu);
-  for (auto& [weak, index] : owner->hooks) {
-    if (c10::intrusive_ptr<c10::TensorImpl> impl = weak.lock()) {
-      try {
-        at::Tensor(std::move(impl)).remove_hook(index);
-      } catch (const std::exception&) {
-        // An in-place operation replaced the tensor's hooks; the watch is
-        // closed, so a hook left behind does nothing.
-      }
+  for (const HookPlace& place : owner->hooks) {
+    try {
+      RemoveHook(place);
+    } catch (const std::exception&) {
+      // The watch is closed: a hook left behind does nothing.
     }
   }
   owner->hooks.clear();

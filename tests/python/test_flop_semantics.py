@@ -423,6 +423,7 @@ def _backward_workloads():
         "retain_graph_twice": retain_graph_twice,
         "two_steps": lambda: [mlp(x).sum().backward() for _ in range(2)],
         "five_inputs_requiring_grad": lambda: five(*inputs).sum().backward(),
+        "in_place_on_an_output": lambda: mlp(x).mul_(2).sum().backward(),
     }
 
 
