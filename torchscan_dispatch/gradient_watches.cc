@@ -8,6 +8,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -62,7 +63,6 @@ struct MeasurementWatches {
   absl::Mutex mu;
   // Hooks to remove when the measurement ends, on tensors still alive.
   std::vector<HookPlace> hooks ABSL_GUARDED_BY(mu);
-  std::vector<std::shared_ptr<struct Watch>> watches ABSL_GUARDED_BY(mu);
 };
 
 // Runs `change` on the measurement's session unless the measurement ended.
@@ -87,13 +87,58 @@ void QueueResetAfterBackward(const std::shared_ptr<MeasurementWatches>& owner) {
   });
 }
 
+// NOTE [Watches own no autograd nodes]
+// register_multi_grad_hook holds each tensor's gradient function (or a
+// leaf's accumulator) to count which of them the engine will run. Its
+// reference cycle (function -> hook -> closure -> function) is Python's and
+// the garbage collector breaks it; ours would be C++ and hold every graph,
+// with its saved activations, until the measurement ends. So a watch keeps
+// an interior tensor's function by address, sequence number and thread, and
+// trusts the address only when the running graph task holds a node there
+// (so it is alive) with the same sequence number and thread; a function
+// that died cannot be in the graph, as with Python, where only the closure
+// kept it. A leaf's accumulator is looked up from the leaf when counting
+// (the accumulator holds its leaf, so a leaf that died has none in the
+// graph).
+struct WatchedNode {
+  const Node* node = nullptr;
+  std::uint64_t sequence_nr = 0;
+  std::uint64_t thread_id = 0;
+  std::optional<c10::weak_intrusive_ptr<c10::TensorImpl>> leaf;
+};
+
+WatchedNode WatchedNodeOf(const at::Tensor& tensor) {
+  WatchedNode watched;
+  if (tensor.is_leaf()) {
+    watched.leaf.emplace(tensor.getIntrusivePtr());
+    return watched;
+  }
+  const Node* node = tensor.grad_fn().get();
+  watched.node = node;
+  watched.sequence_nr = node->sequence_nr();
+  watched.thread_id = node->thread_id();
+  return watched;
+}
+
 // PyTorch's `_will_engine_execute_node`: the node is in the running graph
 // task and, when the task runs only part of the graph (autograd.grad), it is
 // in that part.
-bool EngineWillExecute(Node* node) {
+bool EngineWillExecute(const WatchedNode& watched) {
   const auto* nodes = torch::autograd::get_current_graph_task_nodes_in_graph();
   const auto* exec_info = torch::autograd::get_current_graph_task_exec_info();
-  if (nodes == nullptr || exec_info == nullptr || nodes->count(node) == 0) {
+  if (nodes == nullptr || exec_info == nullptr) return false;
+  c10::intrusive_ptr<Node> accumulator;
+  Node* node = const_cast<Node*>(watched.node);
+  if (watched.leaf) {
+    c10::intrusive_ptr<c10::TensorImpl> impl = watched.leaf->lock();
+    if (!impl) return false;
+    accumulator = torch::autograd::impl::try_get_grad_accumulator(
+        at::Tensor(std::move(impl)));
+    node = accumulator.get();
+  }
+  if (node == nullptr || nodes->count(node) == 0) return false;
+  if (!watched.leaf && (node->sequence_nr() != watched.sequence_nr ||
+                        node->thread_id() != watched.thread_id)) {
     return false;
   }
   if (exec_info->empty()) return true;
@@ -106,9 +151,7 @@ struct Watch {
   std::shared_ptr<MeasurementWatches> owner;
   std::string label;
   bool entering = false;
-  // Each tensor's gradient function, or accumulator for a leaf (held, as
-  // register_multi_grad_hook holds them, until the measurement ends).
-  std::vector<c10::intrusive_ptr<Node>> nodes;
+  std::vector<WatchedNode> nodes;
 
   absl::Mutex mu;
   absl::flat_hash_map<int, int> calls_per_task ABSL_GUARDED_BY(mu);
@@ -125,8 +168,8 @@ struct Watch {
       // As register_multi_grad_hook: counted on the first call of a task.
       if (previous_calls == 0) {
         expected_calls = 0;
-        for (const c10::intrusive_ptr<Node>& node : nodes) {
-          expected_calls += EngineWillExecute(node.get()) ? 1 : 0;
+        for (const WatchedNode& node : nodes) {
+          expected_calls += EngineWillExecute(node) ? 1 : 0;
         }
       }
       expected = expected_calls;
@@ -177,8 +220,7 @@ void WatchGradients(std::int64_t handle, const std::vector<at::Tensor>& tensors,
   for (const at::Tensor& tensor : tensors) {
     TORCH_CHECK(tensor.requires_grad(),
                 "torchscan: a gradient watch needs tensors that require grad");
-    watch->nodes.push_back(
-        torch::autograd::impl::gradient_edge(tensor).function);
+    watch->nodes.push_back(WatchedNodeOf(tensor));
   }
   std::vector<HookPlace> hooks;
   hooks.reserve(tensors.size());
@@ -192,7 +234,6 @@ void WatchGradients(std::int64_t handle, const std::vector<at::Tensor>& tensors,
   }
   MeasurementWatches& owner = *watch->owner;
   absl::MutexLock lock(&owner.mu);
-  owner.watches.push_back(std::move(watch));
   for (auto& hook : hooks) owner.hooks.push_back(std::move(hook));
 }
 
@@ -215,13 +256,6 @@ void EndGradientWatches(std::int64_t handle) {
     }
   }
   owner->hooks.clear();
-  // A watch holds its tensors' gradient functions and the hooks on those
-  // functions hold the watch: dropping the functions breaks the cycle.
-  for (const std::shared_ptr<Watch>& watch : owner->watches) {
-    absl::MutexLock watch_lock(&watch->mu);
-    watch->nodes.clear();
-  }
-  owner->watches.clear();
 }
 
 }  // namespace torchscan::dispatch

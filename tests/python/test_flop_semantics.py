@@ -3,7 +3,9 @@ views, meta tensors, threads, nesting, custom formulas and module
 attribution. Expected values come from FlopCounterMode or from hand
 computations written here."""
 
+import gc
 import threading
+import weakref
 
 import pytest
 import torch
@@ -480,6 +482,32 @@ def test_gradient_watches_end_with_the_measurement_even_when_the_workload_raises
     assert torchscan_dispatch.measure_flops(lambda: model(x).sum().backward())["by_module"] == _fcm_by_module(
         lambda: model(x).sum().backward()
     )
+
+
+def test_gradient_watches_keep_no_graph_alive_between_forwards():
+    # Forwards measured with grad enabled and never backpropagated (an
+    # evaluation loop without no_grad) free each graph, and the tensors it
+    # saved, as plain PyTorch does: the watches own no autograd nodes.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8))
+    x = torch.randn(4, 8, requires_grad=True)
+    saved = []
+
+    def forward():
+        hidden = model[0](x)
+        # The product's gradient function saves `hidden` itself, and the
+        # second layer's input watch is on the product.
+        product = hidden * hidden
+        saved.append(weakref.ref(hidden))
+        model[1](product)
+
+    def workload():
+        forward()
+        gc.collect()
+        assert saved[0]() is None, "the first forward's graph is still alive"
+        forward()
+
+    torchscan_dispatch.measure_flops(workload)
 
 
 def test_gradient_watches_leave_another_threads_backward_alone():
