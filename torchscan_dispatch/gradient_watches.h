@@ -9,7 +9,9 @@
 // same hook in C++: one tensor hook per tensor, sharing a counter per graph
 // task that fires the scope change when the last expected gradient arrives,
 // with the same rule for which gradients are expected (the engine will run
-// the tensor's gradient function or accumulator in this graph task).
+// the tensor's gradient function or accumulator in this graph task). Unlike
+// register_multi_grad_hook, a watch owns no autograd node (NOTE [Watches own
+// no autograd nodes] in gradient_watches.cc).
 //
 // NOTE [Why gradient hooks and not autograd nodes]
 // Tying each autograd node to the module scope active when it was created,
