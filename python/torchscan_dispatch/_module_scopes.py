@@ -35,7 +35,9 @@ _LEAF_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 def _plain_tensors(tensors: list) -> bool:
     """Whether the native gradient watches take these tensors: plain tensors
     outside functorch transforms (a wrapper's hooks are Python's business)."""
-    return all(type(t) in _LEAF_TENSOR_TYPES for t in tensors) and torch._C._functorch.peek_interpreter_stack() is None
+    if not all(type(t) in _LEAF_TENSOR_TYPES for t in tensors):
+        return False
+    return torch._C._functorch.peek_interpreter_stack() is None
 
 
 def _tensors_requiring_grad(value) -> list:
@@ -147,7 +149,10 @@ class ModuleScopes:
                 impls = (tensors[0]._cdata, None, None, None)
             else:
                 impls = (*(t._cdata for t in tensors[:4]), None, None, None)[:4]
-            if len(tensors) > 4 or self._calls.watch_gradients(self._handle, name.encode(), entering, len(tensors), *impls) < 0:
+            if (
+                len(tensors) > 4
+                or self._calls.watch_gradients(self._handle, name.encode(), entering, len(tensors), *impls) < 0
+            ):
                 self._measurement._ops._watch_gradients(self._handle, tensors, name, entering)
         else:
             hook = self._enter_in_backward(name) if entering else self._exit_in_backward(name)
