@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "crawl/crawl_record.h"
 #include "formulas/module_call.h"
@@ -42,6 +43,7 @@
 #include "torchscan/script_module_description.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/dispatch_key.h"
+#include "torchscan_dispatch/own_operators.h"
 
 namespace torchscan {
 namespace {
@@ -167,12 +169,8 @@ class ScriptCrawl {
     PublishScopes();
     layers_[call.layer].output = DescribeValue(output);
     if (!full_ || !IsMetricLeaf(call.module)) return;
-    absl::StatusOr<formulas::ModuleDescription> description =
-        DescribeScriptModule(call.module);
-    if (!description.ok()) {
-      if (status_.ok()) status_ = description.status();
-      return;
-    }
+    formulas::ModuleDescription description =
+        DescribeLeaf(call.module, layers_[call.layer].path);
     formulas::ModuleCall module_call;
     for (const c10::IValue& input : call.inputs) {
       module_call.inputs.push_back(formulas::CallValueOf(DescribeValue(input)));
@@ -180,12 +178,13 @@ class ScriptCrawl {
     module_call.output = formulas::CallValueOf(DescribeValue(output));
     leaf_calls_.push_back(crawl::CapturedLeafCall{
         call.layer, formulas::CapturedModuleCall{layers_[call.layer].path,
-                                                 *std::move(description),
+                                                 std::move(description),
                                                  std::move(module_call)}});
   }
 
-  // The first module the crawl could not describe, if any.
-  const absl::Status& status() const { return status_; }
+  std::vector<report::Diagnostic> TakeDiagnostics() {
+    return std::exchange(diagnostics_, {});
+  }
   std::vector<report::LayerReport> TakeLayers() {
     return std::exchange(layers_, {});
   }
@@ -204,6 +203,37 @@ class ScriptCrawl {
   static bool IsMultiheadAttention(const torch::jit::Module& module) {
     return DemangledClassName(module.type()->name()->qualifiedName()) ==
            "torch.nn.modules.activation.MultiheadAttention";
+  }
+
+  // A leaf's description, with what tracing dropped recovered from its
+  // graph (recover_from_graph.h). A module still missing an attribute is a
+  // layer with its parameters but no formulas, and one diagnostic names the
+  // attribute: a report never fails for it.
+  formulas::ModuleDescription DescribeLeaf(const torch::jit::Module& module,
+                                           const std::string& path) {
+    absl::StatusOr<formulas::ModuleDescription> description =
+        DescribeScriptModule(module);
+    if (description.ok()) return *std::move(description);
+    formulas::ModuleDescription unsupported;
+    unsupported.type = ShortClassName(module.type()->name()->qualifiedName());
+    std::unordered_set<const void*> seen;
+    for (const auto& parameter : module.named_parameters(/*recurse=*/true)) {
+      if (seen.insert(parameter.value.unsafeGetTensorImpl()).second) {
+        unsupported.parameter_count += parameter.value.numel();
+      }
+    }
+    // "Conv2d.stride: expected a tuple of ints, got None"
+    const std::pair<absl::string_view, absl::string_view> problem =
+        absl::StrSplit(description.status().message(),
+                       absl::MaxSplits(": ", 1));
+    diagnostics_.push_back(report::Diagnostic::ForPath(
+        "unrecovered_module_attribute", "module_flops", path,
+        absl::StrCat(problem.first,
+                     " is not kept by the TorchScript module nor recovered "
+                     "from its graph (",
+                     problem.second,
+                     "), so its module formulas are not evaluated.")));
+    return unsupported;
   }
 
   bool IsMetricLeaf(const torch::jit::Module& module) const {
@@ -234,7 +264,7 @@ class ScriptCrawl {
   std::vector<bool> unobserved_;
   std::vector<report::LayerReport> layers_;
   std::vector<crawl::CapturedLeafCall> leaf_calls_;
-  absl::Status status_;
+  std::vector<report::Diagnostic> diagnostics_;
 };
 
 void EnterOperator(c10::IValue module, c10::IValue inputs) {
@@ -248,20 +278,23 @@ void ExitOperator(c10::IValue module, c10::IValue output) {
   if (ScriptCrawl* crawl = ScriptCrawl::Active()) crawl->Exit(output);
 }
 
-TORCH_LIBRARY_FRAGMENT(torchscan, m) {
-  m.def(torch::schema("_script_module_enter(Any module, Any inputs) -> ()",
-                      c10::AliasAnalysisKind::CONSERVATIVE),
-        &EnterOperator);
-  m.def(torch::schema("_script_module_exit(Any module, Any output) -> ()",
-                      c10::AliasAnalysisKind::CONSERVATIVE),
-        &ExitOperator);
-}
-
-// The hooks are bookkeeping, not workload operators.
-TORCH_LIBRARY_IMPL(torchscan, TESTING_ONLY_GenericMode, m) {
-  m.impl("_script_module_enter", torch::CppFunction::makeFallthrough());
-  m.impl("_script_module_exit", torch::CppFunction::makeFallthrough());
-}
+// The hooks are bookkeeping, not workload operators: OwnOperators lets them
+// pass the counting key untouched, and leaves them to the first copy when
+// the library is loaded twice into one process (a static registration
+// would abort the second load).
+const dispatch::OwnOperators hook_operators(
+    torch::Library::FRAGMENT, {"_script_module_enter", "_script_module_exit"},
+    [](torch::Library& library) {
+      library.def(
+          torch::schema("_script_module_enter(Any module, Any inputs) -> ()",
+                        c10::AliasAnalysisKind::CONSERVATIVE),
+          &EnterOperator);
+      library.def(
+          torch::schema("_script_module_exit(Any module, Any output) -> ()",
+                        c10::AliasAnalysisKind::CONSERVATIVE),
+          &ExitOperator);
+    },
+    __FILE__, __LINE__);
 
 // Makes `crawl` the active crawl of this thread for its lifetime.
 class ActiveCrawl {
@@ -324,7 +357,6 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
     crawl.Exit(output);
   }
   if (counting) counting->Stop();
-  TS_RETURN_IF_ERROR(crawl.status());
 
   crawl::CrawlRecord record;
   record.parts.context =
@@ -335,6 +367,7 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
   record.parts.model = ModelTotals(parameters, buffers);
   if (full) {
     record.leaf_calls = crawl.TakeLeafCalls();
+    record.parts.module_diagnostics = crawl.TakeDiagnostics();
     TS_ASSIGN_OR_RETURN(record.operator_flops,
                         counting->session().BuildReport());
     TS_ASSIGN_OR_RETURN(auto per_layer,

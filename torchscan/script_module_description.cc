@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "torchscan/ivalue_metadata.h"
+#include "torchscan/recover_from_graph.h"
 
 namespace torchscan {
 namespace {
@@ -27,13 +28,19 @@ class Attributes {
       : module_(module),
         type_(ShortClassName(module.type()->name()->qualifiedName())) {}
 
-  // The constant or attribute `name`; None when the module has neither.
+  // The constant or attribute `name`; else what the module's graph shows
+  // of it (a traced module keeps no attributes: recover_from_graph.h);
+  // else None.
   c10::IValue Get(const std::string& name) const {
     if (std::optional<c10::IValue> constant =
             module_.type()->findConstant(name)) {
       return *constant;
     }
     if (module_.hasattr(name)) return module_.attr(name);
+    if (!recovered_) recovered_ = RecoverAttributes(module_);
+    if (auto it = recovered_->find(name); it != recovered_->end()) {
+      return it->second;
+    }
     return c10::IValue();
   }
 
@@ -119,6 +126,8 @@ class Attributes {
  private:
   const torch::jit::Module& module_;
   std::string type_;
+  // Computed on the first attribute the module lacks.
+  mutable std::optional<std::map<std::string, c10::IValue>> recovered_;
 };
 
 absl::StatusOr<formulas::LinearParams> ReadLinear(

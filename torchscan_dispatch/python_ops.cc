@@ -28,6 +28,7 @@
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
+#include "torchscan_dispatch/gradient_watches.h"
 #include "torchscan_dispatch/open_measurements.h"
 #include "torchscan_dispatch/own_operators.h"
 
@@ -117,6 +118,11 @@ void SetScopeId(std::int64_t handle, std::int64_t channel, std::int64_t id) {
       OpenMeasurements::Get().Session(handle).SetScopeId(
           CheckedChannel(channel), static_cast<std::uint32_t>(id));
   TORCH_CHECK(status.ok(), "torchscan: ", status.message());
+}
+
+void WatchGradientsOp(std::int64_t handle, std::vector<at::Tensor> tensors,
+                      std::string label, bool entering) {
+  WatchGradients(handle, tensors, std::move(label), entering);
 }
 
 // A negative layer index tracks a module that has no layer record.
@@ -239,6 +245,9 @@ constexpr const char* kOperators[] = {
     "_change_scope_label(int handle, int channel, str label, bool present) -> "
     "int",
     "_set_scope_id(int handle, int channel, int scope) -> ()",
+    "_watch_gradients(int handle, Tensor[] tensors, str label, bool entering) "
+    "-> ()",
+    "_end_gradient_watches(int handle) -> ()",
 };
 
 std::vector<std::string> OperatorNames() {
@@ -267,6 +276,8 @@ const OwnOperators registration(
       library.def(kOperators[9], &ExitLayer);
       library.def(kOperators[10], &ChangeScopeLabel);
       library.def(kOperators[11], &SetScopeId);
+      library.def(kOperators[12], &WatchGradientsOp);
+      library.def(kOperators[13], &EndGradientWatches);
     },
     __FILE__, __LINE__);
 

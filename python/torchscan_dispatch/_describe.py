@@ -9,6 +9,7 @@ isinstance in TorchScan 0.2's check order, and the hyper-parameters.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -228,3 +229,32 @@ def describe_module(module: nn.Module) -> dict[str, Any]:
         description["family"] = "unsupported"
     description["parameter_count"] = sum(p.numel() for p in module.parameters())
     return description
+
+
+def resolve_class(qualified_name: str) -> type | None:
+    """The class a qualified name ("torch.nn.modules.conv.Conv2d",
+    "__main__.Outer.Inner") names, looked up among the modules this process
+    has already imported (nothing is imported for it); None when absent."""
+    parts = qualified_name.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        owner = sys.modules.get(".".join(parts[:split]))
+        if owner is None:
+            continue
+        value: Any = owner
+        for name in parts[split:]:
+            value = getattr(value, name, None)
+        return value if isinstance(value, type) else None
+    return None
+
+
+def module_family(qualified_name: str) -> str:
+    """The formula family of a module class given by name, chosen as
+    describe_module chooses it (subclasses match their base); "unsupported"
+    for a class that is no family's or cannot be found."""
+    cls = resolve_class(qualified_name)
+    if cls is None:
+        return "unsupported"
+    for base, family, _ in _FAMILIES:
+        if issubclass(cls, base):
+            return family
+    return "unsupported"

@@ -158,6 +158,16 @@ class ScopeCalls:
         self.set_scope_id = library.torchscan_set_scope_id
         self.set_scope_id.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
         self.set_scope_id.restype = ctypes.c_int32
+        # Tensors pass as their TensorImpl addresses (Tensor._cdata), at most
+        # four (gradient_watches.cc, NOTE [Tensors through ctypes]).
+        self.watch_gradients = library.torchscan_watch_gradients
+        self.watch_gradients.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32] + [
+            ctypes.c_void_p
+        ] * 4
+        self.watch_gradients.restype = ctypes.c_int32
+        # Bumped by the native gradient watches whenever they change a scope
+        # (gradient_watches.h); read in place, without a call.
+        self.gradient_scope_epoch = ctypes.c_uint64.in_dll(library, "torchscan_gradient_scope_epoch")
 
 
 class CompiledRegionCalls:

@@ -6,6 +6,9 @@ same set of running modules in forward and in backward), but the hooks run
 for every module call, so they do as little as possible: the native session
 keeps the set, interned as scope ids, and the hooks replay cached
 transitions (scope id, label, entering) -> scope id with one native call.
+Backward follows ModuleTracker's gradient hooks, registered natively
+(torchscan_dispatch/gradient_watches.h) rather than through
+register_multi_grad_hook.
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ _active = threading.local()
 
 # Plain tensors are pytree leaves; anything else goes through tree_flatten.
 _LEAF_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+def _plain_tensors(tensors: list) -> bool:
+    """Whether the native gradient watches take these tensors: plain tensors
+    outside functorch transforms (a wrapper's hooks are Python's business)."""
+    if not all(type(t) in _LEAF_TENSOR_TYPES for t in tensors):
+        return False
+    return torch._C._functorch.peek_interpreter_stack() is None
 
 
 def _tensors_requiring_grad(value) -> list:
@@ -59,6 +70,10 @@ class ModuleScopes:
         # id(module) -> (weak reference, name, children named)
         self._names: dict[int, tuple[weakref.ref, str, bool]] = {}
         self._engine_callback_queued = False
+        # Native gradient watches change the scope behind our cached view.
+        self._epoch = self._calls.gradient_scope_epoch
+        self._seen_epoch = self._epoch.value
+        self._watching = False
         self._grad_hooks: list = []
         self._handles: list = []
 
@@ -101,6 +116,14 @@ class ModuleScopes:
         return name
 
     def _change(self, name: str, entering: bool) -> None:
+        epoch = self._epoch.value
+        if epoch != self._seen_epoch:
+            # A gradient watch changed the scope: take the native one's.
+            self._seen_epoch = epoch
+            self._scope = self._calls.change_scope_label(self._handle, MODULE_SCOPES, name.encode(), entering)
+            if self._scope < 0:
+                self._scope = self._measurement._ops._change_scope_label(self._handle, MODULE_SCOPES, name, entering)
+            return
         key = (self._scope, name, entering)
         scope = self._transitions.get(key)
         if scope is None:
@@ -115,6 +138,25 @@ class ModuleScopes:
     def _set_scope_id(self, scope: int) -> None:
         if self._calls.set_scope_id(self._handle, MODULE_SCOPES, scope) < 0:
             self._measurement._ops._set_scope_id(self._handle, MODULE_SCOPES, scope)
+
+    def _watch(self, tensors: list, name: str, entering: bool) -> None:
+        """ModuleTracker's register_multi_grad_hook(tensors, ...): `name`
+        enters (outputs) or leaves (inputs) the backward scope once every
+        gradient of `tensors` is computed."""
+        if _plain_tensors(tensors):
+            self._watching = True
+            if len(tensors) == 1:
+                impls = (tensors[0]._cdata, None, None, None)
+            else:
+                impls = (*(t._cdata for t in tensors[:4]), None, None, None)[:4]
+            if (
+                len(tensors) > 4
+                or self._calls.watch_gradients(self._handle, name.encode(), entering, len(tensors), *impls) < 0
+            ):
+                self._measurement._ops._watch_gradients(self._handle, tensors, name, entering)
+        else:
+            hook = self._enter_in_backward(name) if entering else self._exit_in_backward(name)
+            self._grad_hooks.append(register_multi_grad_hook(tensors, hook))
 
     def _enter_in_backward(self, name: str):
         def enter(*_) -> None:
@@ -155,7 +197,7 @@ class ModuleScopes:
         # say); ModuleTracker would fail on such calls.
         tensors = _tensors_requiring_grad(args) if torch.is_grad_enabled() else None
         if tensors:
-            self._grad_hooks.append(register_multi_grad_hook(tensors, self._exit_in_backward(name)))
+            self._watch(tensors, name, False)
 
     @never_compile
     def _post_hook(self, module, args, output) -> None:
@@ -165,7 +207,7 @@ class ModuleScopes:
         self._change(name, False)
         tensors = _tensors_requiring_grad(output) if torch.is_grad_enabled() else None
         if tensors:
-            self._grad_hooks.append(register_multi_grad_hook(tensors, self._enter_in_backward(name)))
+            self._watch(tensors, name, True)
 
     def __enter__(self) -> ModuleScopes:
         self._previous = getattr(_active, "scopes", None)
@@ -177,8 +219,12 @@ class ModuleScopes:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        for handle in (*self._handles, *self._grad_hooks):
-            handle.remove()
-        self._handles.clear()
-        self._grad_hooks.clear()
-        _active.scopes = self._previous
+        try:
+            for handle in (*self._handles, *self._grad_hooks):
+                handle.remove()
+            self._handles.clear()
+            self._grad_hooks.clear()
+            if self._watching:
+                self._measurement._ops._end_gradient_watches(self._handle)
+        finally:
+            _active.scopes = self._previous

@@ -16,17 +16,17 @@ import platform
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
-from itertools import starmap
 from typing import Any, Literal
 
 import torch
 from torch import nn
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
-from torchscan_dispatch import _version
+from torchscan_dispatch._crawl_support import crawl_context, finish_report, model_totals, prepare_inputs
 from torchscan_dispatch._describe import describe_call, describe_module, describe_value
 from torchscan_dispatch._library import load_library
 from torchscan_dispatch._native import Measurement
+from torchscan_dispatch.exported import crawl_exported_program
 from torchscan_dispatch.report import IncompleteAnalysisError
 
 __all__ = ["crawl_module", "summary"]
@@ -62,62 +62,6 @@ def _ordered_inputs(signature: inspect.Signature | None, args: tuple, kwargs: Ma
     return tuple(ordered)
 
 
-def _model_defaults(module: nn.Module) -> tuple[torch.device, torch.dtype]:
-    tensor = next(module.parameters(), None)
-    if tensor is None:
-        tensor = next(module.buffers(), None)
-    if tensor is None:
-        return torch.device("cpu"), torch.float32
-    return tensor.device, tensor.dtype
-
-
-def _prepare_inputs(module, input_shape, dtype, args, kwargs, device):
-    provided = args is not None or kwargs is not None
-    generated = input_shape is not None
-    if provided == generated:
-        raise ValueError("Exactly one of input_shape or args/kwargs must be provided.")
-    if provided:
-        if dtype is not None or device is not None:
-            raise ValueError("dtype and device apply only to generated input_shape tensors.")
-        if args is not None and not isinstance(args, tuple):
-            raise TypeError(f"args must be a tuple, got {type(args).__name__}.")
-        if kwargs is not None and not isinstance(kwargs, Mapping):
-            raise TypeError(f"kwargs must be a mapping, got {type(kwargs).__name__}.")
-        call_args = () if args is None else args
-        call_kwargs = {} if kwargs is None else dict(kwargs)
-        if any(not isinstance(name, str) for name in call_kwargs):
-            raise TypeError("kwargs keys must be strings.")
-        return call_args, call_kwargs, {"source": "provided", **describe_call(call_args, call_kwargs)}
-
-    shapes = input_shape if isinstance(input_shape, list) else [input_shape]
-    if not shapes or any(not isinstance(shape, tuple) for shape in shapes):
-        raise TypeError("input_shape must be a tuple or a non-empty list of tuples.")
-    if any(any(not isinstance(dimension, int) for dimension in shape) for shape in shapes):
-        raise TypeError("Every input_shape dimension must be an integer.")
-    default_device, default_dtype = _model_defaults(module)
-    target_device = default_device if device is None else torch.device(device)
-    if dtype is None:
-        dtypes = [default_dtype] * len(shapes)
-    elif isinstance(dtype, torch.dtype):
-        dtypes = [dtype] * len(shapes)
-    else:
-        dtypes = list(dtype)
-        if len(dtypes) != len(shapes):
-            raise ValueError("dtype length must match the number of input shapes.")
-        if any(not isinstance(item, torch.dtype) for item in dtypes):
-            raise TypeError("Every dtype value must be a torch.dtype.")
-
-    def generate(shape: tuple[int, ...], current: torch.dtype) -> torch.Tensor:
-        # As TorchScan 0.2.0: booleans are ones, other integers zeros (what a
-        # random [0, 1) tensor truncates to), floats uniform in [0, 1).
-        if current == torch.bool:
-            return torch.ones(1, *shape, device=target_device, dtype=current)
-        if not current.is_floating_point and not current.is_complex:
-            return torch.zeros(1, *shape, device=target_device, dtype=current)
-        return torch.rand(1, *shape, device=target_device).to(dtype=current)
-
-    call_args = tuple(starmap(generate, zip(shapes, dtypes, strict=True)))
-    return call_args, {}, {"source": "generated", **describe_call(call_args, {})}
 
 
 class _Crawl:
@@ -272,21 +216,8 @@ class _Crawl:
         self.handles.append(module.register_forward_hook(post_hook, with_kwargs=True))
 
 
-def _model_totals(module: nn.Module) -> tuple[dict[str, int], list[torch.Tensor]]:
-    parameters = list(module.parameters())
-    buffers = list(module.buffers())
-    totals = {
-        "trainable_parameters": sum(p.numel() for p in parameters if p.requires_grad),
-        "frozen_parameters": sum(p.numel() for p in parameters if not p.requires_grad),
-        "parameter_bytes": sum(p.numel() * p.element_size() for p in parameters),
-        "buffer_elements": sum(b.numel() for b in buffers),
-        "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),
-    }
-    return totals, [*parameters, *buffers]
-
-
 def crawl_module(
-    module: nn.Module,
+    module: nn.Module | torch.export.ExportedProgram,
     input_shape: list[tuple[int, ...]] | tuple[int, ...] | None = None,
     dtype: torch.dtype | Iterable[torch.dtype] | None = None,
     *,
@@ -307,12 +238,23 @@ def crawl_module(
     report) when anything requested is incomplete.
 
     Beyond TorchScan 0.2, ``layer_operator_flops`` gives every layer call its
-    own operator FLOPs, measured during the same call.
+    own operator FLOPs, measured during the same call, and ``module`` may
+    also be a TorchScript module (``torch.jit.script``, ``torch.jit.trace``,
+    ``torch.jit.load``: analysed by the C++ TorchScript front end, its
+    inputs passed positionally) or a ``torch.export.ExportedProgram`` (see
+    ``torchscan_dispatch.exported``; ``input_shape`` may then be omitted to
+    use the shapes it was exported with).
     """
     if mode not in ("full", "structure"):
         raise ValueError("mode must be 'full' or 'structure'.")
-    call_args, call_kwargs, input_metadata = _prepare_inputs(module, input_shape, dtype, args, kwargs, device)
+    if isinstance(module, torch.export.ExportedProgram):
+        return crawl_exported_program(
+            module, input_shape, dtype, args=args, kwargs=kwargs, device=device, strict=strict, mode=mode
+        )
+    call_args, call_kwargs, input_metadata = prepare_inputs(module, input_shape, dtype, args, kwargs, device)
     load_library()
+    if isinstance(module, torch.jit.ScriptModule):
+        return _crawl_script_module(module, call_args, call_kwargs, input_metadata, strict, mode)
     training_flags = [(child, child.training) for child in module.modules()]
     targets = [("", module)] if isinstance(module, nn.Transformer) else list(module.named_modules())
     measurement = Measurement() if mode == "full" else None
@@ -341,7 +283,7 @@ def crawl_module(
         if measurement is not None:
             measurement.finish()
 
-    totals, model_tensors = _model_totals(module)
+    totals, model_tensors = model_totals(module.parameters(), module.buffers())
     record: dict[str, Any] = {
         "mode": mode,
         "layer_count": len(crawl.layers),
@@ -352,40 +294,35 @@ def crawl_module(
         record["leaf_calls"] = crawl.leaf_calls
         record["operator_flops"] = operator_flops
         record["layer_call_flops"] = per_layer
-    # The C++ side computes every metric, total and diagnostic; the layer
-    # records stay here (sending them across would cost more than the work).
-    parts = json.loads(torch.ops.torchscan._evaluate_crawl(json.dumps(record)))
-    layers = crawl.layers
-    for index, metrics in parts["layer_metrics"].items():
-        layers[int(index)]["metrics"].update(metrics)
-    context = {
-        "torchscan_version": _version.__version__,
-        "torch_version": torch.__version__,
-        "python_version": platform.python_version(),
-        "model_type": f"{type(module).__module__}.{type(module).__qualname__}",
-        "execution_mode": "evaluation_no_grad",
-        "training_before": training_flags[0][1],
-        "devices": sorted({str(t.device) for t in model_tensors}),
-        "dtypes": sorted({str(t.dtype) for t in model_tensors}),
-    }
-    if parts["analysis_mode"] is not None:
-        context["analysis_mode"] = parts["analysis_mode"]
-    report: dict[str, Any] = {
-        "schema_version": 1,
-        "context": context,
-        "inputs": input_metadata,
-        "layers": layers,
-        "operator_flops": parts["operator_flops"],
-    }
-    if "layer_operator_flops" in parts:
-        report["layer_operator_flops"] = [
-            {"path": layer["path"], "call_index": layer["call_index"], **flops}
-            for layer, flops in zip(layers, parts["layer_operator_flops"], strict=True)
-        ]
-    report["totals"] = parts["totals"]
-    report["diagnostics"] = parts["diagnostics"]
-    if strict and parts["incomplete"] is not None:
-        raise IncompleteAnalysisError(report, parts["incomplete"])
+    context = crawl_context(
+        f"{type(module).__module__}.{type(module).__qualname__}",
+        "evaluation_no_grad",
+        training_flags[0][1],
+        model_tensors,
+    )
+    return finish_report(record, crawl.layers, context, input_metadata, strict)
+
+
+def _crawl_script_module(
+    module: torch.jit.ScriptModule,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    input_metadata: dict[str, Any],
+    strict: bool,
+    mode: str,
+) -> dict[str, Any]:
+    """Python's forward hooks never run inside TorchScript: the C++
+    TorchScript front end (what the ``torchscan`` command runs on a .pt file)
+    crawls the module instead, on a clone, so the caller's module is left
+    as it was."""
+    if kwargs:
+        raise ValueError("A TorchScript module takes its inputs positionally: pass args, not kwargs.")
+    result = json.loads(torch.ops.torchscan._crawl_script_module(module, args, mode))
+    report = result["report"]
+    report["context"]["python_version"] = platform.python_version()
+    report["inputs"] = input_metadata
+    if strict and result["incomplete"] is not None:
+        raise IncompleteAnalysisError(report, result["incomplete"])
     return report
 
 

@@ -3,10 +3,13 @@ views, meta tensors, threads, nesting, custom formulas and module
 attribution. Expected values come from FlopCounterMode or from hand
 computations written here."""
 
+import gc
 import threading
+import weakref
 
 import pytest
 import torch
+import torch.utils.checkpoint
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -353,6 +356,186 @@ def test_by_module_with_a_module_called_twice_and_a_tuple_of_inputs():
     del model
 
 
+class _SharedInputAttention(nn.Module):
+    """Query, key and value projections of one hidden state: siblings sharing
+    an input, where ModuleTracker keeps the first sibling's backward open
+    while the others run (FlopCounterMode attributes their FLOPs to it)."""
+
+    def __init__(self, width=8):
+        super().__init__()
+        self.embed = nn.Linear(width, width)
+        self.query, self.key, self.value = (nn.Linear(width, width) for _ in range(3))
+        self.out = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = self.embed(x)
+        scores = (self.query(h) @ self.key(h).transpose(-1, -2)).softmax(-1)
+        return self.out(scores @ self.value(h))
+
+
+class _TupleOutputs(nn.Module):
+    def __init__(self, width=8):
+        super().__init__()
+        self.left, self.right = nn.Linear(width, width), nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.left(x), self.right(x)
+
+
+class _UsesOneOutput(nn.Module):
+    def __init__(self, width=8):
+        super().__init__()
+        self.pair, self.head = _TupleOutputs(width), nn.Linear(width, width)
+
+    def forward(self, x):
+        a, b = self.pair(x)
+        return self.head(a).sum() + b.sum()
+
+
+class _FiveInputs(nn.Module):
+    # More tensors than the C call takes: the watch goes through the operator.
+    def __init__(self, width=8):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(5))
+
+    def forward(self, *inputs):
+        return sum(layer(x) for layer, x in zip(self.layers, inputs))
+
+
+def _backward_workloads():
+    torch.manual_seed(0)
+    attention, pair, five = _SharedInputAttention(), _UsesOneOutput(), _FiveInputs()
+    inputs = [torch.randn(2, 8, requires_grad=True) for _ in range(5)]
+    mlp = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8))
+    checkpointed = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8))
+    x = torch.randn(2, 8, requires_grad=True)
+    tokens = torch.randn(2, 4, 8)
+
+    def retain_graph_twice():
+        loss = attention(tokens).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+
+    return {
+        "shared_input": lambda: attention(tokens).sum().backward(),
+        "shared_input_requiring_grad": lambda: attention(x.unsqueeze(0)).sum().backward(),
+        "tuple_output_partly_used": lambda: pair(torch.randn(2, 8)).backward(),
+        "checkpoint": lambda: torch.utils.checkpoint.checkpoint(checkpointed, x, use_reentrant=False).sum().backward(),
+        "autograd_grad_of_one_weight": lambda: torch.autograd.grad(mlp(x).sum(), [mlp[2].weight]),
+        "retain_graph_twice": retain_graph_twice,
+        "two_steps": lambda: [mlp(x).sum().backward() for _ in range(2)],
+        "five_inputs_requiring_grad": lambda: five(*inputs).sum().backward(),
+        "in_place_on_an_output": lambda: mlp(x).mul_(2).sum().backward(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_backward_workloads()))
+def test_by_module_in_backward_equals_flop_counter_mode(name):
+    workload = _backward_workloads()[name]
+    expected = _fcm_by_module(workload)
+    assert torchscan_dispatch.measure_flops(workload)["by_module"] == expected
+
+
+def test_by_module_keeps_flop_counter_modes_attribution_to_a_sibling_sharing_the_input():
+    # The value projection's backward runs first and stays open until the
+    # gradient of the shared hidden state is in: FlopCounterMode attributes
+    # the key and query projections' gradients to it as well.
+    workload = _backward_workloads()["shared_input"]
+    ours = torchscan_dispatch.measure_flops(workload)["by_module"]
+    linear = mm_flops(8, 8, 8)  # one projection's forward on 2 x 4 tokens
+    assert ours["_SharedInputAttention.query"] == 3 * linear
+    assert ours["_SharedInputAttention.value"] > 3 * linear
+    assert ours == _fcm_by_module(workload)
+
+
+def test_backward_module_scopes_use_no_python_gradient_hooks(monkeypatch):
+    from torchscan_dispatch import _module_scopes
+
+    def fail(*_args, **_kwargs):
+        raise AssertionError("register_multi_grad_hook called for plain tensors")
+
+    monkeypatch.setattr(_module_scopes, "register_multi_grad_hook", fail)
+    workload = _backward_workloads()["shared_input_requiring_grad"]
+    monkeypatch.undo()
+    expected = _fcm_by_module(workload)
+    monkeypatch.setattr(_module_scopes, "register_multi_grad_hook", fail)
+    assert torchscan_dispatch.measure_flops(workload)["by_module"] == expected
+
+
+def test_gradient_watches_end_with_the_measurement_even_when_the_workload_raises():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))
+    x = torch.randn(2, 4, requires_grad=True)
+    kept = {}
+
+    def workload():
+        kept["y"] = model(x)
+        raise ValueError("workload failed")
+
+    with pytest.raises(ValueError, match="workload failed"):
+        torchscan_dispatch.measure_flops(workload)
+    # The hooks on the tensors still alive are gone: a backward after the
+    # measurement changes no scope and leaves FlopCounterMode's view intact.
+    backward = torchscan_dispatch.measure_flops(lambda: kept["y"].sum().backward(retain_graph=True))
+    assert backward["total"]["known_value"] > 0
+    assert backward["by_module"] == _fcm_by_module(lambda: kept["y"].sum().backward()) == {}
+    assert torchscan_dispatch.measure_flops(lambda: model(x).sum().backward())["by_module"] == _fcm_by_module(
+        lambda: model(x).sum().backward()
+    )
+
+
+def test_gradient_watches_keep_no_graph_alive_between_forwards():
+    # Forwards measured with grad enabled and never backpropagated (an
+    # evaluation loop without no_grad) free each graph, and the tensors it
+    # saved, as plain PyTorch does: the watches own no autograd nodes.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8))
+    x = torch.randn(4, 8, requires_grad=True)
+    saved = []
+
+    def forward():
+        hidden = model[0](x)
+        # The product's gradient function saves `hidden` itself, and the
+        # second layer's input watch is on the product.
+        product = hidden * hidden
+        saved.append(weakref.ref(hidden))
+        model[1](product)
+
+    def workload():
+        forward()
+        gc.collect()
+        assert saved[0]() is None, "the first forward's graph is still alive"
+        forward()
+
+    torchscan_dispatch.measure_flops(workload)
+
+
+def test_gradient_watches_leave_another_threads_backward_alone():
+    # The other thread is not measured: its modules' calls and its backward
+    # (on its own model and input) run while the measurement is open.
+    torch.manual_seed(0)
+    model, other_model = (nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8)) for _ in range(2))
+    x, other_x = (torch.randn(4, 8, requires_grad=True) for _ in range(2))
+    results = {}
+
+    def other_thread():
+        for _ in range(20):
+            other_model(other_x).sum().backward()
+        results["other"] = True
+
+    def workload():
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        for _ in range(5):
+            model(x).sum().backward()
+        thread.join(timeout=60)
+
+    ours = torchscan_dispatch.measure_flops(workload)
+    assert results == {"other": True}
+    expected = _fcm_by_module(lambda: [model(x).sum().backward() for _ in range(5)])
+    assert ours["by_module"] == expected
+
+
 def test_track_modules_false_keeps_totals_and_leaves_by_module_empty():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
@@ -396,3 +579,5 @@ def test_module_scope_calls_raise_clear_errors():
         scopes._change("Linear", True)
     with pytest.raises(RuntimeError, match=f"no open measurement {measurement.handle}"):
         scopes._set_scope_id(0)
+    with pytest.raises(RuntimeError, match=f"no open measurement {measurement.handle}"):
+        scopes._watch([torch.randn(2, requires_grad=True)], "Linear", True)

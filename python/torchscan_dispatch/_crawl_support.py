@@ -1,0 +1,156 @@
+"""What every Python crawl front end shares (nn.Module hooks, exported
+programs, TorchScript modules): TorchScan 0.2's input preparation, the model
+totals, the report context, and the last step that hands the crawl record
+to C++ and assembles the report around the layer records.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Iterable, Mapping
+from itertools import starmap
+from typing import Any
+
+import torch
+from torch import nn
+
+from torchscan_dispatch import _version
+from torchscan_dispatch._describe import describe_call
+from torchscan_dispatch.report import IncompleteAnalysisError
+
+
+def model_defaults(module: nn.Module) -> tuple[torch.device, torch.dtype]:
+    tensor = next(module.parameters(), None)
+    if tensor is None:
+        tensor = next(module.buffers(), None)
+    if tensor is None:
+        return torch.device("cpu"), torch.float32
+    return tensor.device, tensor.dtype
+
+
+def prepare_inputs(module, input_shape, dtype, args, kwargs, device):
+    """(args, kwargs, input metadata) of one crawl, with TorchScan 0.2's
+    checks and messages; generated tensors default to the device and dtype
+    of ``module``'s first parameter (else buffer)."""
+    provided = args is not None or kwargs is not None
+    generated = input_shape is not None
+    if provided == generated:
+        raise ValueError("Exactly one of input_shape or args/kwargs must be provided.")
+    if provided:
+        if dtype is not None or device is not None:
+            raise ValueError("dtype and device apply only to generated input_shape tensors.")
+        if args is not None and not isinstance(args, tuple):
+            raise TypeError(f"args must be a tuple, got {type(args).__name__}.")
+        if kwargs is not None and not isinstance(kwargs, Mapping):
+            raise TypeError(f"kwargs must be a mapping, got {type(kwargs).__name__}.")
+        call_args = () if args is None else args
+        call_kwargs = {} if kwargs is None else dict(kwargs)
+        if any(not isinstance(name, str) for name in call_kwargs):
+            raise TypeError("kwargs keys must be strings.")
+        return call_args, call_kwargs, {"source": "provided", **describe_call(call_args, call_kwargs)}
+
+    shapes = input_shape if isinstance(input_shape, list) else [input_shape]
+    if not shapes or any(not isinstance(shape, tuple) for shape in shapes):
+        raise TypeError("input_shape must be a tuple or a non-empty list of tuples.")
+    if any(any(not isinstance(dimension, int) for dimension in shape) for shape in shapes):
+        raise TypeError("Every input_shape dimension must be an integer.")
+    default_device, default_dtype = model_defaults(module)
+    target_device = default_device if device is None else torch.device(device)
+    if dtype is None:
+        dtypes = [default_dtype] * len(shapes)
+    elif isinstance(dtype, torch.dtype):
+        dtypes = [dtype] * len(shapes)
+    else:
+        dtypes = list(dtype)
+        if len(dtypes) != len(shapes):
+            raise ValueError("dtype length must match the number of input shapes.")
+        if any(not isinstance(item, torch.dtype) for item in dtypes):
+            raise TypeError("Every dtype value must be a torch.dtype.")
+
+    def generate(shape: tuple[int, ...], current: torch.dtype) -> torch.Tensor:
+        return generated_tensor((1, *shape), current, target_device)
+
+    call_args = tuple(starmap(generate, zip(shapes, dtypes, strict=True)))
+    return call_args, {}, {"source": "generated", **describe_call(call_args, {})}
+
+
+def generated_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """An input as TorchScan 0.2.0 generates it: booleans are ones, other
+    integers zeros (what a random [0, 1) tensor truncates to), floats
+    uniform in [0, 1)."""
+    if dtype == torch.bool:
+        return torch.ones(*shape, device=device, dtype=dtype)
+    if not dtype.is_floating_point and not dtype.is_complex:
+        return torch.zeros(*shape, device=device, dtype=dtype)
+    return torch.rand(*shape, device=device).to(dtype=dtype)
+
+
+def model_totals(
+    parameters: Iterable[torch.Tensor], buffers: Iterable[torch.Tensor]
+) -> tuple[dict[str, int], list[torch.Tensor]]:
+    """The model's parameter and buffer totals, each tensor counted once."""
+    parameters = list({id(p): p for p in parameters}.values())
+    buffers = list({id(b): b for b in buffers}.values())
+    totals = {
+        "trainable_parameters": sum(p.numel() for p in parameters if p.requires_grad),
+        "frozen_parameters": sum(p.numel() for p in parameters if not p.requires_grad),
+        "parameter_bytes": sum(p.numel() * p.element_size() for p in parameters),
+        "buffer_elements": sum(b.numel() for b in buffers),
+        "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),
+    }
+    return totals, [*parameters, *buffers]
+
+
+def crawl_context(
+    model_type: str, execution_mode: str, training_before: bool, model_tensors: Iterable[torch.Tensor]
+) -> dict[str, Any]:
+    tensors = list(model_tensors)
+    return {
+        "torchscan_version": _version.__version__,
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+        "model_type": model_type,
+        "execution_mode": execution_mode,
+        "training_before": training_before,
+        "devices": sorted({str(t.device) for t in tensors}),
+        "dtypes": sorted({str(t.dtype) for t in tensors}),
+    }
+
+
+def finish_report(
+    record: dict[str, Any],
+    layers: list[dict[str, Any]],
+    context: dict[str, Any],
+    input_metadata: dict[str, Any],
+    strict: bool,
+) -> dict[str, Any]:
+    """Evaluates a crawl record in C++ (module formulas, totals,
+    diagnostics) and assembles the AnalysisReport around ``layers``, the
+    front end's layer records (filled in place with their metrics).
+
+    The layer records stay in Python: sending them across and back would
+    cost more than the work.
+    """
+    parts = json.loads(torch.ops.torchscan._evaluate_crawl(json.dumps(record)))
+    for index, metrics in parts["layer_metrics"].items():
+        layers[int(index)]["metrics"].update(metrics)
+    if parts["analysis_mode"] is not None:
+        context["analysis_mode"] = parts["analysis_mode"]
+    report: dict[str, Any] = {
+        "schema_version": 1,
+        "context": context,
+        "inputs": input_metadata,
+        "layers": layers,
+        "operator_flops": parts["operator_flops"],
+    }
+    if "layer_operator_flops" in parts:
+        report["layer_operator_flops"] = [
+            {"path": layer["path"], "call_index": layer["call_index"], **flops}
+            for layer, flops in zip(layers, parts["layer_operator_flops"], strict=True)
+        ]
+    report["totals"] = parts["totals"]
+    report["diagnostics"] = parts["diagnostics"]
+    if strict and parts["incomplete"] is not None:
+        raise IncompleteAnalysisError(report, parts["incomplete"])
+    return report

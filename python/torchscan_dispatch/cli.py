@@ -1,0 +1,382 @@
+"""``python -m torchscan_dispatch``: the ``torchscan`` command line, in the
+Python process, for what only Python can load.
+
+    python -m torchscan_dispatch MODEL.pt --input-shape 3,224,224 [options]
+        a TorchScript file (torch.jit.save of a scripted or traced module)
+    python -m torchscan_dispatch MODEL.pt2 [--input-shape 3,224,224] [options]
+        a torch.export program (torch.export.save); without --input-shape,
+        inputs of the shapes it was exported with
+    python -m torchscan_dispatch torchvision.models:resnet50 --kwarg num_classes=10 --input-shape 3,224,224
+        the module a factory returns (an nn.Module, a TorchScript module or
+        an ExportedProgram), called with the --kwarg values
+    python -m torchscan_dispatch compare BEFORE.json AFTER.json
+        compare two reports
+
+Options, outputs and exit codes are the C++ command's (tools/torchscan_main.cc,
+docs/cli.md): the same table with the diagnostics listed, the same JSON, the
+same --html and --folded files, and 0 success, 1 incomplete under --strict
+(the report is still printed and written), 2 bad usage or input, 3 the model
+raised on the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+from torch import nn
+
+from torchscan_dispatch._imports import call_factory
+from torchscan_dispatch._library import load_library
+from torchscan_dispatch.crawler import crawl_module, format_summary
+from torchscan_dispatch.exported import load_exported_program
+from torchscan_dispatch.render import list_diagnostics, to_html
+from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
+
+__all__ = ["main"]
+
+OK, INCOMPLETE, BAD_INPUT, MODEL_FAILED = 0, 1, 2, 3
+
+# --dtype names, as tools/cli_inputs.cc reads them.
+_DTYPES = {
+    "float32": torch.float32,
+    "float": torch.float32,
+    "float64": torch.float64,
+    "double": torch.float64,
+    "float16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int64": torch.int64,
+    "long": torch.int64,
+    "int32": torch.int32,
+    "int": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+
+
+class UsageError(Exception):
+    """Bad usage or input: exit status 2."""
+
+
+def _parse_shapes(text: str) -> list[tuple[int, ...]]:
+    """As tools/cli_inputs.cc: ';' between inputs, ',' between dimensions,
+    each a non-negative decimal integer (blanks around it allowed)."""
+    shapes = []
+    for part in text.split(";"):
+        shape = []
+        for dimension in part.split(","):
+            digits = dimension.strip(" \t\n\v\f\r")
+            if not digits or not digits.isascii() or not digits.isdigit() or int(digits) >= 2**63:
+                raise UsageError(
+                    f"bad --input-shape '{text}': '{dimension}' is not a non-negative integer that fits 64 bits "
+                    "(expected e.g. 3,224,224)"
+                )
+            shape.append(int(digits))
+        shapes.append(tuple(shape))
+    return shapes
+
+
+def _parse_dtypes(text: str) -> list[torch.dtype]:
+    dtypes = []
+    for name in text.split(";"):
+        key = name.lower().removeprefix("torch.")
+        if key not in _DTYPES:
+            raise UsageError(f"unknown --dtype {name!r} (expected e.g. float32, bfloat16, int64; ';' between inputs)")
+        dtypes.append(_DTYPES[key])
+    return dtypes
+
+
+def _parse_device(text: str) -> torch.device:
+    try:
+        return torch.device(text)
+    except RuntimeError as error:
+        raise UsageError(f"bad --device {text!r}: {error}") from None
+
+
+def _parse_kwarg(text: str) -> tuple[str, Any]:
+    name, separator, value = text.partition("=")
+    if not separator or not name.isidentifier():
+        raise UsageError(f"bad --kwarg {text!r}: expected NAME=VALUE (num_classes=10)")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value  # a bare word is a string: weights=None is None, arch=tiny is "tiny"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m torchscan_dispatch",
+        description="reports what a PyTorch model costs (the torchscan command, for TorchScript files, "
+        "torch.export .pt2 files and model factories).",
+    )
+    parser.add_argument(
+        "model", nargs="*", help="MODEL.pt, MODEL.pt2, package.module:factory, or compare BEFORE.json AFTER.json"
+    )
+
+    def option(name: str, **kwargs: Any) -> None:
+        # The C++ command accepts both spellings (abseil flags use '_').
+        spellings = [f"--{name}"] + ([f"--{name.replace('-', '_')}"] if "-" in name else [])
+        parser.add_argument(*spellings, **kwargs)
+
+    option("input-shape", default="", help="input shape(s) without the batch dimension: 3,224,224; ';' between inputs")
+    option("dtype", default="", help="dtype(s) of generated inputs: float32, bfloat16, int64, bool, ...")
+    option("device", default="", help="device for generated inputs (and a .pt2 program's tensors): cpu, meta, ...")
+    option("mode", default="full", help="full, or structure (shapes and parameters only)")
+    option("strict", action="store_true", help="exit with status 1 when the analysis is incomplete")
+    option("json", default="", help="write the JSON report to this file ('-': standard output, instead of the table)")
+    option("html", default="", help="write a self-contained HTML page to this file ('-': standard output)")
+    option("folded", default="", help="write folded stacks of operator FLOPs by module path ('-': standard output)")
+    option("max-depth", type=int, default=-1, help="show layers down to this depth only")
+    option("receptive-field", action="store_true", help="add the receptive-field column")
+    option("effective-rf-stats", action="store_true", help="with --receptive-field: effective stride and padding")
+    option("kwarg", action="append", default=[], help="NAME=VALUE passed to a factory (a Python literal, else a string)")
+    return parser
+
+
+def _write(path: str, text: str, out: TextIO) -> None:
+    if path == "-":
+        out.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+def _folded(report: dict[str, Any], before: dict | None, after: dict | None) -> tuple[str, bool, list[str]]:
+    load_library()
+    documents = [json.dumps(value) if value is not None else None for value in (report, before, after)]
+    folded = json.loads(torch.ops.torchscan._folded_stacks(*documents))
+    return folded["text"], folded["partial"], folded["notes"]
+
+
+def _write_folded(path: str, report: dict, before: dict | None, after: dict | None, out: TextIO, err: TextIO) -> None:
+    try:
+        text, partial, notes = _folded(report, before, after)
+    except ValueError as error:
+        raise UsageError(f"--folded: {error}") from None
+    if partial:
+        err.write(
+            "torchscan: note: folded stacks: the operator FLOPs are partial, each value is a lower bound "
+            "(see the diagnostics)\n"
+        )
+    for note in notes:
+        err.write(f"torchscan: note: folded stacks: {note}\n")
+    _write(path, text, out)
+
+
+def _write_html(path: str, report: dict, title: str, out: TextIO, **sides: Any) -> None:
+    try:
+        page = to_html(report, title=title, **sides)
+    except ValueError as error:
+        raise UsageError(f"--html: {error}") from None
+    _write(path, page, out)
+
+
+def _load_model(target: str, args: argparse.Namespace) -> tuple[Any, str]:
+    """(the model, the HTML page's title)."""
+    path = Path(target)
+    if path.is_file() or (":" not in target and not args.kwarg):
+        if args.kwarg:
+            raise UsageError("--kwarg applies to a factory (package.module:callable), not to a model file")
+        if not path.exists():
+            raise UsageError(f"no such file: {target}")
+        if path.suffix == ".pt2":
+            try:
+                return load_exported_program(path), path.name
+            except (OSError, ValueError) as error:
+                raise UsageError(str(error)) from None
+        try:
+            return torch.jit.load(str(path), map_location="cpu"), path.name
+        except Exception as error:  # noqa: BLE001 - any loader failure means the same to the user
+            try:  # a torch.export file under another suffix
+                return load_exported_program(path), path.name
+            except (OSError, ValueError):
+                pass
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise UsageError(
+                f"{target} is not a TorchScript model file (torch.jit.save) or a torch.export program (.pt2): "
+                f"{first_line}"
+            ) from None
+    kwargs = dict(_parse_kwarg(item) for item in args.kwarg)
+    try:
+        model = call_factory(target, kwargs)
+    except ValueError as error:
+        if str(error).startswith((f"{target!r} ", "cannot import ", f"{target.partition(':')[0]!r} has no")):
+            raise UsageError(str(error)) from None
+        raise
+    if not isinstance(model, (nn.Module, torch.export.ExportedProgram)):
+        raise UsageError(f"{target} returned a {type(model).__name__}, not an nn.Module or ExportedProgram")
+    if args.device and isinstance(model, nn.Module) and not isinstance(model, torch.jit.ScriptModule):
+        # The command built this module: it goes where --device says (meta:
+        # no memory for its weights), so the generated inputs follow it.
+        model = model.to(_parse_device(args.device))
+    return model, target
+
+
+def _analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if len(args.model) != 1:
+        raise UsageError(
+            "usage: python -m torchscan_dispatch MODEL.pt|MODEL.pt2|package.module:factory --input-shape 3,224,224 "
+            "(or compare BEFORE.json AFTER.json)"
+        )
+    if args.mode not in ("full", "structure"):
+        raise UsageError(f"--mode must be 'full' or 'structure', got {args.mode!r}")
+    dtypes = _parse_dtypes(args.dtype) if args.dtype else None
+    device = _parse_device(args.device) if args.device else None
+    shapes = _parse_shapes(args.input_shape) if args.input_shape else None
+    model, title = _load_model(args.model[0], args)
+    if shapes is None and not isinstance(model, torch.export.ExportedProgram):
+        raise UsageError("pass --input-shape (without the batch dimension, e.g. 3,224,224)")
+    if shapes is None and dtypes is not None:
+        raise UsageError("--dtype applies to the generated inputs of --input-shape")
+    if dtypes is not None and len(dtypes) not in (1, len(shapes)):
+        raise UsageError(f"--dtype gives {len(dtypes)} dtypes for {len(shapes)} inputs")
+    dtype = None if dtypes is None else (dtypes[0] if len(dtypes) == 1 else dtypes)
+
+    incomplete = None
+    try:
+        report = crawl_module(
+            model,
+            None if shapes is None else (shapes[0] if len(shapes) == 1 else shapes),
+            dtype,
+            device=device,
+            strict=args.strict,
+            mode=args.mode,
+        )
+    except IncompleteAnalysisError as error:
+        report, incomplete = error.report, str(error)
+    except (TypeError, ValueError) as error:
+        if "input_shape" in str(error) or "dtype" in str(error):
+            raise UsageError(str(error)) from None
+        return _model_failed(error, err)
+    except Exception as error:  # noqa: BLE001 - whatever the model raises, as the C++ command reports it
+        return _model_failed(error, err)
+
+    to_stdout = "-" in (args.json, args.html, args.folded)
+    if not to_stdout:
+        table = format_summary(
+            report,
+            max_depth=None if args.max_depth < 0 else args.max_depth,
+            receptive_field=args.receptive_field,
+            effective_rf_stats=args.effective_rf_stats,
+        )
+        out.write(list_diagnostics(report, summary=table + "\n"))
+    if args.json:
+        _write(args.json, json.dumps(report, indent=2) + "\n", out)
+    if args.html:
+        _write_html(args.html, report, title, out)
+    if args.folded:
+        _write_folded(args.folded, report, None, None, out, err)
+    if incomplete is not None:
+        err.write(f"torchscan: {incomplete}\n")
+        return INCOMPLETE
+    return OK
+
+
+def _model_failed(error: BaseException, err: TextIO) -> int:
+    message = str(error).strip().splitlines()
+    err.write(f"torchscan: the model raised on the input: {type(error).__name__}: {message[0] if message else ''}\n")
+    return MODEL_FAILED
+
+
+def _read_report(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path}: invalid JSON: {error}") from None
+
+
+def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if len(args.model) != 3:
+        raise UsageError("usage: python -m torchscan_dispatch compare BEFORE.json AFTER.json [--json -|PATH]")
+    before, after = _read_report(args.model[1]), _read_report(args.model[2])
+    try:
+        diff = compare_reports(before, after)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    if args.html:
+        title = f"{Path(args.model[1]).name} \u2192 {Path(args.model[2]).name}"
+        try:
+            page = to_html(diff, before=before, after=after, title=title)
+        except ValueError as error:
+            err.write(f"torchscan: note: --html shows the diff only, without charts: {error}\n")
+            page = None
+        if page is None:
+            _write_html(args.html, diff, title, out)
+        else:
+            _write(args.html, page, out)
+    if args.folded:
+        try:
+            _folded(diff, before, after)
+        except ValueError as error:
+            raise UsageError(f"--folded needs two full analysis reports: {error}") from None
+        _write_folded(args.folded, diff, before, after, out, err)
+    if args.json:
+        _write(args.json, json.dumps(diff, indent=2) + "\n", out)
+    if "-" in (args.json, args.html, args.folded):
+        return OK
+    lines = ["Totals (after - before):"]
+    for name, metric in diff["totals"].items():
+        line = f"  {name}: {metric['status']}"
+        if metric.get("delta") is not None:
+            line += f", delta {json.dumps(metric['delta'])}"
+        lines.append(line)
+    layers = diff["layers"]
+    lines.append(
+        f"Layer calls: {len(layers['added'])} added, {len(layers['removed'])} removed, {len(layers['changed'])} changed"
+    )
+    for change in layers["changed"]:
+        lines.append(
+            f"  {change['path'] or '<root>'} #{json.dumps(change['call_index'])}: {', '.join(change['metrics'])}"
+        )
+    out.write("\n".join(lines) + "\n")
+    return OK
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Runs the command line on ``argv`` (``sys.argv[1:]`` by default);
+    returns the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse has printed its message
+        return OK if exit_.code == 0 else BAD_INPUT
+    if [args.json, args.html, args.folded].count("-") > 1:
+        err.write("torchscan: only one of --json, --html and --folded can be '-' (standard output)\n")
+        return BAD_INPUT
+    try:
+        with warnings.catch_warnings():
+            # Model code's warnings (deprecations, tracer notes) are not the report's.
+            warnings.simplefilter("ignore")
+            if args.model[:1] == ["compare"]:
+                return _compare(args, out, err)
+            return _analyse(args, out, err)
+    except UsageError as error:
+        err.write(f"torchscan: {error}\n")
+        return BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m torchscan_dispatch.cli
+    sys.exit(main())
+
