@@ -13,7 +13,37 @@
 namespace torchscan::formulas {
 namespace {
 
-using namespace module_internal;  // NOLINT: the table names every formula
+using module_internal::AdaptivePoolDmas;
+using module_internal::AdaptivePoolField;
+using module_internal::AdaptivePoolFlops;
+using module_internal::AdaptivePoolMacs;
+using module_internal::AvgPoolFlops;
+using module_internal::AvgPoolMacs;
+using module_internal::BatchNormDmas;
+using module_internal::BatchNormFlops;
+using module_internal::BatchNormMacs;
+using module_internal::ConvDmas;
+using module_internal::ConvFlops;
+using module_internal::ConvMacs;
+using module_internal::ConvTransposeDmas;
+using module_internal::ConvTransposeField;
+using module_internal::ConvTransposeFlops;
+using module_internal::ConvTransposeMacs;
+using module_internal::DropoutFlops;
+using module_internal::ElementwiseFlops;
+using module_internal::IdentityField;
+using module_internal::KernelField;
+using module_internal::LayerNormFlops;
+using module_internal::LinearDmas;
+using module_internal::LinearFlops;
+using module_internal::LinearMacs;
+using module_internal::MaxPoolFlops;
+using module_internal::MaxPoolMacs;
+using module_internal::MultiheadAttentionFlops;
+using module_internal::ParamsOf;
+using module_internal::PoolDmas;
+using module_internal::ReadWriteDmas;
+using module_internal::TransformerFlops;
 using pycompat::Py;
 
 // A typed hyper-parameter reader as a ParamsReader.
