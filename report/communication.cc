@@ -95,16 +95,15 @@ Count BusBytes(CollectiveKind kind, std::int64_t group_size,
          (2 * remainder * numerator + denominator) / (2 * denominator);
 }
 
-absl::Status CommunicationReport::Add(absl::string_view op,
-                                      CollectiveKind kind,
+absl::Status CommunicationReport::Add(absl::string_view op, CollectiveKind kind,
                                       std::int64_t group_size,
                                       Count payload_bytes) {
   if (group_size < 1) {
     return AddUnreadable(
         op, absl::StrCat("the process group has ", group_size, " ranks"));
   }
-  if (absl::Status s =
-          AddTally(by_kind[kind][group_size], CollectiveTally{1, payload_bytes});
+  if (absl::Status s = AddTally(by_kind[kind][group_size],
+                                CollectiveTally{1, payload_bytes});
       !s.ok()) {
     return s;
   }
@@ -136,7 +135,8 @@ absl::Status CommunicationReport::Merge(const CommunicationReport& other) {
   for (const auto& [op, entry] : other.unreadable) {
     UnreadableCollective& into = unreadable[op];
     if (into.calls == 0) into.reason = entry.reason;
-    if (absl::Status s = Accumulate(into.calls, entry.calls, "collective calls");
+    if (absl::Status s =
+            Accumulate(into.calls, entry.calls, "collective calls");
         !s.ok()) {
       return s;
     }
@@ -176,9 +176,9 @@ Json CommunicationToJson(const CommunicationReport& report) {
     Json entry = TotalsToJson(report.KindTotals(kind));
     Json by_size = Json::object();
     for (const auto& [size, tally] : sizes) {
-      by_size[absl::StrCat(size)] = TotalsToJson(CommunicationTotals{
-          tally.calls, tally.payload_bytes,
-          BusBytes(kind, size, tally.payload_bytes)});
+      by_size[absl::StrCat(size)] = TotalsToJson(
+          CommunicationTotals{tally.calls, tally.payload_bytes,
+                              BusBytes(kind, size, tally.payload_bytes)});
     }
     entry["by_group_size"] = std::move(by_size);
     by_kind[std::string(CollectiveKindName(kind))] = std::move(entry);
@@ -197,9 +197,9 @@ Json CommunicationToJson(const CommunicationReport& report) {
     unreadable[op]["reason"] = entry.reason;
     diagnostics.push_back(DiagnosticToJson(Diagnostic::ForOperator(
         std::string(kUnreadableCollective), "communication", op,
-        absl::StrCat(op, " ran ", CountToString(entry.calls),
-                     " time(s) but its volume could not be read: ",
-                     entry.reason))));
+        absl::StrCat(
+            op, " ran ", CountToString(entry.calls),
+            " time(s) but its volume could not be read: ", entry.reason))));
   }
   node["unreadable"] = std::move(unreadable);
   node["diagnostics"] = std::move(diagnostics);
@@ -227,7 +227,8 @@ absl::StatusOr<CommunicationReport> CommunicationFromJson(
       const std::string tally_field = MemberPath(sizes_field, size_text);
       std::int64_t size = 0;
       if (!absl::SimpleAtoi(size_text, &size) || size < 1) {
-        return FieldError(tally_field, "a group size must be a positive integer");
+        return FieldError(tally_field,
+                          "a group size must be a positive integer");
       }
       absl::StatusOr<Count> calls = RequireCount(tally, "calls", tally_field);
       if (!calls.ok()) return calls.status();
@@ -241,7 +242,8 @@ absl::StatusOr<CommunicationReport> CommunicationFromJson(
       RequireMember(node, "by_operator", field);
   if (!by_operator.ok()) return by_operator.status();
   const std::string ops_field = MemberPath(field, "by_operator");
-  if (absl::Status s = ExpectObject(**by_operator, ops_field); !s.ok()) return s;
+  if (absl::Status s = ExpectObject(**by_operator, ops_field); !s.ok())
+    return s;
   for (const auto& [op, calls] : (*by_operator)->items()) {
     absl::StatusOr<Count> value =
         NonNegativeCountValue(calls, MemberPath(ops_field, op));

@@ -23,9 +23,9 @@ Count KnownFlops(const MetricResult& result) {
 absl::Status Mismatch(absl::string_view what, absl::string_view first_name,
                       absl::string_view first, absl::string_view name,
                       absl::string_view value) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "the reports are not from one job: ", first_name, " has ", what, " ",
-      first, " but ", name, " has ", what, " ", value));
+  return absl::InvalidArgumentError(
+      absl::StrCat("the reports are not from one job: ", first_name, " has ",
+                   what, " ", first, " but ", name, " has ", what, " ", value));
 }
 
 std::string ReportName(absl::Span<const std::string> names, std::size_t i) {
@@ -59,16 +59,17 @@ absl::StatusOr<DistributedContext> DistributedContextFromJson(
   if (absl::Status s = ExpectObject(node, field); !s.ok()) return s;
   absl::StatusOr<std::string> job_id = RequireString(node, "job_id", field);
   if (!job_id.ok()) return job_id.status();
-  if (job_id->empty()) return FieldError(MemberPath(field, "job_id"), "is empty");
+  if (job_id->empty())
+    return FieldError(MemberPath(field, "job_id"), "is empty");
   context.job_id = *std::move(job_id);
   absl::StatusOr<std::int64_t> rank = RequireIndex(node, "rank", field);
   if (!rank.ok()) return rank.status();
   absl::StatusOr<std::int64_t> world = RequireIndex(node, "world_size", field);
   if (!world.ok()) return world.status();
   if (*world < 1 || *rank >= *world) {
-    return FieldError(field, absl::StrCat("rank ", *rank,
-                                          " is not in a world of size ",
-                                          *world));
+    return FieldError(
+        field,
+        absl::StrCat("rank ", *rank, " is not in a world of size ", *world));
   }
   context.rank = *rank;
   context.world_size = *world;
@@ -83,10 +84,12 @@ absl::StatusOr<DistributedContext> DistributedContextFromJson(
     const Json& entry = (**groups)[i];
     const std::string entry_field = IndexPath(groups_field, i);
     ProcessGroupLayout group;
-    absl::StatusOr<std::string> name = RequireString(entry, "name", entry_field);
+    absl::StatusOr<std::string> name =
+        RequireString(entry, "name", entry_field);
     if (!name.ok()) return name.status();
     group.name = *std::move(name);
-    absl::StatusOr<const Json*> ranks = RequireMember(entry, "ranks", entry_field);
+    absl::StatusOr<const Json*> ranks =
+        RequireMember(entry, "ranks", entry_field);
     if (!ranks.ok()) return ranks.status();
     const std::string ranks_field = MemberPath(entry_field, "ranks");
     if (absl::Status s = ExpectArray(**ranks, ranks_field); !s.ok()) return s;
@@ -236,11 +239,10 @@ Json JobReportToJson(const JobReport& report) {
   node["rank_min"] = low ? CountToJson(*low) : Json();
   node["rank_max"] = high ? CountToJson(*high) : Json();
   // max / mean of the ranks present: 1.0 is perfectly balanced.
-  node["imbalance"] =
-      (sum > 0 && high)
-          ? Json(static_cast<double>(*high) * report.per_rank.size() /
-                 static_cast<double>(sum))
-          : Json();
+  node["imbalance"] = (sum > 0 && high) ? Json(static_cast<double>(*high) *
+                                               report.per_rank.size() /
+                                               static_cast<double>(sum))
+                                        : Json();
   Json by_operator = Json::object();
   for (const auto& [op, flops] : report.by_operator) {
     by_operator[op] = CountToJson(flops);

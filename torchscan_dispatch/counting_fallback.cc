@@ -141,6 +141,24 @@ void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
   op.redispatchBoxed(below, stack);
 }
 
+// NOTE [Collectives in compiled graphs]
+// Inside a compiled graph the graph's tally counts the operators, but a
+// collective's volume depends on its process group, which the graph's spec
+// cannot know. Inductor runs collectives as extern kernels through the
+// dispatcher, so their volume is read here, from the real call; the tally
+// still records the call itself.
+void RunCollectiveOfCompiledGraph(const OperatorInfo& info,
+                                  const c10::OperatorHandle& op,
+                                  c10::DispatchKeySet below,
+                                  torch::jit::Stack* stack,
+                                  CountingSession& session,
+                                  ExecutionState& state) {
+  std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
+                                     stack->end());
+  RunUncounted(op, below, stack, state);
+  RecordCommunicationOf(info, arguments, session);
+}
+
 void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                       torch::jit::Stack* stack) {
   const c10::DispatchKeySet below =
@@ -157,6 +175,11 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   // its extern kernels must not be counted again.
   const bool counting = session != nullptr && state.compiled_graph_depth == 0 &&
                         !PyTorchIsTracing(keys, state);
+  if (session != nullptr && state.compiled_graph_depth > 0 &&
+      info.is_communication() && !PyTorchIsTracing(keys, state)) {
+    RunCollectiveOfCompiledGraph(info, op, below, stack, *session, state);
+    return;
+  }
   // Before the composite test: a subclass may take a composite operator at
   // the Python key (nested jagged tensors take aten.matmul there).
   if (counting && HasSubclassArgument(keys, *stack, info.num_arguments)) {
