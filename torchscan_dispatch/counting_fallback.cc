@@ -130,8 +130,8 @@ void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
   std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
                                      stack->end());
   op.redispatchBoxed(below, stack);
-  RecordFinishedCall(info, arguments, torch::jit::last(*stack, info.num_returns),
-                     session);
+  RecordFinishedCall(info, arguments,
+                     torch::jit::last(*stack, info.num_returns), session);
 }
 
 void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
@@ -244,4 +244,3 @@ const Registration registration;
 absl::Status CountingFallbackStatus() { return registration.status(); }
 
 }  // namespace torchscan::dispatch
-

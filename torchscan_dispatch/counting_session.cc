@@ -222,8 +222,7 @@ void CountingSession::RecordCallIn(const OperatorInfo& op,
 }
 
 void CountingSession::RecordCountedIn(const OperatorInfo& op,
-                                      std::uint32_t module_scope,
-                                      Count flops) {
+                                      std::uint32_t module_scope, Count flops) {
   Record(KeyIn(op, module_scope),
          OperatorStats{.calls = 1, .counted_calls = 1, .flops = flops});
 }
@@ -245,7 +244,8 @@ void CountingSession::RecordCommunication(const OperatorInfo& op,
   if (absl::Status status =
           communication_.Add(op.report_name, kind, group_size, payload_bytes);
       !status.ok()) {
-    communication_.AddUnreadable(op.report_name, status.message()).IgnoreError();
+    communication_.AddUnreadable(op.report_name, status.message())
+        .IgnoreError();
   }
 }
 
@@ -272,8 +272,7 @@ std::uint32_t CountingSession::ModuleScopeWith(
   std::vector<std::string> combined = scopes_[c].at(module_scope);
   combined.insert(combined.end(), labels.begin(), labels.end());
   std::sort(combined.begin(), combined.end());
-  combined.erase(std::unique(combined.begin(), combined.end()),
-                 combined.end());
+  combined.erase(std::unique(combined.begin(), combined.end()), combined.end());
   return InternScope(c, std::move(combined));
 }
 
