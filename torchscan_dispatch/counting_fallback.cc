@@ -130,8 +130,8 @@ void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
   std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
                                      stack->end());
   op.redispatchBoxed(below, stack);
-  RecordFinishedCall(info, arguments,
-                     torch::jit::last(*stack, info.num_returns), session);
+  RecordFinishedCall(info, arguments, torch::jit::last(*stack, info.num_returns),
+                     session);
 }
 
 void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
@@ -139,24 +139,6 @@ void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
   c10::impl::ExcludeDispatchKeyGuard exclude(kCountingKey);
   DepthGuard kernel(state.kernel_depth);
   op.redispatchBoxed(below, stack);
-}
-
-// NOTE [Collectives in compiled graphs]
-// Inside a compiled graph the graph's tally counts the operators, but a
-// collective's volume depends on its process group, which the graph's spec
-// cannot know. Inductor runs collectives as extern kernels through the
-// dispatcher, so their volume is read here, from the real call; the tally
-// still records the call itself.
-void RunCollectiveOfCompiledGraph(const OperatorInfo& info,
-                                  const c10::OperatorHandle& op,
-                                  c10::DispatchKeySet below,
-                                  torch::jit::Stack* stack,
-                                  CountingSession& session,
-                                  ExecutionState& state) {
-  std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
-                                     stack->end());
-  RunUncounted(op, below, stack, state);
-  RecordCommunicationOf(info, arguments, session);
 }
 
 void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
@@ -175,11 +157,6 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   // its extern kernels must not be counted again.
   const bool counting = session != nullptr && state.compiled_graph_depth == 0 &&
                         !PyTorchIsTracing(keys, state);
-  if (session != nullptr && state.compiled_graph_depth > 0 &&
-      info.is_communication() && !PyTorchIsTracing(keys, state)) {
-    RunCollectiveOfCompiledGraph(info, op, below, stack, *session, state);
-    return;
-  }
   // Before the composite test: a subclass may take a composite operator at
   // the Python key (nested jagged tensors take aten.matmul there).
   if (counting && HasSubclassArgument(keys, *stack, info.num_arguments)) {
@@ -244,3 +221,4 @@ const Registration registration;
 absl::Status CountingFallbackStatus() { return registration.status(); }
 
 }  // namespace torchscan::dispatch
+

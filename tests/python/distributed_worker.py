@@ -196,6 +196,24 @@ def mfu_steps(rank: int, world: int) -> dict:
     }
 
 
+def compiled_collective(rank: int, world: int) -> dict:
+    import torch.distributed._functional_collectives as funcol
+
+    w = torch.randn(16, 8)
+
+    def step(x):
+        return funcol.all_reduce(x @ w, "sum", dist.group.WORLD) * 2
+
+    compiled = torch.compile(step)
+    x = torch.randn(4, 16)
+    compiled(x)  # compile outside the measurement
+    with torchscan_dispatch.FlopCounter(track_modules=False) as compiled_counter:
+        compiled(x)
+    with torchscan_dispatch.FlopCounter(track_modules=False) as eager_counter:
+        step(x)
+    return {"compiled": compiled_counter.report(), "eager": eager_counter.report()}
+
+
 CHECKS = {
     "plain": plain_collectives,
     "ddp": ddp_step,
@@ -204,6 +222,7 @@ CHECKS = {
     "gather": job_gather,
     "failing": failing_rank,
     "mfu": mfu_steps,
+    "compiled": compiled_collective,
 }
 
 

@@ -56,7 +56,9 @@ def run_job(tmp_path: Path, world: int, checks: list[str]) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
-    return run_job(tmp_path_factory.mktemp("job2"), 2, ["plain", "ddp", "tp", "gather", "failing", "mfu"])
+    return run_job(
+        tmp_path_factory.mktemp("job2"), 2, ["plain", "ddp", "tp", "gather", "failing", "mfu", "compiled"]
+    )
 
 
 def communication(result: dict) -> dict:
@@ -202,6 +204,19 @@ def test_merge_refuses_other_jobs(two_ranks):
     other["distributed"]["job_id"] = "another"
     with pytest.raises(ValueError, match="not from one job: a has job id .* but b has job id another"):
         torchscan_dispatch.merge_rank_reports([first, other], ["a", "b"])
+
+
+def test_compiled_collective_is_named_not_silently_missed(two_ranks):
+    compiled, eager = two_ranks[0]["compiled"]["compiled"], two_ranks[0]["compiled"]["eager"]
+    assert compiled["total"]["known_value"] == eager["total"]["known_value"] == 2 * 4 * 16 * 8
+    all_reduce = eager["communication"]["by_kind"]["all_reduce"]
+    assert (all_reduce["calls"], all_reduce["payload_bytes"]) == (1, 4 * 8 * 4)
+    # Compiled graphs do not describe collective volumes yet: a partial
+    # metric that names the collective.
+    communication = compiled["communication"]
+    assert communication["status"] == "partial"
+    assert communication["unreadable"]["_c10d_functional.all_reduce"]["calls"] == 1
+    assert communication["diagnostics"][0]["code"] == "unreadable_collective"
 
 
 # --- MFU ---------------------------------------------------------------------
