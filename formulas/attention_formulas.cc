@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -14,16 +15,14 @@ namespace {
 using Shape4 = std::array<std::int64_t, 4>;
 
 absl::StatusOr<Shape4> AsBhsd(ShapeRef shape, absl::string_view role) {
-  if (absl::Status status = ExpectRank(shape, 4, role); !status.ok())
-    return status;
+  TS_RETURN_IF_ERROR(ExpectRank(shape, 4, role));
   return Shape4{shape[0], shape[1], shape[2], shape[3]};
 }
 
 // The raw kernels take [batch, seq, heads, dim]; the formulas want
 // [batch, heads, seq, dim].
 absl::StatusOr<Shape4> BshdAsBhsd(ShapeRef shape, absl::string_view role) {
-  if (absl::Status status = ExpectRank(shape, 4, role); !status.ok())
-    return status;
+  TS_RETURN_IF_ERROR(ExpectRank(shape, 4, role));
   return Shape4{shape[0], shape[2], shape[1], shape[3]};
 }
 
@@ -126,8 +125,7 @@ absl::StatusOr<Count> RawAttentionFlops(const OperatorCall& call,
   const std::size_t rank = layout.packed_has_leading_one ? 4 : 3;
   for (auto [shape, role] : {std::pair{query, "query"}, std::pair{key, "key"},
                              std::pair{value, "value"}}) {
-    if (absl::Status status = ExpectRank(shape, rank, role); !status.ok())
-      return status;
+    TS_RETURN_IF_ERROR(ExpectRank(shape, rank, role));
   }
   const std::size_t h = rank - 2;  // heads, then dim
   if (layout.max_q >= call.arguments.size() ||
@@ -163,8 +161,7 @@ absl::StatusOr<Count> SdpaForwardFlopCount(ShapeRef query, ShapeRef key,
         "attention: query/key/value shapes are incompatible: q=",
         ShapeText(query), ", k=", ShapeText(key), ", v=", ShapeText(value)));
   }
-  if (absl::Status status = CheckGroupedHeads(hq, hkv); !status.ok())
-    return status;
+  TS_RETURN_IF_ERROR(CheckGroupedHeads(hq, hkv));
   // scores = q @ k^T: [b*hq, sq, dq] @ [b*hq, dq, sk]; out = scores @ v.
   TS_ASSIGN_OR_RETURN(Count scores, Product({2, b, hq, sq, sk, dq}));
   TS_ASSIGN_OR_RETURN(Count output, Product({2, b, hq, sq, dv, sk}));
@@ -183,8 +180,7 @@ absl::StatusOr<Count> SdpaBackwardFlopCount(ShapeRef grad_out, ShapeRef query,
     return absl::InvalidArgumentError(
         "attention backward: batch/heads mismatch among tensors");
   }
-  if (absl::Status status = CheckGroupedHeads(hq, hkv); !status.ok())
-    return status;
+  TS_RETURN_IF_ERROR(CheckGroupedHeads(hq, hkv));
   if (!(dq == k[3] && dv == g[3] && sk == v[2] && sq == g[2])) {
     return absl::InvalidArgumentError(
         "attention backward: grad_out/value/key/query shapes are incompatible");

@@ -1,5 +1,5 @@
 // MultiheadAttention and Transformer FLOPs (flops_mha, flops_transformer*
-// of torchscan 0.2.0; reference sections 6.1.1 and 6.1.2).
+// of torchscan 0.2.0; its MultiheadAttention and Transformer FLOPs).
 
 #include "formulas/attention_module_flops.h"
 
@@ -16,8 +16,8 @@ namespace torchscan::formulas {
 namespace module_internal {
 namespace {
 
-using python::Py;
-using python::PyTuple;
+using pycompat::Py;
+using pycompat::PyTuple;
 
 constexpr absl::string_view kBatched3d =
     "MultiheadAttention FLOPs only support batched 3D inputs.";
@@ -47,13 +47,13 @@ bool IsNotNone(const CallValue* value) { return !value->is_none(); }
 template <typename Layer>
 Py<ExactCount> FeedForwardFlops(const Layer& layer, const PyTuple& inputs) {
   if (!layer.activation_is_relu)
-    return python::Raise("NotImplementedError", kReluOnly);
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+    return pycompat::Raise("NotImplementedError", kReluOnly);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<const Dims*> shape = python::ShapeOf(**x);
+  Py<const Dims*> shape = pycompat::ShapeOf(**x);
   if (!shape.ok()) return shape.error();
   const ExactCount hidden =
-      ExactProduct(python::AllButLast(**shape)) * layer.linear1.out_features;
+      ExactProduct(pycompat::AllButLast(**shape)) * layer.linear1.out_features;
   const ExactCount dropout =
       layer.dropout.training && layer.dropout.p > 0 ? hidden : ExactCount(0);
   Py<ExactCount> first = LinearFlops(layer.linear1, inputs);
@@ -96,19 +96,19 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
                                        const CallValue* out) {
   // `q, k, v = inputs[:3]`
   if (inputs.size() < 3) {
-    return python::Raise(
+    return pycompat::Raise(
         "ValueError",
         absl::StrCat("not enough values to unpack (expected 3, got ",
                      inputs.size(), ")"));
   }
   const std::array<const CallValue*, 3> qkv = {inputs[0], inputs[1], inputs[2]};
   for (const CallValue* tensor : qkv) {
-    Py<std::int64_t> ndim = python::NdimOf(*tensor);
+    Py<std::int64_t> ndim = pycompat::NdimOf(*tensor);
     if (!ndim.ok()) return ndim.error();
-    if (*ndim != 3) return python::Raise("NotImplementedError", kBatched3d);
+    if (*ndim != 3) return pycompat::Raise("NotImplementedError", kBatched3d);
   }
   if (mha.bias_k || mha.bias_v || mha.add_zero_attn) {
-    return python::Raise("NotImplementedError", kBiasKvOrZeroAttn);
+    return pycompat::Raise("NotImplementedError", kBiasKvOrZeroAttn);
   }
   const Dims& q = qkv[0]->shape;
   const Dims& k = qkv[1]->shape;
@@ -125,7 +125,7 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
   // Input projections, with their bias when present.
   for (const CallValue* tensor : qkv) {
     flops +=
-        ExactProduct(python::AllButLast(tensor->shape)) * mha.embed_dim *
+        ExactProduct(pycompat::AllButLast(tensor->shape)) * mha.embed_dim *
         (ExactCount(2) * tensor->shape.back() - 1 + (mha.in_proj_bias ? 1 : 0));
   }
   // One reciprocal square root, then one scaling multiplication per element.
@@ -147,14 +147,14 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
 
 Py<ExactCount> TransformerEncoderLayerFlops(
     const TransformerEncoderLayerParams& layer, const PyTuple& inputs) {
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<ExactCount> input_flops = python::NumelOf(**x);
+  Py<ExactCount> input_flops = pycompat::NumelOf(**x);
   if (!input_flops.ok()) return input_flops.error();
-  const CallValue* src_mask = python::ItemOrNone(inputs, 1);
-  const CallValue* key_padding_mask = python::ItemOrNone(inputs, 2);
+  const CallValue* src_mask = pycompat::ItemOrNone(inputs, 1);
+  const CallValue* key_padding_mask = pycompat::ItemOrNone(inputs, 2);
   const PyTuple attention_inputs = {
-      *x, *x, *x, key_padding_mask, &python::FalseValue(), src_mask};
+      *x, *x, *x, key_padding_mask, &pycompat::FalseValue(), src_mask};
   const ExactCount residual = *input_flops;
   return SumInOrder({
       [&] {
@@ -171,26 +171,26 @@ Py<ExactCount> TransformerEncoderLayerFlops(
 
 Py<ExactCount> TransformerDecoderLayerFlops(
     const TransformerDecoderLayerParams& layer, const PyTuple& inputs) {
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<ExactCount> input_flops = python::NumelOf(**x);
+  Py<ExactCount> input_flops = pycompat::NumelOf(**x);
   if (!input_flops.ok()) return input_flops.error();
-  const CallValue* tgt_mask = python::ItemOrNone(inputs, 2);
-  const CallValue* memory_mask = python::ItemOrNone(inputs, 3);
-  const CallValue* tgt_key_padding_mask = python::ItemOrNone(inputs, 4);
-  const CallValue* memory_key_padding_mask = python::ItemOrNone(inputs, 5);
+  const CallValue* tgt_mask = pycompat::ItemOrNone(inputs, 2);
+  const CallValue* memory_mask = pycompat::ItemOrNone(inputs, 3);
+  const CallValue* tgt_key_padding_mask = pycompat::ItemOrNone(inputs, 4);
+  const CallValue* memory_key_padding_mask = pycompat::ItemOrNone(inputs, 5);
   const PyTuple self_attention = {
-      *x, *x, *x, tgt_key_padding_mask, &python::FalseValue(), tgt_mask};
+      *x, *x, *x, tgt_key_padding_mask, &pycompat::FalseValue(), tgt_mask};
   const ExactCount residual = *input_flops;
   // Cross-attention reads inputs[1], the memory, only when it gets there.
   auto cross_attention = [&]() -> Py<ExactCount> {
-    Py<const CallValue*> memory = python::ItemAt(inputs, 1);
+    Py<const CallValue*> memory = pycompat::ItemAt(inputs, 1);
     if (!memory.ok()) return memory.error();
     const PyTuple attention_inputs = {*x,
                                       *memory,
                                       *memory,
                                       memory_key_padding_mask,
-                                      &python::FalseValue(),
+                                      &pycompat::FalseValue(),
                                       memory_mask};
     return MultiheadAttentionFlops(layer.multihead_attn, attention_inputs,
                                    nullptr);
@@ -214,18 +214,18 @@ Py<ExactCount> TransformerDecoderLayerFlops(
 Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
                                 const PyTuple& inputs) {
   if (!transformer.native_stacks) {
-    return python::Raise("NotImplementedError", kNativeStacks);
+    return pycompat::Raise("NotImplementedError", kNativeStacks);
   }
   // Ordered inputs: src, tgt, then the six masks.
-  const CallValue* src_mask = python::ItemOrNone(inputs, 2);
-  const CallValue* tgt_mask = python::ItemOrNone(inputs, 3);
-  const CallValue* memory_mask = python::ItemOrNone(inputs, 4);
-  const CallValue* src_key_padding_mask = python::ItemOrNone(inputs, 5);
-  const CallValue* tgt_key_padding_mask = python::ItemOrNone(inputs, 6);
-  const CallValue* memory_key_padding_mask = python::ItemOrNone(inputs, 7);
-  Py<const CallValue*> src = python::ItemAt(inputs, 0);
+  const CallValue* src_mask = pycompat::ItemOrNone(inputs, 2);
+  const CallValue* tgt_mask = pycompat::ItemOrNone(inputs, 3);
+  const CallValue* memory_mask = pycompat::ItemOrNone(inputs, 4);
+  const CallValue* src_key_padding_mask = pycompat::ItemOrNone(inputs, 5);
+  const CallValue* tgt_key_padding_mask = pycompat::ItemOrNone(inputs, 6);
+  const CallValue* memory_key_padding_mask = pycompat::ItemOrNone(inputs, 7);
+  Py<const CallValue*> src = pycompat::ItemAt(inputs, 0);
   if (!src.ok()) return src.error();
-  Py<const CallValue*> tgt = python::ItemAt(inputs, 1);
+  Py<const CallValue*> tgt = pycompat::ItemAt(inputs, 1);
   if (!tgt.ok()) return tgt.error();
   const PyTuple encoder_inputs = {*src, src_mask, src_key_padding_mask};
   // The decoder's memory is the raw src, not the encoder output (quirk 14).
@@ -267,7 +267,7 @@ absl::StatusOr<FormulaOutcome<Count>> TransformerEncoderLayerFlops(
     const TransformerEncoderLayerParams& layer,
     absl::Span<const CallValue> inputs) {
   return module_internal::Finish(module_internal::TransformerEncoderLayerFlops(
-                                     layer, python::TupleOf(inputs)),
+                                     layer, pycompat::TupleOf(inputs)),
                                  "TransformerEncoderLayer FLOPs");
 }
 
@@ -275,7 +275,7 @@ absl::StatusOr<FormulaOutcome<Count>> TransformerDecoderLayerFlops(
     const TransformerDecoderLayerParams& layer,
     absl::Span<const CallValue> inputs) {
   return module_internal::Finish(module_internal::TransformerDecoderLayerFlops(
-                                     layer, python::TupleOf(inputs)),
+                                     layer, pycompat::TupleOf(inputs)),
                                  "TransformerDecoderLayer FLOPs");
 }
 

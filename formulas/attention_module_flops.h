@@ -8,28 +8,30 @@
 #include "formulas/exact_count.h"
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
-#include "formulas/python_semantics.h"
+#include "pycompat/python_semantics.h"
 
 namespace torchscan::formulas::module_internal {
 
 // flops_linear / flops_layernorm / flops_dropout on a Python tuple of inputs.
-python::Py<ExactCount> LinearFlops(const LinearParams& linear,
-                                   const python::PyTuple& inputs);
-python::Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
-                                      const python::PyTuple& inputs);
-python::Py<ExactCount> DropoutModuleFlops(const DropoutParams& dropout,
-                                          const python::PyTuple& inputs);
+pycompat::Py<ExactCount> LinearFlops(const LinearParams& linear,
+                                     const pycompat::PyTuple& inputs);
+pycompat::Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
+                                        const pycompat::PyTuple& inputs);
+pycompat::Py<ExactCount> DropoutModuleFlops(const DropoutParams& dropout,
+                                            const pycompat::PyTuple& inputs);
 
 // flops_mha(module, inputs, out); `out` nullptr stands for the default None.
-python::Py<ExactCount> MultiheadAttentionFlops(
-    const MultiheadAttentionParams& mha, const python::PyTuple& inputs,
+pycompat::Py<ExactCount> MultiheadAttentionFlops(
+    const MultiheadAttentionParams& mha, const pycompat::PyTuple& inputs,
     const CallValue* out);
-python::Py<ExactCount> TransformerEncoderLayerFlops(
-    const TransformerEncoderLayerParams& layer, const python::PyTuple& inputs);
-python::Py<ExactCount> TransformerDecoderLayerFlops(
-    const TransformerDecoderLayerParams& layer, const python::PyTuple& inputs);
-python::Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
-                                        const python::PyTuple& inputs);
+pycompat::Py<ExactCount> TransformerEncoderLayerFlops(
+    const TransformerEncoderLayerParams& layer,
+    const pycompat::PyTuple& inputs);
+pycompat::Py<ExactCount> TransformerDecoderLayerFlops(
+    const TransformerDecoderLayerParams& layer,
+    const pycompat::PyTuple& inputs);
+pycompat::Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
+                                          const pycompat::PyTuple& inputs);
 
 }  // namespace torchscan::formulas::module_internal
 

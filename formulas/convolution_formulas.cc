@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {

@@ -1,6 +1,7 @@
 #include "formulas/cpu_fused_formulas.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "formulas/convolution_formulas.h"
 
 namespace torchscan::formulas {

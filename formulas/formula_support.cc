@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -27,56 +28,52 @@ absl::StatusOr<ShapeRef> ArgumentShape(const OperatorCall& call,
 absl::StatusOr<ShapeRef> ResultShape(const OperatorCall& call,
                                      std::size_t index,
                                      absl::string_view role) {
-  absl::StatusOr<const OperatorValue*> value =
-      ValueAt(call.results, index, role, "result");
-  if (!value.ok()) return value.status();
-  if (!(*value)->is_tensor()) {
+  TS_ASSIGN_OR_RETURN(const OperatorValue* value,
+                      ValueAt(call.results, index, role, "result"));
+  if (!value->is_tensor()) {
     return absl::InvalidArgumentError(
         absl::StrCat(role, " (result ", index, ") is not a tensor"));
   }
-  if ((*value)->shape_unknown) {
+  if (value->shape_unknown) {
     return absl::UnimplementedError(absl::StrCat(
         role, " has symbolic or nested sizes, which FLOP formulas cannot use"));
   }
-  return ShapeRef((*value)->shape);
+  return ShapeRef(value->shape);
 }
 
 absl::StatusOr<const OperatorValue*> OptionalTensorArgument(
     const OperatorCall& call, std::size_t index, absl::string_view role) {
-  absl::StatusOr<const OperatorValue*> value =
-      ValueAt(call.arguments, index, role, "argument");
-  if (!value.ok()) return value.status();
-  if ((*value)->is_none()) return nullptr;
-  if (!(*value)->is_tensor()) {
+  TS_ASSIGN_OR_RETURN(const OperatorValue* value,
+                      ValueAt(call.arguments, index, role, "argument"));
+  if (value->is_none()) return nullptr;
+  if (!value->is_tensor()) {
     return absl::InvalidArgumentError(
         absl::StrCat(role, " (argument ", index, ") is not a tensor"));
   }
-  return *value;
+  return value;
 }
 
 absl::StatusOr<bool> BoolArgument(const OperatorCall& call, std::size_t index,
                                   absl::string_view role) {
-  absl::StatusOr<const OperatorValue*> value =
-      ValueAt(call.arguments, index, role, "argument");
-  if (!value.ok()) return value.status();
-  if ((*value)->kind != OperatorValue::Kind::kBool) {
+  TS_ASSIGN_OR_RETURN(const OperatorValue* value,
+                      ValueAt(call.arguments, index, role, "argument"));
+  if (value->kind != OperatorValue::Kind::kBool) {
     return absl::InvalidArgumentError(
         absl::StrCat(role, " (argument ", index, ") is not a bool"));
   }
-  return (*value)->boolean;
+  return value->boolean;
 }
 
 absl::StatusOr<std::int64_t> IntArgument(const OperatorCall& call,
                                          std::size_t index,
                                          absl::string_view role) {
-  absl::StatusOr<const OperatorValue*> value =
-      ValueAt(call.arguments, index, role, "argument");
-  if (!value.ok()) return value.status();
-  if ((*value)->kind != OperatorValue::Kind::kInt) {
+  TS_ASSIGN_OR_RETURN(const OperatorValue* value,
+                      ValueAt(call.arguments, index, role, "argument"));
+  if (value->kind != OperatorValue::Kind::kInt) {
     return absl::InvalidArgumentError(
         absl::StrCat(role, " (argument ", index, ") is not a concrete int"));
   }
-  return (*value)->integer;
+  return value->integer;
 }
 
 absl::Status ExpectRank(ShapeRef shape, std::size_t rank,

@@ -15,24 +15,6 @@
 #include "absl/types/span.h"
 #include "formulas/operator_call.h"
 
-// Evaluates `expr` (an absl::StatusOr); returns its error, or assigns its
-// value to `lhs`.
-#define TS_ASSIGN_OR_RETURN(lhs, expr) \
-  TS_ASSIGN_OR_RETURN_IMPL(TS_CONCAT(status_or_, __LINE__), lhs, expr)
-#define TS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                             \
-  if (!tmp.ok()) return tmp.status();            \
-  lhs = *std::move(tmp)
-// Returns `expr` (an absl::Status) when it is an error.
-#define TS_RETURN_IF_ERROR(expr)                        \
-  do {                                                  \
-    if (absl::Status status_ = (expr); !status_.ok()) { \
-      return status_;                                   \
-    }                                                   \
-  } while (false)
-#define TS_CONCAT(a, b) TS_CONCAT_IMPL(a, b)
-#define TS_CONCAT_IMPL(a, b) a##b
-
 namespace torchscan::formulas {
 
 using ShapeRef = absl::Span<const std::int64_t>;

@@ -1,6 +1,7 @@
 #include "formulas/fused_layer_formulas.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -34,13 +35,9 @@ absl::StatusOr<Count> FusedAttentionFlops(ShapeRef query, ShapeRef key,
                                           ShapeRef proj_weight) {
   for (auto [shape, role] : {std::pair{query, "query"}, std::pair{key, "key"},
                              std::pair{value, "value"}}) {
-    if (absl::Status status = ExpectRank(shape, 3, role); !status.ok())
-      return status;
+    TS_RETURN_IF_ERROR(ExpectRank(shape, 3, role));
   }
-  if (absl::Status status = ExpectRank(qkv_weight, 2, "qkv_weight");
-      !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ExpectRank(qkv_weight, 2, "qkv_weight"));
   const std::int64_t embed = query[2];
   if (qkv_weight[0] != 3 * embed || qkv_weight[1] != embed) {
     return absl::InvalidArgumentError(

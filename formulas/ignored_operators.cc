@@ -1,7 +1,8 @@
 #include "formulas/ignored_operators.h"
 
-#include <algorithm>
 #include <array>
+
+#include "formulas/packet_table.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -39,25 +40,13 @@ constexpr auto kTable = std::to_array<IgnoredOperatorEntry>({
     {"aten::zeros", kCreationReason},
 });
 
-constexpr bool IsSortedAndUnique() {
-  for (std::size_t i = 1; i < kTable.size(); ++i) {
-    if (!(kTable[i - 1].packet < kTable[i].packet)) return false;
-  }
-  return true;
-}
-static_assert(IsSortedAndUnique(),
+static_assert(IsSortedByPacket(kTable),
               "kTable must be sorted by packet name, without duplicates");
 
 }  // namespace
 
 const IgnoredOperatorEntry* FindIgnoredOperator(absl::string_view packet) {
-  auto it = std::lower_bound(
-      kTable.begin(), kTable.end(), packet,
-      [](const IgnoredOperatorEntry& entry, absl::string_view name) {
-        return entry.packet < name;
-      });
-  if (it == kTable.end() || it->packet != packet) return nullptr;
-  return &*it;
+  return FindByPacket(kTable, packet);
 }
 
 absl::Span<const IgnoredOperatorEntry> AllIgnoredOperators() { return kTable; }

@@ -3,7 +3,7 @@
 // They are reported under `ignored_operators` with their call counts instead
 // of as uncounted work. Everything that is neither here nor in the formula
 // table makes the operator total partial. The list and reasons are TorchScan
-// 0.2's (reference section 7.2).
+// 0.2's (its ignore list).
 
 #ifndef TORCHSCAN_FORMULAS_IGNORED_OPERATORS_H_
 #define TORCHSCAN_FORMULAS_IGNORED_OPERATORS_H_

@@ -1,6 +1,7 @@
 #include "formulas/matmul_formulas.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -26,14 +27,8 @@ absl::StatusOr<Count> BatchedMatmulOfArguments(const OperatorCall& call,
 // A matrix-vector product [m,n] @ [n] is an mm with n as the inner dimension
 // and a single column: 2*m*n.
 absl::StatusOr<Count> MatrixVectorFlops(ShapeRef matrix, ShapeRef vector) {
-  if (absl::Status status = ExpectRank(matrix, 2, "matrix-vector: the matrix");
-      !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = ExpectRank(vector, 1, "matrix-vector: the vector");
-      !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ExpectRank(matrix, 2, "matrix-vector: the matrix"));
+  TS_RETURN_IF_ERROR(ExpectRank(vector, 1, "matrix-vector: the vector"));
   if (matrix[1] != vector[0]) {
     return absl::InvalidArgumentError(
         absl::StrCat("matrix-vector: inner dimensions must match, got ",
@@ -45,14 +40,8 @@ absl::StatusOr<Count> MatrixVectorFlops(ShapeRef matrix, ShapeRef vector) {
 }  // namespace
 
 absl::StatusOr<Count> MatmulFlops(ShapeRef a, ShapeRef b) {
-  if (absl::Status status = ExpectRank(a, 2, "matmul: the first operand");
-      !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = ExpectRank(b, 2, "matmul: the second operand");
-      !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ExpectRank(a, 2, "matmul: the first operand"));
+  TS_RETURN_IF_ERROR(ExpectRank(b, 2, "matmul: the second operand"));
   if (a[1] != b[0]) {
     return absl::InvalidArgumentError(absl::StrCat(
         "matmul: inner dimensions must match, got ", a[1], " and ", b[0]));
@@ -61,14 +50,8 @@ absl::StatusOr<Count> MatmulFlops(ShapeRef a, ShapeRef b) {
 }
 
 absl::StatusOr<Count> BatchedMatmulFlops(ShapeRef a, ShapeRef b) {
-  if (absl::Status status = ExpectRank(a, 3, "bmm: the first operand");
-      !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = ExpectRank(b, 3, "bmm: the second operand");
-      !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ExpectRank(a, 3, "bmm: the first operand"));
+  TS_RETURN_IF_ERROR(ExpectRank(b, 3, "bmm: the second operand"));
   if (a[0] != b[0]) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bmm: batch dimensions must match, got ", a[0], " and ", b[0]));
@@ -104,10 +87,7 @@ absl::StatusOr<Count> ScaledMmFlops(const OperatorCall& call) {
 absl::StatusOr<Count> DotFlops(const OperatorCall& call) {
   TS_ASSIGN_OR_RETURN(ShapeRef a, ArgumentShape(call, 0, "self"));
   TS_ASSIGN_OR_RETURN(ShapeRef b, ArgumentShape(call, 1, "other"));
-  if (absl::Status status = ExpectRank(a, 1, "dot: the first operand");
-      !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ExpectRank(a, 1, "dot: the first operand"));
   if (a != b) {
     return absl::InvalidArgumentError(
         absl::StrCat("dot: operands must have the same shape, got ",
@@ -133,10 +113,8 @@ absl::StatusOr<Count> AddrFlops(const OperatorCall& call) {
   // FlopCounterMode counts [m,1] @ [1,n].
   TS_ASSIGN_OR_RETURN(ShapeRef a, ArgumentShape(call, 1, "vec1"));
   TS_ASSIGN_OR_RETURN(ShapeRef b, ArgumentShape(call, 2, "vec2"));
-  if (absl::Status status = ExpectRank(a, 1, "addr: vec1"); !status.ok())
-    return status;
-  if (absl::Status status = ExpectRank(b, 1, "addr: vec2"); !status.ok())
-    return status;
+  TS_RETURN_IF_ERROR(ExpectRank(a, 1, "addr: vec1"));
+  TS_RETURN_IF_ERROR(ExpectRank(b, 1, "addr: vec2"));
   return Product({2, a[0], b[0]});
 }
 

@@ -1,6 +1,7 @@
 #include "formulas/module_call.h"
 
 #include <utility>
+#include <vector>
 
 namespace torchscan::formulas {
 namespace {
@@ -54,6 +55,34 @@ CallValue CallValue::Object(std::string type) {
   CallValue value = OfKind(Kind::kObject);
   value.type = std::move(type);
   return value;
+}
+
+CallValue CallValueOf(const report::ValueMetadata& value) {
+  std::vector<CallValue> items;
+  for (const report::ValueMetadata& item : value.items) {
+    items.push_back(CallValueOf(item));
+  }
+  for (const report::MappingItem& entry : value.entries) {
+    items.push_back(CallValueOf(entry.value));
+  }
+  switch (value.kind) {
+    case report::ValueKind::kTensor:
+      return CallValue::Tensor(value.shape);
+    case report::ValueKind::kTuple:
+      return CallValue::Tuple(std::move(items));
+    case report::ValueKind::kList:
+      return CallValue::List(std::move(items));
+    case report::ValueKind::kMapping:
+      return CallValue::Mapping(value.type, std::move(items));
+    case report::ValueKind::kScalar:
+      return CallValue::Scalar(value.type);
+    case report::ValueKind::kObject:
+      return CallValue::Object(value.type);
+    case report::ValueKind::kNone:
+    case report::ValueKind::kPending:
+      break;
+  }
+  return CallValue::None();
 }
 
 std::string PythonTypeName(const CallValue& value) {

@@ -1,6 +1,7 @@
 // What a module formula knows about one call: the values passed and returned,
-// reduced to the metadata the crawler already records (reference section 2.5:
-// tensors by shape, None, tuples, lists, mappings, scalars, other objects).
+// reduced to the metadata the crawler already records (TorchScan 0.2's
+// "describe" rules: tensors by shape, None, tuples, lists, mappings, scalars,
+// other objects).
 //
 // Formulas read more than tensors: TorchScan's MultiheadAttention formula
 // tests whether the masks at positions 3 and 5 are None, and a formula handed
@@ -18,6 +19,7 @@
 
 #include "absl/types/span.h"
 #include "formulas/module_description.h"
+#include "report/value_metadata.h"
 
 namespace torchscan::formulas {
 
@@ -55,6 +57,11 @@ struct CallValue {
   bool operator==(const CallValue&) const = default;
 };
 
+// The value a formula sees of one the crawler described: tensors keep their
+// shape, containers their items (a mapping its values), scalars and objects
+// their class. A pending value (never part of a finished call) reads as None.
+CallValue CallValueOf(const report::ValueMetadata& value);
+
 // The name Python prints for the value's class in "'<name>' object has no
 // attribute ..." (type(x).__name__ for classes defined in Python).
 std::string PythonTypeName(const CallValue& value);
@@ -67,15 +74,15 @@ const CallValue* FirstTensor(absl::Span<const CallValue> values);
 // One module call as the formulas see it.
 struct ModuleCall {
   // The call's arguments in forward-signature order with defaults filled in
-  // (reference section 5), e.g. MultiheadAttention(q, k, v) gives
+  // (TorchScan 0.2's argument ordering), e.g. MultiheadAttention(q, k, v) gives
   // (q, k, v, None, True, None, True, False).
   std::vector<CallValue> inputs;
   // The whole returned value.
   CallValue output;
 };
 
-// A metric-leaf call as a front end captured it (reference sections 4.5,
-// 4.6): what module_metrics.h evaluates.
+// A metric-leaf call as a front end captured it (TorchScan 0.2's post-call
+// record, 4.6): what module_metrics.h evaluates.
 struct CapturedModuleCall {
   // Full dotted module path; "" for the root.
   std::string path;

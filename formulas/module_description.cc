@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -98,8 +99,7 @@ absl::Status CheckShape(const HyperParameter& value, absl::string_view name) {
 // `allow_int`/`allow_string`: which kinds besides a tuple torch stores there.
 absl::Status CheckKind(const HyperParameter& value, absl::string_view name,
                        bool allow_int, bool allow_string) {
-  if (absl::Status status = CheckShape(value, name); !status.ok())
-    return status;
+  TS_RETURN_IF_ERROR(CheckShape(value, name));
   const bool ok = value.kind == HyperParameter::Kind::kTuple ||
                   (allow_int && value.kind == HyperParameter::Kind::kInt) ||
                   (allow_string && value.kind == HyperParameter::Kind::kString);
@@ -159,10 +159,7 @@ absl::Status ValidateModuleDescription(const ModuleDescription& module) {
     for (auto [value, name] : {std::pair{&conv->kernel_size, "kernel_size"},
                                std::pair{&conv->stride, "stride"},
                                std::pair{&conv->dilation, "dilation"}}) {
-      if (absl::Status status = CheckKind(*value, name, false, false);
-          !status.ok()) {
-        return status;
-      }
+      TS_RETURN_IF_ERROR(CheckKind(*value, name, false, false));
     }
     return CheckKind(conv->padding, "padding", false, true);
   }
@@ -170,10 +167,7 @@ absl::Status ValidateModuleDescription(const ModuleDescription& module) {
     for (auto [value, name] : {std::pair{&pool->kernel_size, "kernel_size"},
                                std::pair{&pool->stride, "stride"},
                                std::pair{&pool->padding, "padding"}}) {
-      if (absl::Status status = CheckKind(*value, name, true, false);
-          !status.ok()) {
-        return status;
-      }
+      TS_RETURN_IF_ERROR(CheckKind(*value, name, true, false));
     }
     if (pool->dilation)
       return CheckKind(*pool->dilation, "dilation", true, false);

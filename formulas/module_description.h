@@ -10,7 +10,8 @@
 //
 // Hyper-parameters keep Python's shapes where a formula's result depends on
 // them: MaxPool2d(2) stores the int 2 and MaxPool2d((2, 2)) the tuple (2, 2),
-// and TorchScan counts them differently (reference section 6, quirk 10).
+// and TorchScan counts them differently (a quirk of TorchScan 0.2's pool
+// formulas).
 
 #ifndef TORCHSCAN_FORMULAS_MODULE_DESCRIPTION_H_
 #define TORCHSCAN_FORMULAS_MODULE_DESCRIPTION_H_

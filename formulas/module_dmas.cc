@@ -5,25 +5,26 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
-#include "formulas/python_semantics.h"
+#include "pycompat/python_semantics.h"
 
 namespace torchscan::formulas {
 namespace {
 
 using module_internal::AdaptiveKernelSize;
 using module_internal::ParamsOf;
-using python::Py;
+using pycompat::Py;
 
 // inp.numel() * input_reads + extra + (0 if inplace else out.numel()).
 Py<ExactCount> ReadWriteDmas(const CallValue& inp, const CallValue& out,
                              int input_reads, int extra, bool inplace) {
-  Py<ExactCount> in_numel = python::NumelOf(inp);
+  Py<ExactCount> in_numel = pycompat::NumelOf(inp);
   if (!in_numel.ok()) return in_numel.error();
   ExactCount dmas = *in_numel * input_reads + extra;
   if (inplace) return dmas;
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return dmas + *out_numel;
 }
@@ -31,9 +32,9 @@ Py<ExactCount> ReadWriteDmas(const CallValue& inp, const CallValue& out,
 // Reads the input, the weight and the bias; writes the output.
 Py<ExactCount> LinearDmas(Count parameters, const CallValue& inp,
                           const CallValue& out) {
-  Py<ExactCount> in_numel = python::NumelOf(inp);
+  Py<ExactCount> in_numel = pycompat::NumelOf(inp);
   if (!in_numel.ok()) return in_numel.error();
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return *in_numel + parameters + *out_numel;
 }
@@ -42,19 +43,19 @@ Py<ExactCount> LinearDmas(Count parameters, const CallValue& inp,
 // channel (the module's in_channels, not the input's), plus the parameters.
 Py<ExactCount> ConvDmas(const ConvParams& conv, Count parameters,
                         const CallValue& out) {
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
-  Py<ExactCount> input_dmas =
-      python::FloorDivide(ExactCount(conv.in_channels) *
-                              python::ProductOf(conv.kernel_size) * *out_numel,
-                          conv.groups);
+  Py<ExactCount> input_dmas = pycompat::FloorDivide(
+      ExactCount(conv.in_channels) * pycompat::ProductOf(conv.kernel_size) *
+          *out_numel,
+      conv.groups);
   if (!input_dmas.ok()) return input_dmas.error();
   return *input_dmas + parameters + *out_numel;
 }
 
 Py<ExactCount> BatchNormDmas(const BatchNormParams& bn, const CallValue& inp,
                              const CallValue& out) {
-  Py<ExactCount> in_numel = python::NumelOf(inp);
+  Py<ExactCount> in_numel = pycompat::NumelOf(inp);
   if (!in_numel.ok()) return in_numel.error();
   const bool has_running_stats =
       bn.running_mean_numel.has_value() && bn.running_var_numel.has_value();
@@ -70,7 +71,7 @@ Py<ExactCount> BatchNormDmas(const BatchNormParams& bn, const CallValue& inp,
     // num_batches_tracked and both running statistics are updated.
     ops += ExactCount(1) + *bn.running_mean_numel + *bn.running_var_numel;
   }
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return *in_numel + ops + *out_numel;
 }
@@ -79,16 +80,16 @@ Py<ExactCount> BatchNormDmas(const BatchNormParams& bn, const CallValue& inp,
 // pool FLOPs and MACs (quirk 10).
 Py<ExactCount> PoolDmas(const PoolParams& pool, const CallValue& inp,
                         const CallValue& out) {
-  ExactCount volume = python::ProductOf(pool.kernel_size);
+  ExactCount volume = pycompat::ProductOf(pool.kernel_size);
   if (pool.kernel_size.kind != HyperParameter::Kind::kTuple) {
-    Py<std::int64_t> ndim = python::NdimOf(inp);
+    Py<std::int64_t> ndim = pycompat::NdimOf(inp);
     if (!ndim.ok()) return ndim.error();
     volume = 1;
     for (std::int64_t i = 0; i < *ndim - 2; ++i) {
       volume = volume * pool.kernel_size.ints.front();
     }
   }
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return volume * *out_numel + *out_numel;
 }
@@ -98,7 +99,7 @@ Py<ExactCount> AdaptivePoolDmas(const CallValue& inp, const CallValue& out) {
   if (!kernel.ok()) return kernel.error();
   ExactCount volume = 1;
   for (const ExactCount& size : *kernel) volume = volume * size;
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return volume * *out_numel + *out_numel;
 }
@@ -107,11 +108,9 @@ Py<ExactCount> AdaptivePoolDmas(const CallValue& inp, const CallValue& out) {
 
 absl::StatusOr<FormulaOutcome<Count>> ModuleDmas(
     const ModuleDescription& module, const ModuleCall& call) {
-  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
-    return status;
-  }
-  const CallValue& inp = python::OrNone(FirstTensor(call.inputs));
-  const CallValue& out = python::OrNone(FirstTensor(call.output));
+  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
+  const CallValue& inp = pycompat::OrNone(FirstTensor(call.inputs));
+  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
   auto inplace = [&module] {
     return ParamsOf<ActivationParams>(module).inplace;
   };
@@ -148,7 +147,7 @@ absl::StatusOr<FormulaOutcome<Count>> ModuleDmas(
       Py<ExactCount> conv_dmas = ConvDmas(conv, module.parameter_count, out);
       dmas = conv_dmas.ok()
                  ? Py<ExactCount>(ExactCount(5) *
-                                      python::LengthOf(conv.kernel_size) +
+                                      pycompat::LengthOf(conv.kernel_size) +
                                   *conv_dmas)
                  : conv_dmas;
       break;

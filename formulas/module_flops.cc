@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "formulas/attention_module_flops.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
-#include "formulas/python_semantics.h"
+#include "pycompat/python_semantics.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -19,15 +20,15 @@ using module_internal::AdaptiveKernelSize;
 using module_internal::Finish;
 using module_internal::ParamsOf;
 using module_internal::PoolKernelVolume;
-using python::Py;
-using python::PyTuple;
+using pycompat::Py;
+using pycompat::PyTuple;
 
 // inputs[0].numel() * factor: ReLU (1), ReLU6 (2), Sigmoid and LeakyReLU (4),
 // ELU and Tanh (6).
 Py<ExactCount> ElementwiseFlops(const PyTuple& inputs, int factor) {
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<ExactCount> numel = python::NumelOf(**x);
+  Py<ExactCount> numel = pycompat::NumelOf(**x);
   if (!numel.ok()) return numel.error();
   return *numel * factor;
 }
@@ -36,17 +37,17 @@ Py<ExactCount> ElementwiseFlops(const PyTuple& inputs, int factor) {
 // one, plus one for the bias, per output element.
 Py<ExactCount> ConvFlops(const ConvParams& conv, const PyTuple& inputs,
                          const CallValue& out) {
-  const ExactCount kernel = python::ProductOf(conv.kernel_size);
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  const ExactCount kernel = pycompat::ProductOf(conv.kernel_size);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<const Dims*> shape = python::ShapeOf(**x);
+  Py<const Dims*> shape = pycompat::ShapeOf(**x);
   if (!shape.ok()) return shape.error();
-  Py<std::int64_t> channels = python::DimAt(**shape, 1);
+  Py<std::int64_t> channels = pycompat::DimAt(**shape, 1);
   if (!channels.ok()) return channels.error();
-  Py<ExactCount> grouped = python::FloorDivide(*channels, conv.groups);
+  Py<ExactCount> grouped = pycompat::FloorDivide(*channels, conv.groups);
   if (!grouped.ok()) return grouped.error();
   const ExactCount terms = kernel * *grouped;
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return *out_numel * (ExactCount(2) * terms - 1 + (conv.bias ? 1 : 0));
 }
@@ -57,14 +58,14 @@ Py<ExactCount> ConvTransposeFlops(const ConvParams& conv, const PyTuple& inputs,
   // padding computation.
   Py<ExactCount> conv_flops = ConvFlops(conv, inputs, out);
   if (!conv_flops.ok()) return conv_flops.error();
-  return ExactCount(8) * python::LengthOf(conv.kernel_size) + *conv_flops;
+  return ExactCount(8) * pycompat::LengthOf(conv.kernel_size) + *conv_flops;
 }
 
 Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
                               const PyTuple& inputs) {
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<ExactCount> numel = python::NumelOf(**x);
+  Py<ExactCount> numel = pycompat::NumelOf(**x);
   if (!numel.ok()) return numel.error();
   ExactCount flops = ExactCount(bn.num_features) * 2 + *numel * 2;
   if (bn.affine) flops += *numel * 2;
@@ -78,7 +79,7 @@ Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
 
 Py<ExactCount> MaxPoolFlops(const PoolParams& pool, const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return *out_numel * (kernel - 1);
 }
@@ -86,11 +87,11 @@ Py<ExactCount> MaxPoolFlops(const PoolParams& pool, const CallValue& out) {
 Py<ExactCount> AvgPoolFlops(const PoolParams& pool, const PyTuple& inputs,
                             const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<std::int64_t> ndim = python::NdimOf(**x);
+  Py<std::int64_t> ndim = pycompat::NdimOf(**x);
   if (!ndim.ok()) return ndim.error();
   return *out_numel * (kernel - 1 + *ndim - 2);
 }
@@ -98,11 +99,11 @@ Py<ExactCount> AvgPoolFlops(const PoolParams& pool, const PyTuple& inputs,
 // Adaptive pools: `extra` adds one division per spatial dimension (average).
 Py<ExactCount> AdaptivePoolFlops(const PyTuple& inputs, const CallValue& out,
                                  bool average) {
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
   Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(**x, out);
   if (!kernel.ok()) return kernel.error();
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   ExactCount volume = 1;
   for (const ExactCount& size : *kernel) volume = volume * size;
@@ -123,12 +124,12 @@ Py<ExactCount> DropoutFlops(const DropoutParams& dropout,
 namespace module_internal {
 
 Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<const Dims*> shape = python::ShapeOf(**x);
+  Py<const Dims*> shape = pycompat::ShapeOf(**x);
   if (!shape.ok()) return shape.error();
   const ExactCount outputs = ExactCount(linear.out_features) *
-                             ExactProduct(python::AllButLast(**shape));
+                             ExactProduct(pycompat::AllButLast(**shape));
   const ExactCount products =
       outputs * (ExactCount(2) * linear.in_features - 1);
   return products + (linear.bias ? outputs : ExactCount(0));
@@ -136,12 +137,12 @@ Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
 
 Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
                               const PyTuple& inputs) {
-  Py<const CallValue*> x = python::ItemAt(inputs, 0);
+  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
-  Py<ExactCount> numel = python::NumelOf(**x);
+  Py<ExactCount> numel = pycompat::NumelOf(**x);
   if (!numel.ok()) return numel.error();
   Py<ExactCount> rows =
-      python::FloorDivide(*numel, ExactProduct(norm.normalized_shape));
+      pycompat::FloorDivide(*numel, ExactProduct(norm.normalized_shape));
   if (!rows.ok()) return rows.error();
   return ExactCount(6) * *numel + ExactCount(2) * *rows +
          (norm.weight ? *numel : ExactCount(0)) +
@@ -157,12 +158,10 @@ Py<ExactCount> DropoutModuleFlops(const DropoutParams& dropout,
 
 absl::StatusOr<FormulaOutcome<Count>> ModuleFlops(
     const ModuleDescription& module, const ModuleCall& call) {
-  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
-    return status;
-  }
-  const PyTuple inputs = python::TupleOf(call.inputs);
+  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
+  const PyTuple inputs = pycompat::TupleOf(call.inputs);
   // Every formula but MultiheadAttention's sees the first output tensor.
-  const CallValue& out = python::OrNone(FirstTensor(call.output));
+  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
   Py<ExactCount> flops = ExactCount(0);
   switch (module.family) {
     case ModuleFamily::kIdentity:

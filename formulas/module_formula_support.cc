@@ -7,22 +7,23 @@
 
 namespace torchscan::formulas::module_internal {
 
-using python::Py;
+using pycompat::Py;
 
 Py<std::vector<ExactCount>> AdaptiveKernelSize(const CallValue& inp,
                                                const CallValue& out) {
-  Py<const Dims*> in_shape = python::ShapeOf(inp);
+  Py<const Dims*> in_shape = pycompat::ShapeOf(inp);
   if (!in_shape.ok()) return in_shape.error();
-  Py<const Dims*> out_shape = python::ShapeOf(out);
+  Py<const Dims*> out_shape = pycompat::ShapeOf(out);
   if (!out_shape.ok()) return out_shape.error();
-  absl::Span<const std::int64_t> in_dims = python::DimsFrom(**in_shape, 2);
-  absl::Span<const std::int64_t> out_dims = python::DimsFrom(**out_shape, 2);
+  absl::Span<const std::int64_t> in_dims = pycompat::DimsFrom(**in_shape, 2);
+  absl::Span<const std::int64_t> out_dims = pycompat::DimsFrom(**out_shape, 2);
   std::vector<ExactCount> kernel;
   for (std::size_t i = 0; i < std::min(in_dims.size(), out_dims.size()); ++i) {
     const ExactCount in_size = in_dims[i];
     const ExactCount out_size = out_dims[i];
     if (out_size.IsZero()) {
-      return python::Raise("ZeroDivisionError", python::kIntegerModuloByZero);
+      return pycompat::Raise("ZeroDivisionError",
+                             pycompat::kIntegerModuloByZero);
     }
     kernel.push_back(FloorMod(in_size, out_size).IsZero()
                          ? FloorDiv(in_size, out_size)
@@ -33,7 +34,7 @@ Py<std::vector<ExactCount>> AdaptiveKernelSize(const CallValue& inp,
 
 ExactCount PoolKernelVolume(const HyperParameter& kernel_size) {
   if (kernel_size.kind == HyperParameter::Kind::kTuple) {
-    return python::ProductOf(kernel_size);
+    return pycompat::ProductOf(kernel_size);
   }
   return kernel_size.ints.front();
 }

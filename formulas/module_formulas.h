@@ -10,7 +10,8 @@
 //   * otherwise a FormulaOutcome: the value with the warnings upstream would
 //     emit, or the exception upstream would raise.
 //
-// Which values each formula reads, as in a crawl (reference section 4.6):
+// Which values each formula reads, as in a crawl (TorchScan 0.2's per-call
+// metric evaluation):
 //   ModuleFlops         the ordered inputs, and the first output tensor; for
 //                       MultiheadAttention the whole output;
 //   ModuleMacs/Dmas/ReceptiveField

@@ -1,10 +1,7 @@
 #include "formulas/module_json.h"
 
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,422 +9,327 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "report/json_reader.h"
 
 namespace torchscan::formulas {
 namespace {
 
 using report::Json;
+using report::JsonArray;
+using report::JsonObject;
+using report::JsonValue;
 
-std::string KindOf(const Json& node) {
-  if (report::IsJsonInteger(node)) return "integer";
-  if (node.is_number_float()) return "float";
-  if (node.is_boolean()) return "boolean";
-  if (node.is_string()) return "string";
-  if (node.is_null()) return "null";
-  if (node.is_array()) return "array";
-  if (node.is_object()) return "object";
-  return "binary data";
-}
-
-// Keeps the first error of a whole parse, so that the readers below can hand
-// back placeholder values and parsing code stays a list of assignments.
-class ErrorSink {
- public:
-  void Fail(absl::string_view path, absl::string_view problem) {
-    if (status_.ok()) {
-      status_ = absl::InvalidArgumentError(absl::StrCat(path, ": ", problem));
-    }
-  }
-  bool ok() const { return status_.ok(); }
-  const absl::Status& status() const { return status_; }
-
- private:
-  absl::Status status_;
-};
-
-std::string IndexPath(absl::string_view path, std::size_t index) {
-  return absl::StrCat(path, "[", index, "]");
-}
-
-std::optional<std::int64_t> IntValue(const Json& node, absl::string_view path,
-                                     ErrorSink& sink) {
-  if (!report::IsJsonInteger(node)) {
-    sink.Fail(path, absl::StrCat("expected an integer, got ", KindOf(node)));
-    return std::nullopt;
-  }
-  absl::StatusOr<report::Count> count = report::JsonToCount(node, path);
-  if (!count.ok() || *count < std::numeric_limits<std::int64_t>::min() ||
-      *count > std::numeric_limits<std::int64_t>::max()) {
-    sink.Fail(path, "does not fit in 64 bits");
-    return std::nullopt;
-  }
-  return static_cast<std::int64_t>(*count);
-}
-
-std::vector<std::int64_t> IntArrayValue(const Json& node,
-                                        absl::string_view path, ErrorSink& sink,
-                                        bool non_negative) {
+// Descriptions come from our own front ends, so their errors name only the
+// kind of a wrong value ("got string") and say "must not be negative"
+// without repeating the number.
+absl::StatusOr<std::vector<std::int64_t>> IntArrayValue(const JsonValue& node,
+                                                        bool non_negative) {
+  if (!node.node().is_array()) return node.Expected("an array of integers");
+  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
   std::vector<std::int64_t> values;
-  if (!node.is_array()) {
-    sink.Fail(path, absl::StrCat("expected an array of integers, got ",
-                                 KindOf(node)));
-    return values;
-  }
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    const std::string item_path = IndexPath(path, i);
-    std::optional<std::int64_t> value = IntValue(node[i], item_path, sink);
-    if (!value) return values;
-    if (non_negative && *value < 0) {
-      sink.Fail(item_path, "must not be negative");
-      return values;
-    }
-    values.push_back(*value);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const JsonValue item = items.Item(i);
+    TS_ASSIGN_OR_RETURN(std::int64_t value, item.Int64());
+    if (non_negative && value < 0) return item.Error("must not be negative");
+    values.push_back(value);
   }
   return values;
 }
 
-// Reads the members of one JSON object.
-class FieldReader {
- public:
-  FieldReader(const Json& node, std::string path, ErrorSink& sink)
-      : node_(node), path_(std::move(path)), sink_(sink) {
-    if (!node_.is_object()) {
-      sink_.Fail(path_,
-                 absl::StrCat("expected an object, got ", KindOf(node_)));
-    }
+// An int, a tuple (array of ints) or, when allowed, a string.
+absl::StatusOr<HyperParameter> HyperValue(const JsonValue& node,
+                                          bool allow_string) {
+  if (node.node().is_string() && allow_string) {
+    return HyperParameter::String(node.node().get<std::string>());
   }
+  if (node.node().is_array()) {
+    TS_ASSIGN_OR_RETURN(std::vector<std::int64_t> values,
+                        IntArrayValue(node, /*non_negative=*/false));
+    return HyperParameter::Tuple(std::move(values));
+  }
+  if (report::IsJsonInteger(node.node())) {
+    TS_ASSIGN_OR_RETURN(std::int64_t value, node.Int64());
+    return HyperParameter::Int(value);
+  }
+  return node.Expected(allow_string
+                           ? "an integer, an array of integers or a string"
+                           : "an integer or an array of integers");
+}
 
-  const std::string& path() const { return path_; }
-  ErrorSink& sink() { return sink_; }
-  std::string PathOf(absl::string_view key) const {
-    return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
-  }
+absl::StatusOr<HyperParameter> Hyper(const JsonObject& object,
+                                     absl::string_view key,
+                                     bool allow_string = false) {
+  TS_ASSIGN_OR_RETURN(JsonValue member, object.Member(key));
+  return HyperValue(member, allow_string);
+}
 
-  // nullptr (and an error) when absent.
-  const Json* Required(absl::string_view key) {
-    const Json* member = Optional(key);
-    if (member == nullptr && node_.is_object())
-      sink_.Fail(PathOf(key), "is missing");
-    return member;
-  }
-  // nullptr when absent.
-  const Json* Optional(absl::string_view key) {
-    if (!node_.is_object()) return nullptr;
-    auto it = node_.find(std::string(key));
-    if (it == node_.end()) return nullptr;
-    used_.insert(std::string(key));
-    return &*it;
-  }
+// Absent or null: the module has no such attribute.
+absl::StatusOr<std::optional<HyperParameter>> OptionalHyper(
+    const JsonObject& object, absl::string_view key) {
+  std::optional<JsonValue> member = object.OptionalMember(key);
+  if (!member || member->is_null()) return std::optional<HyperParameter>();
+  TS_ASSIGN_OR_RETURN(HyperParameter value,
+                      HyperValue(*member, /*allow_string=*/false));
+  return std::optional<HyperParameter>(std::move(value));
+}
 
-  std::int64_t Int(absl::string_view key) {
-    const Json* member = Required(key);
-    if (member == nullptr) return 0;
-    return IntValue(*member, PathOf(key), sink_).value_or(0);
-  }
-  // An integer or null (a tensor attribute that is None).
-  std::optional<std::int64_t> IntOrNull(absl::string_view key) {
-    const Json* member = Required(key);
-    if (member == nullptr || member->is_null()) return std::nullopt;
-    return IntValue(*member, PathOf(key), sink_);
-  }
-  bool Bool(absl::string_view key) {
-    const Json* member = Required(key);
-    if (member == nullptr) return false;
-    if (!member->is_boolean()) {
-      sink_.Fail(PathOf(key),
-                 absl::StrCat("expected a boolean, got ", KindOf(*member)));
-      return false;
-    }
-    return member->get<bool>();
-  }
-  double Number(absl::string_view key) {
-    return NumberOrNull(key, /*allow_null=*/false).value_or(0);
-  }
-  std::optional<double> NumberOrNull(absl::string_view key,
-                                     bool allow_null = true) {
-    const Json* member = Required(key);
-    if (member == nullptr) return std::nullopt;
-    if (allow_null && member->is_null()) return std::nullopt;
-    if (!member->is_number()) {
-      sink_.Fail(PathOf(key),
-                 absl::StrCat("expected a number", allow_null ? " or null" : "",
-                              ", got ", KindOf(*member)));
-      return std::nullopt;
-    }
-    const double value = member->get<double>();
-    if (!std::isfinite(value)) sink_.Fail(PathOf(key), "is not finite");
-    return value;
-  }
-  std::string String(absl::string_view key) {
-    const Json* member = Required(key);
-    if (member == nullptr) return "";
-    if (!member->is_string()) {
-      sink_.Fail(PathOf(key),
-                 absl::StrCat("expected a string, got ", KindOf(*member)));
-      return "";
-    }
-    return member->get<std::string>();
-  }
-  std::vector<std::int64_t> IntArray(absl::string_view key, bool non_negative) {
-    const Json* member = Required(key);
-    if (member == nullptr) return {};
-    return IntArrayValue(*member, PathOf(key), sink_, non_negative);
-  }
-  // An int, a tuple (array of ints) or, when allowed, a string.
-  HyperParameter Hyper(absl::string_view key, bool allow_string) {
-    const Json* member = Required(key);
-    if (member == nullptr) return {};
-    return HyperValue(*member, PathOf(key), allow_string);
-  }
-  // Absent or null: the module has no such attribute.
-  std::optional<HyperParameter> OptionalHyper(absl::string_view key) {
-    const Json* member = Optional(key);
-    if (member == nullptr || member->is_null()) return std::nullopt;
-    return HyperValue(*member, PathOf(key), /*allow_string=*/false);
-  }
+// An integer or null (a tensor attribute that is None).
+absl::StatusOr<std::optional<std::int64_t>> IntOrNull(const JsonObject& object,
+                                                      absl::string_view key) {
+  TS_ASSIGN_OR_RETURN(JsonValue member, object.Member(key));
+  if (member.is_null()) return std::optional<std::int64_t>();
+  TS_ASSIGN_OR_RETURN(std::int64_t value, member.Int64());
+  return std::optional<std::int64_t>(value);
+}
 
-  // Fails on the first member nothing read.
-  void Finish() {
-    if (!node_.is_object()) return;
-    for (const auto& [key, value] : node_.items()) {
-      if (used_.count(key) == 0) {
-        sink_.Fail(PathOf(key), "is not a field of this object");
-        return;
-      }
-    }
-  }
+absl::StatusOr<std::optional<double>> NumberOrNull(const JsonObject& object,
+                                                   absl::string_view key) {
+  TS_ASSIGN_OR_RETURN(JsonValue member, object.Member(key));
+  if (member.is_null()) return std::optional<double>();
+  if (!member.node().is_number()) return member.Expected("a number or null");
+  return std::optional<double>(member.node().get<double>());
+}
 
- private:
-  HyperParameter HyperValue(const Json& node, const std::string& path,
-                            bool allow_string) {
-    if (node.is_string() && allow_string) {
-      return HyperParameter::String(node.get<std::string>());
-    }
-    if (node.is_array()) {
-      return HyperParameter::Tuple(IntArrayValue(node, path, sink_, false));
-    }
-    if (report::IsJsonInteger(node)) {
-      return HyperParameter::Int(IntValue(node, path, sink_).value_or(0));
-    }
-    sink_.Fail(path,
-               absl::StrCat(
-                   allow_string
-                       ? "expected an integer, an array of integers or a string"
-                       : "expected an integer or an array of integers",
-                   ", got ", KindOf(node)));
-    return {};
-  }
+// Each Read* fills a hyper-parameter struct from an object; the caller
+// rejects the members nothing read.
 
-  const Json& node_;
-  std::string path_;
-  ErrorSink& sink_;
-  std::set<std::string> used_;
-};
-
-// Each Read* fills a hyper-parameter struct from the reader's object and
-// marks the fields it reads; the caller calls Finish().
-
-LinearParams ReadLinear(FieldReader& reader) {
+absl::StatusOr<LinearParams> ReadLinear(const JsonObject& object) {
   LinearParams linear;
-  linear.in_features = reader.Int("in_features");
-  linear.out_features = reader.Int("out_features");
-  linear.bias = reader.Bool("bias");
+  TS_ASSIGN_OR_RETURN(linear.in_features, object.Int64("in_features"));
+  TS_ASSIGN_OR_RETURN(linear.out_features, object.Int64("out_features"));
+  TS_ASSIGN_OR_RETURN(linear.bias, object.Bool("bias"));
   return linear;
 }
 
-ActivationParams ReadActivation(FieldReader& reader) {
-  return ActivationParams{reader.Bool("inplace")};
+absl::StatusOr<ActivationParams> ReadActivation(const JsonObject& object) {
+  ActivationParams activation;
+  TS_ASSIGN_OR_RETURN(activation.inplace, object.Bool("inplace"));
+  return activation;
 }
 
-ConvParams ReadConv(FieldReader& reader) {
+absl::StatusOr<ConvParams> ReadConv(const JsonObject& object) {
   ConvParams conv;
-  conv.in_channels = reader.Int("in_channels");
-  conv.kernel_size = reader.Hyper("kernel_size", false);
-  conv.stride = reader.Hyper("stride", false);
-  conv.padding = reader.Hyper("padding", /*allow_string=*/true);
-  conv.dilation = reader.Hyper("dilation", false);
-  conv.groups = reader.Int("groups");
-  conv.bias = reader.Bool("bias");
+  TS_ASSIGN_OR_RETURN(conv.in_channels, object.Int64("in_channels"));
+  TS_ASSIGN_OR_RETURN(conv.kernel_size, Hyper(object, "kernel_size"));
+  TS_ASSIGN_OR_RETURN(conv.stride, Hyper(object, "stride"));
+  TS_ASSIGN_OR_RETURN(conv.padding,
+                      Hyper(object, "padding", /*allow_string=*/true));
+  TS_ASSIGN_OR_RETURN(conv.dilation, Hyper(object, "dilation"));
+  TS_ASSIGN_OR_RETURN(conv.groups, object.Int64("groups"));
+  TS_ASSIGN_OR_RETURN(conv.bias, object.Bool("bias"));
   return conv;
 }
 
-BatchNormParams ReadBatchNorm(FieldReader& reader) {
+absl::StatusOr<BatchNormParams> ReadBatchNorm(const JsonObject& object) {
   BatchNormParams bn;
-  bn.num_features = reader.Int("num_features");
-  bn.affine = reader.Bool("affine");
-  bn.track_running_stats = reader.Bool("track_running_stats");
-  bn.training = reader.Bool("training");
-  bn.momentum = reader.NumberOrNull("momentum");
-  bn.running_mean_numel = reader.IntOrNull("running_mean_numel");
-  bn.running_var_numel = reader.IntOrNull("running_var_numel");
-  bn.weight_numel = reader.IntOrNull("weight_numel");
-  bn.bias_numel = reader.IntOrNull("bias_numel");
+  TS_ASSIGN_OR_RETURN(bn.num_features, object.Int64("num_features"));
+  TS_ASSIGN_OR_RETURN(bn.affine, object.Bool("affine"));
+  TS_ASSIGN_OR_RETURN(bn.track_running_stats,
+                      object.Bool("track_running_stats"));
+  TS_ASSIGN_OR_RETURN(bn.training, object.Bool("training"));
+  TS_ASSIGN_OR_RETURN(bn.momentum, NumberOrNull(object, "momentum"));
+  TS_ASSIGN_OR_RETURN(bn.running_mean_numel,
+                      IntOrNull(object, "running_mean_numel"));
+  TS_ASSIGN_OR_RETURN(bn.running_var_numel,
+                      IntOrNull(object, "running_var_numel"));
+  TS_ASSIGN_OR_RETURN(bn.weight_numel, IntOrNull(object, "weight_numel"));
+  TS_ASSIGN_OR_RETURN(bn.bias_numel, IntOrNull(object, "bias_numel"));
   return bn;
 }
 
-PoolParams ReadPool(FieldReader& reader) {
+absl::StatusOr<PoolParams> ReadPool(const JsonObject& object) {
   PoolParams pool;
-  pool.kernel_size = reader.Hyper("kernel_size", false);
-  pool.stride = reader.Hyper("stride", false);
-  pool.padding = reader.Hyper("padding", false);
-  pool.dilation = reader.OptionalHyper("dilation");
+  TS_ASSIGN_OR_RETURN(pool.kernel_size, Hyper(object, "kernel_size"));
+  TS_ASSIGN_OR_RETURN(pool.stride, Hyper(object, "stride"));
+  TS_ASSIGN_OR_RETURN(pool.padding, Hyper(object, "padding"));
+  TS_ASSIGN_OR_RETURN(pool.dilation, OptionalHyper(object, "dilation"));
   return pool;
 }
 
-DropoutParams ReadDropout(FieldReader& reader) {
+absl::StatusOr<DropoutParams> ReadDropout(const JsonObject& object) {
   DropoutParams dropout;
-  dropout.p = reader.Number("p");
-  dropout.inplace = reader.Bool("inplace");
-  dropout.training = reader.Bool("training");
+  TS_ASSIGN_OR_RETURN(dropout.p, object.Number("p"));
+  TS_ASSIGN_OR_RETURN(dropout.inplace, object.Bool("inplace"));
+  TS_ASSIGN_OR_RETURN(dropout.training, object.Bool("training"));
   return dropout;
 }
 
-LayerNormParams ReadLayerNorm(FieldReader& reader) {
+absl::StatusOr<LayerNormParams> ReadLayerNorm(const JsonObject& object) {
   LayerNormParams norm;
-  norm.normalized_shape =
-      reader.IntArray("normalized_shape", /*non_negative=*/false);
-  norm.weight = reader.Bool("weight");
-  norm.bias = reader.Bool("bias");
+  TS_ASSIGN_OR_RETURN(JsonValue shape, object.Member("normalized_shape"));
+  TS_ASSIGN_OR_RETURN(norm.normalized_shape,
+                      IntArrayValue(shape, /*non_negative=*/false));
+  TS_ASSIGN_OR_RETURN(norm.weight, object.Bool("weight"));
+  TS_ASSIGN_OR_RETURN(norm.bias, object.Bool("bias"));
   return norm;
 }
 
-MultiheadAttentionParams ReadMultiheadAttention(FieldReader& reader);
-
-// A nested object read with `read`, its unknown fields rejected.
+// The object `value` read with `read`, its unread members rejected.
 template <typename Params>
-Params ReadNested(FieldReader& parent, absl::string_view key,
-                  Params (*read)(FieldReader&)) {
-  const Json* member = parent.Required(key);
-  if (member == nullptr) return Params{};
-  FieldReader reader(*member, parent.PathOf(key), parent.sink());
-  Params params = read(reader);
-  reader.Finish();
+absl::StatusOr<Params> ReadObject(
+    const JsonValue& value, absl::StatusOr<Params> (*read)(const JsonObject&)) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, value.Object());
+  TS_ASSIGN_OR_RETURN(Params params, read(object));
+  TS_RETURN_IF_ERROR(object.RejectUnreadKeys());
   return params;
 }
 
-// A LayerNorm object, or null.
-std::optional<LayerNormParams> ReadOptionalLayerNorm(FieldReader& parent,
-                                                     absl::string_view key) {
-  const Json* member = parent.Required(key);
-  if (member == nullptr || member->is_null()) return std::nullopt;
-  return ReadNested(parent, key, &ReadLayerNorm);
+// The member `key` read with `read`, its unread members rejected.
+template <typename Params>
+absl::StatusOr<Params> ReadNested(
+    const JsonObject& parent, absl::string_view key,
+    absl::StatusOr<Params> (*read)(const JsonObject&)) {
+  TS_ASSIGN_OR_RETURN(JsonValue member, parent.Member(key));
+  return ReadObject(member, read);
 }
 
-MultiheadAttentionParams ReadMultiheadAttention(FieldReader& reader) {
+// A LayerNorm object, or null.
+absl::StatusOr<std::optional<LayerNormParams>> ReadOptionalLayerNorm(
+    const JsonObject& parent, absl::string_view key) {
+  TS_ASSIGN_OR_RETURN(JsonValue member, parent.Member(key));
+  if (member.is_null()) return std::optional<LayerNormParams>();
+  TS_ASSIGN_OR_RETURN(LayerNormParams norm, ReadObject(member, &ReadLayerNorm));
+  return std::optional<LayerNormParams>(std::move(norm));
+}
+
+absl::StatusOr<MultiheadAttentionParams> ReadMultiheadAttention(
+    const JsonObject& object) {
   MultiheadAttentionParams mha;
-  mha.embed_dim = reader.Int("embed_dim");
-  mha.num_heads = reader.Int("num_heads");
-  mha.head_dim = reader.Int("head_dim");
-  mha.batch_first = reader.Bool("batch_first");
-  mha.in_proj_bias = reader.Bool("in_proj_bias");
-  mha.bias_k = reader.Bool("bias_k");
-  mha.bias_v = reader.Bool("bias_v");
-  mha.add_zero_attn = reader.Bool("add_zero_attn");
-  mha.dropout = reader.Number("dropout");
-  mha.training = reader.Bool("training");
-  mha.out_proj = ReadNested(reader, "out_proj", &ReadLinear);
+  TS_ASSIGN_OR_RETURN(mha.embed_dim, object.Int64("embed_dim"));
+  TS_ASSIGN_OR_RETURN(mha.num_heads, object.Int64("num_heads"));
+  TS_ASSIGN_OR_RETURN(mha.head_dim, object.Int64("head_dim"));
+  TS_ASSIGN_OR_RETURN(mha.batch_first, object.Bool("batch_first"));
+  TS_ASSIGN_OR_RETURN(mha.in_proj_bias, object.Bool("in_proj_bias"));
+  TS_ASSIGN_OR_RETURN(mha.bias_k, object.Bool("bias_k"));
+  TS_ASSIGN_OR_RETURN(mha.bias_v, object.Bool("bias_v"));
+  TS_ASSIGN_OR_RETURN(mha.add_zero_attn, object.Bool("add_zero_attn"));
+  TS_ASSIGN_OR_RETURN(mha.dropout, object.Number("dropout"));
+  TS_ASSIGN_OR_RETURN(mha.training, object.Bool("training"));
+  TS_ASSIGN_OR_RETURN(mha.out_proj,
+                      ReadNested(object, "out_proj", &ReadLinear));
   return mha;
 }
 
-TransformerEncoderLayerParams ReadEncoderLayer(FieldReader& reader) {
+absl::StatusOr<TransformerEncoderLayerParams> ReadEncoderLayer(
+    const JsonObject& object) {
   TransformerEncoderLayerParams layer;
-  layer.self_attn = ReadNested(reader, "self_attn", &ReadMultiheadAttention);
-  layer.linear1 = ReadNested(reader, "linear1", &ReadLinear);
-  layer.dropout = ReadNested(reader, "dropout", &ReadDropout);
-  layer.linear2 = ReadNested(reader, "linear2", &ReadLinear);
-  layer.norm1 = ReadNested(reader, "norm1", &ReadLayerNorm);
-  layer.norm2 = ReadNested(reader, "norm2", &ReadLayerNorm);
-  layer.dropout1 = ReadNested(reader, "dropout1", &ReadDropout);
-  layer.dropout2 = ReadNested(reader, "dropout2", &ReadDropout);
-  layer.activation_is_relu = reader.Bool("activation_is_relu");
+  TS_ASSIGN_OR_RETURN(layer.self_attn,
+                      ReadNested(object, "self_attn", &ReadMultiheadAttention));
+  TS_ASSIGN_OR_RETURN(layer.linear1,
+                      ReadNested(object, "linear1", &ReadLinear));
+  TS_ASSIGN_OR_RETURN(layer.dropout,
+                      ReadNested(object, "dropout", &ReadDropout));
+  TS_ASSIGN_OR_RETURN(layer.linear2,
+                      ReadNested(object, "linear2", &ReadLinear));
+  TS_ASSIGN_OR_RETURN(layer.norm1, ReadNested(object, "norm1", &ReadLayerNorm));
+  TS_ASSIGN_OR_RETURN(layer.norm2, ReadNested(object, "norm2", &ReadLayerNorm));
+  TS_ASSIGN_OR_RETURN(layer.dropout1,
+                      ReadNested(object, "dropout1", &ReadDropout));
+  TS_ASSIGN_OR_RETURN(layer.dropout2,
+                      ReadNested(object, "dropout2", &ReadDropout));
+  TS_ASSIGN_OR_RETURN(layer.activation_is_relu,
+                      object.Bool("activation_is_relu"));
   return layer;
 }
 
-TransformerDecoderLayerParams ReadDecoderLayer(FieldReader& reader) {
+absl::StatusOr<TransformerDecoderLayerParams> ReadDecoderLayer(
+    const JsonObject& object) {
   TransformerDecoderLayerParams layer;
-  layer.self_attn = ReadNested(reader, "self_attn", &ReadMultiheadAttention);
-  layer.multihead_attn =
-      ReadNested(reader, "multihead_attn", &ReadMultiheadAttention);
-  layer.linear1 = ReadNested(reader, "linear1", &ReadLinear);
-  layer.dropout = ReadNested(reader, "dropout", &ReadDropout);
-  layer.linear2 = ReadNested(reader, "linear2", &ReadLinear);
-  layer.norm1 = ReadNested(reader, "norm1", &ReadLayerNorm);
-  layer.norm2 = ReadNested(reader, "norm2", &ReadLayerNorm);
-  layer.norm3 = ReadNested(reader, "norm3", &ReadLayerNorm);
-  layer.dropout1 = ReadNested(reader, "dropout1", &ReadDropout);
-  layer.dropout2 = ReadNested(reader, "dropout2", &ReadDropout);
-  layer.dropout3 = ReadNested(reader, "dropout3", &ReadDropout);
-  layer.activation_is_relu = reader.Bool("activation_is_relu");
+  TS_ASSIGN_OR_RETURN(layer.self_attn,
+                      ReadNested(object, "self_attn", &ReadMultiheadAttention));
+  TS_ASSIGN_OR_RETURN(
+      layer.multihead_attn,
+      ReadNested(object, "multihead_attn", &ReadMultiheadAttention));
+  TS_ASSIGN_OR_RETURN(layer.linear1,
+                      ReadNested(object, "linear1", &ReadLinear));
+  TS_ASSIGN_OR_RETURN(layer.dropout,
+                      ReadNested(object, "dropout", &ReadDropout));
+  TS_ASSIGN_OR_RETURN(layer.linear2,
+                      ReadNested(object, "linear2", &ReadLinear));
+  TS_ASSIGN_OR_RETURN(layer.norm1, ReadNested(object, "norm1", &ReadLayerNorm));
+  TS_ASSIGN_OR_RETURN(layer.norm2, ReadNested(object, "norm2", &ReadLayerNorm));
+  TS_ASSIGN_OR_RETURN(layer.norm3, ReadNested(object, "norm3", &ReadLayerNorm));
+  TS_ASSIGN_OR_RETURN(layer.dropout1,
+                      ReadNested(object, "dropout1", &ReadDropout));
+  TS_ASSIGN_OR_RETURN(layer.dropout2,
+                      ReadNested(object, "dropout2", &ReadDropout));
+  TS_ASSIGN_OR_RETURN(layer.dropout3,
+                      ReadNested(object, "dropout3", &ReadDropout));
+  TS_ASSIGN_OR_RETURN(layer.activation_is_relu,
+                      object.Bool("activation_is_relu"));
   return layer;
 }
 
 // {"layers": [layer, ...], "norm": LayerNorm or null}
 template <typename Layer>
-void ReadStack(FieldReader& parent, absl::string_view key,
-               Layer (*read_layer)(FieldReader&), std::vector<Layer>& layers,
-               std::optional<LayerNormParams>& norm) {
-  const Json* member = parent.Required(key);
-  if (member == nullptr) return;
-  FieldReader stack(*member, parent.PathOf(key), parent.sink());
-  if (const Json* items = stack.Required("layers")) {
-    if (!items->is_array()) {
-      stack.sink().Fail(
-          stack.PathOf("layers"),
-          absl::StrCat("expected an array, got ", KindOf(*items)));
-    } else {
-      for (std::size_t i = 0; i < items->size(); ++i) {
-        FieldReader layer((*items)[i], IndexPath(stack.PathOf("layers"), i),
-                          parent.sink());
-        layers.push_back(read_layer(layer));
-        layer.Finish();
-      }
-    }
+absl::Status ReadStack(const JsonObject& parent, absl::string_view key,
+                       absl::StatusOr<Layer> (*read_layer)(const JsonObject&),
+                       std::vector<Layer>& layers,
+                       std::optional<LayerNormParams>& norm) {
+  TS_ASSIGN_OR_RETURN(JsonObject stack, parent.Object(key));
+  TS_ASSIGN_OR_RETURN(JsonArray items, stack.Array("layers"));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(Layer layer, ReadObject(items.Item(i), read_layer));
+    layers.push_back(std::move(layer));
   }
-  norm = ReadOptionalLayerNorm(stack, "norm");
-  stack.Finish();
+  TS_ASSIGN_OR_RETURN(norm, ReadOptionalLayerNorm(stack, "norm"));
+  return stack.RejectUnreadKeys();
 }
 
-TransformerParams ReadTransformer(FieldReader& reader) {
+absl::StatusOr<TransformerParams> ReadTransformer(const JsonObject& object) {
   TransformerParams transformer;
-  transformer.native_stacks = reader.Bool("native_stacks");
+  TS_ASSIGN_OR_RETURN(transformer.native_stacks, object.Bool("native_stacks"));
   // Non-native stacks are rejected by the formula before anything is read,
   // so their description may stop here.
-  if (transformer.native_stacks || reader.Optional("encoder") != nullptr) {
-    ReadStack(reader, "encoder", &ReadEncoderLayer, transformer.encoder_layers,
-              transformer.encoder_norm);
+  if (transformer.native_stacks || object.Contains("encoder")) {
+    TS_RETURN_IF_ERROR(ReadStack(object, "encoder", &ReadEncoderLayer,
+                                 transformer.encoder_layers,
+                                 transformer.encoder_norm));
   }
-  if (transformer.native_stacks || reader.Optional("decoder") != nullptr) {
-    ReadStack(reader, "decoder", &ReadDecoderLayer, transformer.decoder_layers,
-              transformer.decoder_norm);
+  if (transformer.native_stacks || object.Contains("decoder")) {
+    TS_RETURN_IF_ERROR(ReadStack(object, "decoder", &ReadDecoderLayer,
+                                 transformer.decoder_layers,
+                                 transformer.decoder_norm));
   }
   return transformer;
 }
 
-ModuleParams ReadParams(ModuleFamily family, FieldReader& reader) {
+// `read` as a reader of the ModuleParams variant.
+template <typename Params>
+absl::StatusOr<ModuleParams> AsModuleParams(
+    const JsonObject& object,
+    absl::StatusOr<Params> (*read)(const JsonObject&)) {
+  TS_ASSIGN_OR_RETURN(Params params, read(object));
+  return ModuleParams(std::move(params));
+}
+
+absl::StatusOr<ModuleParams> ReadParams(ModuleFamily family,
+                                        const JsonObject& object) {
   switch (family) {
     case ModuleFamily::kLinear:
-      return ReadLinear(reader);
+      return AsModuleParams(object, &ReadLinear);
     case ModuleFamily::kReLU:
     case ModuleFamily::kELU:
     case ModuleFamily::kLeakyReLU:
     case ModuleFamily::kReLU6:
-      return ReadActivation(reader);
+      return AsModuleParams(object, &ReadActivation);
     case ModuleFamily::kConvTranspose:
     case ModuleFamily::kConv:
-      return ReadConv(reader);
+      return AsModuleParams(object, &ReadConv);
     case ModuleFamily::kBatchNorm:
-      return ReadBatchNorm(reader);
+      return AsModuleParams(object, &ReadBatchNorm);
     case ModuleFamily::kMaxPool:
     case ModuleFamily::kAvgPool:
-      return ReadPool(reader);
+      return AsModuleParams(object, &ReadPool);
     case ModuleFamily::kDropout:
-      return ReadDropout(reader);
+      return AsModuleParams(object, &ReadDropout);
     case ModuleFamily::kLayerNorm:
-      return ReadLayerNorm(reader);
+      return AsModuleParams(object, &ReadLayerNorm);
     case ModuleFamily::kMultiheadAttention:
-      return ReadMultiheadAttention(reader);
+      return AsModuleParams(object, &ReadMultiheadAttention);
     case ModuleFamily::kTransformer:
-      return ReadTransformer(reader);
+      return AsModuleParams(object, &ReadTransformer);
     case ModuleFamily::kUnsupported:
     case ModuleFamily::kIdentity:
     case ModuleFamily::kFlatten:
@@ -437,79 +339,77 @@ ModuleParams ReadParams(ModuleFamily family, FieldReader& reader) {
     case ModuleFamily::kAdaptiveAvgPool:
       break;
   }
-  return std::monostate();
+  return ModuleParams(std::monostate());
 }
 
 constexpr absl::string_view kValueKinds =
     "tensor, none, tuple, list, mapping, scalar or object";
 
-CallValue ReadValue(const Json& node, const std::string& path, ErrorSink& sink);
+absl::StatusOr<CallValue> ReadValue(const JsonValue& node);
 
-std::vector<CallValue> ReadValueArray(const Json* node, const std::string& path,
-                                      ErrorSink& sink) {
+absl::StatusOr<std::vector<CallValue>> ReadValueArray(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
   std::vector<CallValue> values;
-  if (node == nullptr) return values;
-  if (!node->is_array()) {
-    sink.Fail(path, absl::StrCat("expected an array, got ", KindOf(*node)));
-    return values;
-  }
-  for (std::size_t i = 0; i < node->size() && sink.ok(); ++i) {
-    values.push_back(ReadValue((*node)[i], IndexPath(path, i), sink));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(CallValue value, ReadValue(items.Item(i)));
+    values.push_back(std::move(value));
   }
   return values;
 }
 
-CallValue ReadValue(const Json& node, const std::string& path,
-                    ErrorSink& sink) {
-  FieldReader reader(node, path, sink);
-  if (!sink.ok()) return CallValue::None();
-  const std::string kind = reader.String("kind");
+absl::StatusOr<CallValue> ReadValue(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  TS_ASSIGN_OR_RETURN(std::string kind, object.String("kind"));
   CallValue value;
   if (kind == "tensor") {
-    value = CallValue::Tensor(reader.IntArray("shape", /*non_negative=*/true));
+    TS_ASSIGN_OR_RETURN(JsonValue shape, object.Member("shape"));
+    TS_ASSIGN_OR_RETURN(Dims dims, IntArrayValue(shape, /*non_negative=*/true));
+    value = CallValue::Tensor(std::move(dims));
     // Metadata the formulas do not read.
-    if (reader.Optional("dtype") != nullptr) reader.String("dtype");
-    if (reader.Optional("device") != nullptr) reader.String("device");
-    if (reader.Optional("requires_grad") != nullptr)
-      reader.Bool("requires_grad");
+    if (object.Contains("dtype"))
+      TS_RETURN_IF_ERROR(object.String("dtype").status());
+    if (object.Contains("device"))
+      TS_RETURN_IF_ERROR(object.String("device").status());
+    if (object.Contains("requires_grad")) {
+      TS_RETURN_IF_ERROR(object.Bool("requires_grad").status());
+    }
   } else if (kind == "none") {
     value = CallValue::None();
   } else if (kind == "tuple" || kind == "list") {
-    std::vector<CallValue> items =
-        ReadValueArray(reader.Required("items"), reader.PathOf("items"), sink);
+    TS_ASSIGN_OR_RETURN(JsonValue items_node, object.Member("items"));
+    TS_ASSIGN_OR_RETURN(std::vector<CallValue> items,
+                        ReadValueArray(items_node));
     value = kind == "tuple" ? CallValue::Tuple(std::move(items))
                             : CallValue::List(std::move(items));
-    if (reader.Optional("type") != nullptr) value.type = reader.String("type");
-  } else if (kind == "mapping") {
-    const std::string type = reader.String("type");
-    std::vector<CallValue> values;
-    const Json* items = reader.Required("items");
-    if (items != nullptr && !items->is_array()) {
-      sink.Fail(reader.PathOf("items"),
-                absl::StrCat("expected an array, got ", KindOf(*items)));
-    } else if (items != nullptr) {
-      for (std::size_t i = 0; i < items->size() && sink.ok(); ++i) {
-        FieldReader item((*items)[i], IndexPath(reader.PathOf("items"), i),
-                         sink);
-        item.Optional("key");  // absent for keys that are not identifiers
-        item.String("key_type");
-        if (const Json* entry = item.Required("value")) {
-          values.push_back(ReadValue(*entry, item.PathOf("value"), sink));
-        }
-        item.Finish();
-      }
+    if (object.Contains("type")) {
+      TS_ASSIGN_OR_RETURN(value.type, object.String("type"));
     }
-    value = CallValue::Mapping(type, std::move(values));
+  } else if (kind == "mapping") {
+    TS_ASSIGN_OR_RETURN(std::string type, object.String("type"));
+    TS_ASSIGN_OR_RETURN(JsonArray items, object.Array("items"));
+    std::vector<CallValue> values;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      TS_ASSIGN_OR_RETURN(JsonObject item, items.Item(i).Object());
+      item.OptionalMember("key");  // absent for keys that are not identifiers
+      TS_RETURN_IF_ERROR(item.String("key_type").status());
+      TS_ASSIGN_OR_RETURN(JsonValue entry, item.Member("value"));
+      TS_ASSIGN_OR_RETURN(CallValue entry_value, ReadValue(entry));
+      values.push_back(std::move(entry_value));
+      TS_RETURN_IF_ERROR(item.RejectUnreadKeys());
+    }
+    value = CallValue::Mapping(std::move(type), std::move(values));
   } else if (kind == "scalar") {
-    value = CallValue::Scalar(reader.String("type"));
+    TS_ASSIGN_OR_RETURN(std::string type, object.String("type"));
+    value = CallValue::Scalar(std::move(type));
   } else if (kind == "object") {
-    value = CallValue::Object(reader.String("type"));
-  } else if (sink.ok()) {
-    sink.Fail(reader.PathOf("kind"),
-              absl::StrCat("unknown value kind '", kind, "' (expected ",
-                           kValueKinds, ")"));
+    TS_ASSIGN_OR_RETURN(std::string type, object.String("type"));
+    value = CallValue::Object(std::move(type));
+  } else {
+    return report::FieldError(object.PathOf("kind"),
+                              absl::StrCat("unknown value kind '", kind,
+                                           "' (expected ", kValueKinds, ")"));
   }
-  reader.Finish();
+  TS_RETURN_IF_ERROR(object.RejectUnreadKeys());
   return value;
 }
 
@@ -525,37 +425,25 @@ std::string FamilyNames() {
 
 absl::StatusOr<ModuleDescription> ModuleDescriptionFromJson(
     const Json& node, absl::string_view field) {
-  ErrorSink sink;
-  FieldReader reader(node, std::string(field), sink);
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
   ModuleDescription module;
-  module.type = reader.String("type");
-  const std::string family_name = reader.String("family");
-  if (!sink.ok()) return sink.status();
+  TS_ASSIGN_OR_RETURN(module.type, object.String("type"));
+  TS_ASSIGN_OR_RETURN(std::string family_name, object.String("family"));
   std::optional<ModuleFamily> family = ParseModuleFamily(family_name);
   if (!family) {
-    sink.Fail(reader.PathOf("family"),
-              absl::StrCat("unknown family '", family_name,
-                           "' (expected one of ", FamilyNames(), ")"));
-    return sink.status();
+    return report::FieldError(
+        object.PathOf("family"),
+        absl::StrCat("unknown family '", family_name, "' (expected one of ",
+                     FamilyNames(), ")"));
   }
   module.family = *family;
-  if (const Json* count = reader.Required("parameter_count");
-      count != nullptr) {
-    if (!report::IsJsonInteger(*count)) {
-      sink.Fail(reader.PathOf("parameter_count"),
-                absl::StrCat("expected an integer, got ", KindOf(*count)));
-    } else {
-      absl::StatusOr<report::Count> value =
-          report::JsonToCount(*count, reader.PathOf("parameter_count"));
-      if (!value.ok()) return value.status();
-      if (*value < 0)
-        sink.Fail(reader.PathOf("parameter_count"), "must not be negative");
-      module.parameter_count = *value;
-    }
-  }
-  module.params = ReadParams(module.family, reader);
-  reader.Finish();
-  if (!sink.ok()) return sink.status();
+  TS_ASSIGN_OR_RETURN(JsonValue count, object.Member("parameter_count"));
+  if (!report::IsJsonInteger(count.node())) return count.Expected("an integer");
+  TS_ASSIGN_OR_RETURN(module.parameter_count, count.Integer());
+  if (module.parameter_count < 0) return count.Error("must not be negative");
+  TS_ASSIGN_OR_RETURN(module.params, ReadParams(module.family, object));
+  TS_RETURN_IF_ERROR(object.RejectUnreadKeys());
   if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ": ", status.message()));
@@ -565,46 +453,35 @@ absl::StatusOr<ModuleDescription> ModuleDescriptionFromJson(
 
 absl::StatusOr<CallValue> CallValueFromJson(const Json& node,
                                             absl::string_view field) {
-  ErrorSink sink;
-  CallValue value = ReadValue(node, std::string(field), sink);
-  if (!sink.ok()) return sink.status();
-  return value;
+  return ReadValue(JsonValue(node, std::string(field)));
 }
 
 absl::StatusOr<ModuleCall> ModuleCallFromJson(const Json& node,
                                               absl::string_view field) {
-  ErrorSink sink;
-  FieldReader reader(node, std::string(field), sink);
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
   ModuleCall call;
-  call.inputs =
-      ReadValueArray(reader.Required("inputs"), reader.PathOf("inputs"), sink);
-  if (const Json* output = reader.Required("output");
-      output != nullptr && sink.ok()) {
-    call.output = ReadValue(*output, reader.PathOf("output"), sink);
-  }
-  reader.Finish();
-  if (!sink.ok()) return sink.status();
+  TS_ASSIGN_OR_RETURN(JsonValue inputs, object.Member("inputs"));
+  TS_ASSIGN_OR_RETURN(call.inputs, ReadValueArray(inputs));
+  TS_ASSIGN_OR_RETURN(JsonValue output, object.Member("output"));
+  TS_ASSIGN_OR_RETURN(call.output, ReadValue(output));
+  TS_RETURN_IF_ERROR(object.RejectUnreadKeys());
   return call;
 }
 
 absl::StatusOr<CapturedModuleCall> CapturedModuleCallFromJson(
     const Json& node, absl::string_view field) {
-  ErrorSink sink;
-  FieldReader reader(node, std::string(field), sink);
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
   CapturedModuleCall captured;
-  captured.path = reader.String("path");
-  const Json* module = reader.Required("module");
-  const Json* call = reader.Required("call");
-  reader.Finish();
-  if (!sink.ok()) return sink.status();
-  absl::StatusOr<ModuleDescription> description =
-      ModuleDescriptionFromJson(*module, reader.PathOf("module"));
-  if (!description.ok()) return description.status();
-  captured.module = *std::move(description);
-  absl::StatusOr<ModuleCall> module_call =
-      ModuleCallFromJson(*call, reader.PathOf("call"));
-  if (!module_call.ok()) return module_call.status();
-  captured.call = *std::move(module_call);
+  TS_ASSIGN_OR_RETURN(captured.path, object.String("path"));
+  TS_ASSIGN_OR_RETURN(JsonValue module, object.Member("module"));
+  TS_ASSIGN_OR_RETURN(JsonValue call, object.Member("call"));
+  TS_RETURN_IF_ERROR(object.RejectUnreadKeys());
+  TS_ASSIGN_OR_RETURN(captured.module,
+                      ModuleDescriptionFromJson(module.node(), module.path()));
+  TS_ASSIGN_OR_RETURN(captured.call,
+                      ModuleCallFromJson(call.node(), call.path()));
   return captured;
 }
 

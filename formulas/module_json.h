@@ -9,7 +9,7 @@
 //
 // Hyper-parameters keep Python's shapes: an int is a JSON integer, a tuple a
 // JSON array, Conv padding "same" a string. Values of a call are the
-// crawler's value metadata (reference section 2.5):
+// crawler's value metadata (TorchScan 0.2's "describe" rules):
 //
 //   {"inputs": [{"kind": "tensor", "shape": [1, 3, 32, 32], "dtype": ...},
 //               {"kind": "none"}, {"kind": "scalar", "type": "bool"}],

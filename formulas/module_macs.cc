@@ -4,9 +4,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
-#include "formulas/python_semantics.h"
+#include "pycompat/python_semantics.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -14,39 +15,39 @@ namespace {
 using module_internal::AdaptiveKernelSize;
 using module_internal::ParamsOf;
 using module_internal::PoolKernelVolume;
-using python::Py;
+using pycompat::Py;
 
 // One multiply-accumulate per input feature and output element; the bias
 // rides along with the accumulation.
 Py<ExactCount> LinearMacs(const LinearParams& linear, const CallValue& out) {
-  Py<const Dims*> shape = python::ShapeOf(out);
+  Py<const Dims*> shape = pycompat::ShapeOf(out);
   if (!shape.ok()) return shape.error();
   return ExactCount(linear.in_features) * ExactProduct(**shape);
 }
 
 Py<ExactCount> ConvMacs(const ConvParams& conv, const CallValue& inp,
                         const CallValue& out) {
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
-  Py<const Dims*> shape = python::ShapeOf(inp);
+  Py<const Dims*> shape = pycompat::ShapeOf(inp);
   if (!shape.ok()) return shape.error();
-  Py<std::int64_t> channels = python::DimAt(**shape, 1);
+  Py<std::int64_t> channels = pycompat::DimAt(**shape, 1);
   if (!channels.ok()) return channels.error();
-  Py<ExactCount> grouped = python::FloorDivide(*channels, conv.groups);
+  Py<ExactCount> grouped = pycompat::FloorDivide(*channels, conv.groups);
   if (!grouped.ok()) return grouped.error();
-  return *out_numel * *grouped * python::ProductOf(conv.kernel_size);
+  return *out_numel * *grouped * pycompat::ProductOf(conv.kernel_size);
 }
 
 Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
-  Py<ExactCount> numel = python::NumelOf(inp);
+  Py<ExactCount> numel = pycompat::NumelOf(inp);
   if (!numel.ok()) return numel.error();
   ExactCount macs = *numel * (bn.affine ? 2 : 1);
   // Read unconditionally upstream, so a 0-d input fails even in eval mode.
-  Py<const Dims*> shape = python::ShapeOf(inp);
+  Py<const Dims*> shape = pycompat::ShapeOf(inp);
   if (!shape.ok()) return shape.error();
-  Py<std::int64_t> batch = python::DimAt(**shape, 0);
+  Py<std::int64_t> batch = pycompat::DimAt(**shape, 0);
   if (!batch.ok()) return batch.error();
-  const ExactCount spatial = ExactProduct(python::DimsFrom(**shape, 2));
+  const ExactCount spatial = ExactProduct(pycompat::DimsFrom(**shape, 2));
   if (bn.track_running_stats && bn.training) {
     const ExactCount active = ExactCount(*batch) * spatial;
     macs += ExactCount(bn.num_features) * (active - 1);
@@ -58,7 +59,7 @@ Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
 
 Py<ExactCount> MaxPoolMacs(const PoolParams& pool, const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   return *out_numel * (kernel - 1);
 }
@@ -66,9 +67,9 @@ Py<ExactCount> MaxPoolMacs(const PoolParams& pool, const CallValue& out) {
 Py<ExactCount> AvgPoolMacs(const PoolParams& pool, const CallValue& inp,
                            const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
-  Py<std::int64_t> ndim = python::NdimOf(inp);
+  Py<std::int64_t> ndim = pycompat::NdimOf(inp);
   if (!ndim.ok()) return ndim.error();
   return *out_numel * (kernel - 1 + *ndim - 2);
 }
@@ -77,7 +78,7 @@ Py<ExactCount> AdaptivePoolMacs(const CallValue& inp, const CallValue& out,
                                 bool average) {
   Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(inp, out);
   if (!kernel.ok()) return kernel.error();
-  Py<ExactCount> out_numel = python::NumelOf(out);
+  Py<ExactCount> out_numel = pycompat::NumelOf(out);
   if (!out_numel.ok()) return out_numel.error();
   ExactCount volume = 1;
   for (const ExactCount& size : *kernel) volume = volume * size;
@@ -90,11 +91,9 @@ Py<ExactCount> AdaptivePoolMacs(const CallValue& inp, const CallValue& out,
 
 absl::StatusOr<FormulaOutcome<Count>> ModuleMacs(
     const ModuleDescription& module, const ModuleCall& call) {
-  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
-    return status;
-  }
-  const CallValue& inp = python::OrNone(FirstTensor(call.inputs));
-  const CallValue& out = python::OrNone(FirstTensor(call.output));
+  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
+  const CallValue& inp = pycompat::OrNone(FirstTensor(call.inputs));
+  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
   Py<ExactCount> macs = ExactCount(0);
   switch (module.family) {
     case ModuleFamily::kLinear:
@@ -116,7 +115,7 @@ absl::StatusOr<FormulaOutcome<Count>> ModuleMacs(
       Py<ExactCount> conv_macs = ConvMacs(conv, inp, out);
       macs = conv_macs.ok()
                  ? Py<ExactCount>(ExactCount(4) *
-                                      python::LengthOf(conv.kernel_size) +
+                                      pycompat::LengthOf(conv.kernel_size) +
                                   *conv_macs)
                  : conv_macs;
       break;

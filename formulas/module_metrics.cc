@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -14,8 +15,8 @@ using report::MetricKind;
 using report::MetricResult;
 
 MetricKind ModuleCallKind(absl::string_view unit) {
-  return MetricKind{std::string(unit), std::string(kModuleCallScope),
-                    std::string(kModuleFormulaMethod)};
+  return MetricKind{std::string(unit), std::string(report::kModuleCallScope),
+                    std::string(report::kModuleFormulaMethod)};
 }
 
 void AddDiagnostic(std::vector<Diagnostic>& diagnostics, absl::string_view code,
@@ -26,8 +27,9 @@ void AddDiagnostic(std::vector<Diagnostic>& diagnostics, absl::string_view code,
                           std::string(path), std::move(message)));
 }
 
-// Receptive field (section 4.6, step 5): any warning at all makes the three
-// values unavailable, with one unsupported_module_metric diagnostic.
+// Receptive field (the last step of the per-call evaluation): any warning at
+// all makes the three values unavailable, with one unsupported_module_metric
+// diagnostic.
 void RecordReceptiveField(absl::string_view path,
                           const FormulaOutcome<ReceptiveField>& outcome,
                           ModuleMetrics& metrics) {
@@ -113,17 +115,16 @@ absl::StatusOr<ModuleMetrics> EvaluateModuleMetrics(
       const ModuleDescription&, const ModuleCall&);
   constexpr Formula kFormulas[] = {&ModuleFlops, &ModuleMacs, &ModuleDmas};
   for (std::size_t i = 0; i < 3; ++i) {
-    absl::StatusOr<FormulaOutcome<Count>> outcome = kFormulas[i](module, call);
-    if (!outcome.ok()) return outcome.status();
+    TS_ASSIGN_OR_RETURN(FormulaOutcome<Count> outcome,
+                        kFormulas[i](module, call));
     const auto& [name, unit] = kCounts[i];
     metrics.metrics.push_back(
         {std::string(name),
-         RecordCountMetric(name, unit, path, *outcome, metrics.diagnostics)});
+         RecordCountMetric(name, unit, path, outcome, metrics.diagnostics)});
   }
-  absl::StatusOr<FormulaOutcome<ReceptiveField>> field =
-      ModuleReceptiveField(module, call);
-  if (!field.ok()) return field.status();
-  RecordReceptiveField(path, *field, metrics);
+  TS_ASSIGN_OR_RETURN(FormulaOutcome<ReceptiveField> field,
+                      ModuleReceptiveField(module, call));
+  RecordReceptiveField(path, field, metrics);
   return metrics;
 }
 

@@ -1,7 +1,7 @@
 // The module-formula metrics of one captured metric-leaf call, exactly as
-// TorchScan 0.2's crawl_module records them (reference sections 4.6, 4.7):
-// the metric entries of the call's layer record and the diagnostics, in the
-// order the crawler appends them.
+// TorchScan 0.2's crawl_module records them (its per-call metric evaluation and
+// diagnostics order): the metric entries of the call's layer record and the
+// diagnostics, in the order the crawler appends them.
 //
 // Every front end (Python hooks, TorchScript, LibTorch modules) captures a
 // call as a path, a ModuleDescription and a ModuleCall and hands it here;
@@ -26,9 +26,6 @@
 
 namespace torchscan::formulas {
 
-inline constexpr absl::string_view kModuleFormulaMethod =
-    "torchscan_module_formula";
-inline constexpr absl::string_view kModuleCallScope = "module_call";
 inline constexpr absl::string_view kMissingMetricTensorMessage =
     "The module call did not expose both an input and output tensor.";
 
@@ -65,12 +62,12 @@ absl::StatusOr<ModuleMetrics> EvaluateModuleMetrics(
     absl::string_view path, const ModuleDescription& module,
     const ModuleCall& call);
 
-// The crawler's wrapping of one counting formula (section 4.6, steps 2-4):
-// an error gives an unavailable metric and module_metric_error; a "Module
-// type not supported" warning a partial metric and unsupported_module_metric
-// (that warning's text); other warnings a partial metric and
-// module_metric_warning (all texts joined by "; "); else a complete metric.
-// Exposed so that counts from other sources follow the same rules.
+// The crawler's wrapping of one counting formula (its per-call metric
+// evaluation): an error gives an unavailable metric and module_metric_error; a
+// "Module type not supported" warning a partial metric and
+// unsupported_module_metric (that warning's text); other warnings a partial
+// metric and module_metric_warning (all texts joined by "; "); else a complete
+// metric. Exposed so that counts from other sources follow the same rules.
 report::MetricResult RecordCountMetric(
     absl::string_view metric, absl::string_view unit, absl::string_view path,
     const FormulaOutcome<Count>& outcome,

@@ -1,4 +1,5 @@
-// The crawler's per-call metric rules (reference sections 4.6 and 4.7).
+// The crawler's per-call metric rules (TorchScan 0.2's per-call evaluation and
+// diagnostics order).
 
 #include "formulas/module_metrics.h"
 

@@ -6,15 +6,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
-#include "formulas/python_semantics.h"
+#include "pycompat/python_semantics.h"
 
 namespace torchscan::formulas {
 namespace {
 
 using module_internal::ParamsOf;
-using python::Py;
+using pycompat::Py;
 using report::MetricValue;
 
 ReceptiveField IdentityField() { return {1.0, 1.0, 0.0}; }
@@ -28,13 +29,13 @@ MetricValue AsMetricValue(const HyperParameter& value) {
 
 // (-kernel, 1.0 / stride, 0.0): a negative kernel and a fractional stride.
 Py<ReceptiveField> ConvTransposeField(const ConvParams& conv) {
-  Py<HyperParameter> kernel = python::First(conv.kernel_size);
+  Py<HyperParameter> kernel = pycompat::First(conv.kernel_size);
   if (!kernel.ok()) return kernel.error();
-  Py<HyperParameter> stride = python::First(conv.stride);
+  Py<HyperParameter> stride = pycompat::First(conv.stride);
   if (!stride.ok()) return stride.error();
   const std::int64_t s = stride->ints.front();
   if (s == 0)
-    return python::Raise("ZeroDivisionError", python::kFloatDivisionByZero);
+    return pycompat::Raise("ZeroDivisionError", pycompat::kFloatDivisionByZero);
   return ReceptiveField{-Count(kernel->ints.front()),
                         1.0 / static_cast<double>(s), 0.0};
 }
@@ -46,17 +47,17 @@ Py<ReceptiveField> KernelField(const HyperParameter& kernel_size,
                                const HyperParameter* dilation,
                                const HyperParameter& stride,
                                const HyperParameter& padding) {
-  Py<HyperParameter> kernel = python::First(kernel_size);
+  Py<HyperParameter> kernel = pycompat::First(kernel_size);
   if (!kernel.ok()) return kernel.error();
   Count field = kernel->ints.front();
   if (dilation != nullptr) {
-    Py<HyperParameter> d = python::First(*dilation);
+    Py<HyperParameter> d = pycompat::First(*dilation);
     if (!d.ok()) return d.error();
     field = Count(d->ints.front()) * (field - 1) + 1;
   }
-  Py<HyperParameter> s = python::First(stride);
+  Py<HyperParameter> s = pycompat::First(stride);
   if (!s.ok()) return s.error();
-  Py<HyperParameter> p = python::First(padding);
+  Py<HyperParameter> p = pycompat::First(padding);
   if (!p.ok()) return p.error();
   return ReceptiveField{field, AsMetricValue(*s), AsMetricValue(*p)};
 }
@@ -65,16 +66,16 @@ Py<ReceptiveField> KernelField(const HyperParameter& kernel_size,
 // (in - kernel * stride) / 2, a float that may be negative.
 Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
                                      const CallValue& out) {
-  Py<const Dims*> in_shape = python::ShapeOf(inp);
+  Py<const Dims*> in_shape = pycompat::ShapeOf(inp);
   if (!in_shape.ok()) return in_shape.error();
-  Py<std::int64_t> in_size = python::DimAt(**in_shape, -1);
+  Py<std::int64_t> in_size = pycompat::DimAt(**in_shape, -1);
   if (!in_size.ok()) return in_size.error();
-  Py<const Dims*> out_shape = python::ShapeOf(out);
+  Py<const Dims*> out_shape = pycompat::ShapeOf(out);
   if (!out_shape.ok()) return out_shape.error();
-  Py<std::int64_t> out_size = python::DimAt(**out_shape, -1);
+  Py<std::int64_t> out_size = pycompat::DimAt(**out_shape, -1);
   if (!out_size.ok()) return out_size.error();
   if (*out_size == 0)
-    return python::Raise("ZeroDivisionError", python::kDivisionByZero);
+    return pycompat::Raise("ZeroDivisionError", pycompat::kDivisionByZero);
   // Python's true division then math.ceil; exact for sizes below 2^53.
   const double ratio =
       static_cast<double>(*in_size) / static_cast<double>(*out_size);
@@ -88,12 +89,10 @@ Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
 
 absl::StatusOr<FormulaOutcome<ReceptiveField>> ModuleReceptiveField(
     const ModuleDescription& module, const ModuleCall& call) {
-  if (absl::Status status = ValidateModuleDescription(module); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
   using Outcome = FormulaOutcome<ReceptiveField>;
-  const CallValue& inp = python::OrNone(FirstTensor(call.inputs));
-  const CallValue& out = python::OrNone(FirstTensor(call.output));
+  const CallValue& inp = pycompat::OrNone(FirstTensor(call.inputs));
+  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
   Py<ReceptiveField> field = IdentityField();
   switch (module.family) {
     case ModuleFamily::kIdentity:

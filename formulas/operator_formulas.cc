@@ -1,6 +1,5 @@
 #include "formulas/operator_formulas.h"
 
-#include <algorithm>
 #include <array>
 
 #include "formulas/attention_formulas.h"
@@ -8,6 +7,7 @@
 #include "formulas/cpu_fused_formulas.h"
 #include "formulas/fused_layer_formulas.h"
 #include "formulas/matmul_formulas.h"
+#include "formulas/packet_table.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -127,7 +127,8 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
     {"mkldnn::_convolution_pointwise", &PointwiseConvolutionFlops, kBeyond,
      "frozen convolution + post-op (oneDNN): the convolution's count"},
     {"mkldnn::_convolution_pointwise_", &InPlacePointwiseConvolutionFlops,
-     kBeyond, "frozen convolution + in-place binary post-op: the convolution's"},
+     kBeyond,
+     "frozen convolution + in-place binary post-op: the convolution's"},
     {"mkldnn::_convolution_transpose_pointwise",
      &PointwiseTransposedConvolutionFlops, kBeyond,
      "frozen transposed convolution + post-op: the convolution's count"},
@@ -141,25 +142,13 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
      "quantized linear (oneDNN): 2 * numel(Y) * qx[-1]"},
 });
 
-constexpr bool IsSortedAndUnique() {
-  for (std::size_t i = 1; i < kTable.size(); ++i) {
-    if (!(kTable[i - 1].packet < kTable[i].packet)) return false;
-  }
-  return true;
-}
-static_assert(IsSortedAndUnique(),
+static_assert(IsSortedByPacket(kTable),
               "kTable must be sorted by packet name, without duplicates");
 
 }  // namespace
 
 const OperatorFormulaEntry* FindOperatorFormula(absl::string_view packet) {
-  auto it = std::lower_bound(
-      kTable.begin(), kTable.end(), packet,
-      [](const OperatorFormulaEntry& entry, absl::string_view name) {
-        return entry.packet < name;
-      });
-  if (it == kTable.end() || it->packet != packet) return nullptr;
-  return &*it;
+  return FindByPacket(kTable, packet);
 }
 
 absl::Span<const OperatorFormulaEntry> AllOperatorFormulas() { return kTable; }

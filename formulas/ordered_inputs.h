@@ -1,5 +1,5 @@
-// Reference section 5: the arguments of a module call in forward-signature
-// order, the tuple TorchScan 0.2 hands its FLOPs formulas.
+// TorchScan 0.2's argument ordering: the arguments of a module call in
+// forward-signature order, the tuple TorchScan 0.2 hands its FLOPs formulas.
 //
 // The Python front end gets this from inspect.signature; the C++ front ends
 // (a TorchScript method schema, a LibTorch module) describe the signature

@@ -1,4 +1,4 @@
-// Reference section 5 against the released crawler's own ordering
+// TorchScan 0.2's argument ordering against the released crawler's own ordering
 // (torchscan.crawler._ordered_inputs on real forward signatures), recorded by
 // tools/make_module_formula_goldens.py.
 

@@ -5,7 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "report/python_text.h"
+#include "base/status_macros.h"
+#include "pycompat/python_text.h"
 
 namespace torchscan::report {
 namespace {
@@ -16,15 +17,6 @@ MetricKind ModelKind(absl::string_view unit) {
 
 MetricKind ForwardKind(absl::string_view unit, absl::string_view method) {
   return MetricKind{std::string(unit), "forward", std::string(method)};
-}
-
-absl::StatusOr<Count> Add(Count a, Count b, absl::string_view what) {
-  std::optional<Count> sum = CheckedAdd(a, b);
-  if (!sum) {
-    return absl::OutOfRangeError(
-        absl::StrCat(what, " overflows a 128-bit integer"));
-  }
-  return *sum;
 }
 
 absl::Status BuildTotals(AnalysisReport& report,
@@ -39,11 +31,11 @@ absl::Status BuildTotals(AnalysisReport& report,
                        CountToString(size)));
     }
   }
-  absl::StatusOr<Count> parameters =
-      Add(model.trainable_parameters, model.frozen_parameters, "parameters");
-  if (!parameters.ok()) return parameters.status();
+  Count parameters = model.trainable_parameters;
+  TS_RETURN_IF_ERROR(
+      AddCount(parameters, model.frozen_parameters, "parameters"));
   report.totals.Set("parameters",
-                    MetricResult::Complete(*parameters, ModelKind("elements")));
+                    MetricResult::Complete(parameters, ModelKind("elements")));
   report.totals.Set("trainable_parameters",
                     MetricResult::Complete(model.trainable_parameters,
                                            ModelKind("elements")));
@@ -58,19 +50,17 @@ absl::Status BuildTotals(AnalysisReport& report,
       MetricResult::Complete(model.buffer_elements, ModelKind("elements")));
   report.totals.Set("buffer_bytes", MetricResult::Complete(model.buffer_bytes,
                                                            ModelKind("bytes")));
-  absl::StatusOr<MetricResult> module_flops =
-      AggregateLayerMetric(report.layers, "module_flops", "FLOPs");
-  if (!module_flops.ok()) return module_flops.status();
-  absl::StatusOr<MetricResult> macs =
-      AggregateLayerMetric(report.layers, "macs", "MACs");
-  if (!macs.ok()) return macs.status();
-  absl::StatusOr<MetricResult> dmas =
-      AggregateLayerMetric(report.layers, "dmas", "DMAs");
-  if (!dmas.ok()) return dmas.status();
-  report.totals.Set("module_flops", *std::move(module_flops));
+  TS_ASSIGN_OR_RETURN(
+      MetricResult module_flops,
+      AggregateLayerMetric(report.layers, "module_flops", "FLOPs"));
+  TS_ASSIGN_OR_RETURN(MetricResult macs,
+                      AggregateLayerMetric(report.layers, "macs", "MACs"));
+  TS_ASSIGN_OR_RETURN(MetricResult dmas,
+                      AggregateLayerMetric(report.layers, "dmas", "DMAs"));
+  report.totals.Set("module_flops", std::move(module_flops));
   report.totals.Set("operator_flops", report.operator_flops.total);
-  report.totals.Set("macs", *std::move(macs));
-  report.totals.Set("dmas", *std::move(dmas));
+  report.totals.Set("macs", std::move(macs));
+  report.totals.Set("dmas", std::move(dmas));
   return absl::OkStatus();
 }
 
@@ -106,14 +96,13 @@ absl::StatusOr<MetricResult> AggregateMetrics(
                        DescribeMetricValue(value)));
     }
     if (const Count* count = std::get_if<Count>(&value); count && !float_sum) {
-      absl::StatusOr<Count> sum = Add(integer_sum, *count, what);
-      if (!sum.ok()) return sum.status();
-      integer_sum = *sum;
+      TS_RETURN_IF_ERROR(AddCount(integer_sum, *count, what));
       continue;
     }
-    if (!float_sum) float_sum = CountToDouble(integer_sum);
+    if (!float_sum) float_sum = pycompat::CountToDouble(integer_sum);
     const Count* count = std::get_if<Count>(&value);
-    *float_sum += count ? CountToDouble(*count) : std::get<double>(value);
+    *float_sum +=
+        count ? pycompat::CountToDouble(*count) : std::get<double>(value);
   }
   if (!any_known) return MetricResult::Unavailable(std::move(kind));
   MetricValue total(integer_sum);
@@ -139,9 +128,7 @@ absl::StatusOr<MetricResult> AggregateLayerMetric(
 absl::StatusOr<AnalysisReport> AssembleAnalysisReport(
     AnalysisParts parts, FlopReport operator_flops) {
   AnalysisReport report = StartReport(parts, std::move(operator_flops));
-  if (absl::Status status = BuildTotals(report, parts.model); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(BuildTotals(report, parts.model));
   for (const Diagnostic& diagnostic : report.operator_flops.diagnostics) {
     report.diagnostics.push_back(diagnostic);
   }
@@ -152,9 +139,7 @@ absl::StatusOr<AnalysisReport> AssembleStructureReport(AnalysisParts parts) {
   std::string torch_version = parts.context.torch_version;
   AnalysisReport report =
       StartReport(parts, NotRequestedFlopReport(std::move(torch_version)));
-  if (absl::Status status = BuildTotals(report, parts.model); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(BuildTotals(report, parts.model));
   report.context.analysis_mode = std::string(kStructureMode);
   // Replaced in place: the keys keep TorchScan's order.
   for (auto [name, unit] :

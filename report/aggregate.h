@@ -18,8 +18,6 @@
 
 namespace torchscan::report {
 
-inline constexpr absl::string_view kModuleFormulaMethod =
-    "torchscan_module_formula";
 // The method of a metric structure mode did not compute.
 inline constexpr absl::string_view kNotRequestedMethod = "not_requested";
 

@@ -6,7 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "report/json_fields.h"
+#include "base/status_macros.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 namespace {
@@ -16,21 +17,13 @@ constexpr absl::string_view kContextStrings[] = {
     "model_type",        "execution_mode",
 };
 
-absl::StatusOr<std::vector<std::string>> StringList(const Json& object,
-                                                    absl::string_view key,
-                                                    absl::string_view field) {
-  absl::StatusOr<const Json*> member = RequireMember(object, key, field);
-  if (!member.ok()) return member.status();
-  const std::string path = MemberPath(field, key);
-  if (absl::Status status = ExpectArray(**member, path); !status.ok()) {
-    return status;
-  }
+absl::StatusOr<std::vector<std::string>> StringList(const JsonObject& object,
+                                                    absl::string_view key) {
+  TS_ASSIGN_OR_RETURN(JsonArray list, object.Array(key));
   std::vector<std::string> values;
-  for (std::size_t i = 0; i < (*member)->size(); ++i) {
-    absl::StatusOr<std::string> text =
-        StringValue((**member)[i], IndexPath(path, i));
-    if (!text.ok()) return text.status();
-    values.push_back(*std::move(text));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(std::string text, list.Item(i).String());
+    values.push_back(std::move(text));
   }
   return values;
 }
@@ -41,21 +34,12 @@ Json StringListToJson(const std::vector<std::string>& values) {
   return node;
 }
 
-absl::StatusOr<std::int64_t> SchemaVersion(const Json& node,
-                                           absl::string_view field) {
-  absl::StatusOr<const Json*> version =
-      RequireMember(node, "schema_version", field);
-  if (!version.ok()) return version.status();
-  const std::string path = MemberPath(field, "schema_version");
-  if (!IsJsonInteger(**version)) {
-    return FieldError(path, absl::StrCat("expected an integer, got ",
-                                         DescribeJson(**version)));
-  }
-  absl::StatusOr<Count> value = JsonToCount(**version, path);
-  if (!value.ok()) return value.status();
-  if (*value != kSchemaVersion) {
-    return FieldError(path, absl::StrCat("unsupported schema version: ",
-                                         CountToString(*value)));
+absl::StatusOr<std::int64_t> SchemaVersion(const JsonObject& report) {
+  TS_ASSIGN_OR_RETURN(Count version, report.Integer("schema_version"));
+  if (version != kSchemaVersion) {
+    return FieldError(
+        report.PathOf("schema_version"),
+        absl::StrCat("unsupported schema version: ", CountToString(version)));
   }
   return kSchemaVersion;
 }
@@ -83,35 +67,20 @@ Json ReportContextToJson(const ReportContext& context) {
 
 absl::StatusOr<ReportContext> ReportContextFromJson(const Json& node,
                                                     absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
   ReportContext context;
   std::string* const targets[] = {
       &context.torchscan_version, &context.torch_version,
       &context.python_version, &context.model_type, &context.execution_mode};
   for (std::size_t i = 0; i < std::size(kContextStrings); ++i) {
-    absl::StatusOr<std::string> text =
-        RequireString(node, kContextStrings[i], field);
-    if (!text.ok()) return text.status();
-    *targets[i] = *std::move(text);
+    TS_ASSIGN_OR_RETURN(*targets[i], object.String(kContextStrings[i]));
   }
-  absl::StatusOr<bool> training = RequireBool(node, "training_before", field);
-  if (!training.ok()) return training.status();
-  context.training_before = *training;
-  absl::StatusOr<std::vector<std::string>> devices =
-      StringList(node, "devices", field);
-  if (!devices.ok()) return devices.status();
-  context.devices = *std::move(devices);
-  absl::StatusOr<std::vector<std::string>> dtypes =
-      StringList(node, "dtypes", field);
-  if (!dtypes.ok()) return dtypes.status();
-  context.dtypes = *std::move(dtypes);
-  if (node.contains("analysis_mode")) {
-    absl::StatusOr<std::string> mode =
-        RequireString(node, "analysis_mode", field);
-    if (!mode.ok()) return mode.status();
-    context.analysis_mode = *std::move(mode);
+  TS_ASSIGN_OR_RETURN(context.training_before, object.Bool("training_before"));
+  TS_ASSIGN_OR_RETURN(context.devices, StringList(object, "devices"));
+  TS_ASSIGN_OR_RETURN(context.dtypes, StringList(object, "dtypes"));
+  if (object.Contains("analysis_mode")) {
+    TS_ASSIGN_OR_RETURN(context.analysis_mode, object.String("analysis_mode"));
   }
   for (const auto& [key, value] : node.items()) {
     const bool known =
@@ -135,35 +104,24 @@ Json InputsMetadataToJson(const InputsMetadata& inputs) {
 
 absl::StatusOr<InputsMetadata> InputsMetadataFromJson(const Json& node,
                                                       absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status =
-          RejectUnknownKeys(node, {"source", "args", "kwargs"}, field);
-      !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"source", "args", "kwargs"}));
   InputsMetadata inputs;
-  absl::StatusOr<std::string> source = RequireString(node, "source", field);
-  if (!source.ok()) return source.status();
-  if (*source != kGeneratedInputs && *source != kProvidedInputs) {
-    return FieldError(
-        MemberPath(field, "source"),
-        absl::StrCat("must be 'generated' or 'provided', got '", *source, "'"));
+  TS_ASSIGN_OR_RETURN(inputs.source, object.String("source"));
+  if (inputs.source != kGeneratedInputs && inputs.source != kProvidedInputs) {
+    return FieldError(object.PathOf("source"),
+                      absl::StrCat("must be 'generated' or 'provided', got '",
+                                   inputs.source, "'"));
   }
-  inputs.source = *std::move(source);
   Json call = node;
   call.erase("source");
-  absl::StatusOr<CallMetadata> metadata = CallMetadataFromJson(call, field);
-  if (!metadata.ok()) return metadata.status();
-  inputs.call = *std::move(metadata);
+  TS_ASSIGN_OR_RETURN(inputs.call, CallMetadataFromJson(call, field));
   return inputs;
 }
 
-Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry) {
+Json LayerCallFlopsToJson(const LayerOperatorFlops& entry) {
   Json node = Json::object();
-  node["path"] = entry.path;
-  node["call_index"] = entry.call_index;
   node["total"] = MetricResultToJson(entry.total);
   node["by_operator"] = Json::object();
   for (const auto& [op, flops] : entry.by_operator) {
@@ -172,55 +130,52 @@ Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry) {
   return node;
 }
 
+Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry) {
+  Json node = Json::object();
+  node["path"] = entry.path;
+  node["call_index"] = entry.call_index;
+  Json values = LayerCallFlopsToJson(entry);
+  for (auto& [key, value] : values.items()) node[key] = std::move(value);
+  return node;
+}
+
+namespace {
+
+// `total` and `by_operator`, the members both forms share.
+absl::Status ReadLayerCallFlops(const JsonObject& object,
+                                LayerOperatorFlops& entry) {
+  TS_ASSIGN_OR_RETURN(JsonValue total, object.Member("total"));
+  TS_ASSIGN_OR_RETURN(entry.total,
+                      MetricResultFromJson(total.node(), total.path()));
+  TS_ASSIGN_OR_RETURN(JsonObject by_operator, object.Object("by_operator"));
+  for (auto& [op, flops] : by_operator.Members()) {
+    TS_ASSIGN_OR_RETURN(entry.by_operator[op], flops.NonNegativeCount());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LayerOperatorFlops> LayerCallFlopsFromJson(
+    const Json& node, absl::string_view field) {
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"total", "by_operator"}));
+  LayerOperatorFlops entry;
+  TS_RETURN_IF_ERROR(ReadLayerCallFlops(object, entry));
+  return entry;
+}
+
 absl::StatusOr<LayerOperatorFlops> LayerOperatorFlopsFromJson(
     const Json& node, absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok())
-    return status;
-  if (absl::Status status = RejectUnknownKeys(
-          node, {"path", "call_index", "total", "by_operator"}, field);
-      !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(
+      object.RejectUnknownKeys({"path", "call_index", "total", "by_operator"}));
   LayerOperatorFlops entry;
-  absl::StatusOr<const Json*> path = RequireMember(node, "path", field);
-  if (!path.ok()) return path.status();
-  if (!(*path)->is_string()) {
-    return FieldError(MemberPath(field, "path"), "expected a string");
-  }
-  entry.path = (*path)->get<std::string>();
-  absl::StatusOr<const Json*> call_index =
-      RequireMember(node, "call_index", field);
-  if (!call_index.ok()) return call_index.status();
-  absl::StatusOr<Count> index =
-      JsonToCount(**call_index, MemberPath(field, "call_index"));
-  if (!index.ok()) return index.status();
-  if (*index < 0 || *index > std::numeric_limits<std::int64_t>::max()) {
-    return FieldError(MemberPath(field, "call_index"),
-                      "must be a non-negative int64");
-  }
-  entry.call_index = static_cast<std::int64_t>(*index);
-  absl::StatusOr<const Json*> total = RequireMember(node, "total", field);
-  if (!total.ok()) return total.status();
-  absl::StatusOr<MetricResult> total_value =
-      MetricResultFromJson(**total, MemberPath(field, "total"));
-  if (!total_value.ok()) return total_value.status();
-  entry.total = *std::move(total_value);
-  absl::StatusOr<const Json*> by_operator =
-      RequireMember(node, "by_operator", field);
-  if (!by_operator.ok()) return by_operator.status();
-  if (absl::Status status =
-          ExpectObject(**by_operator, MemberPath(field, "by_operator"));
-      !status.ok()) {
-    return status;
-  }
-  for (const auto& [op, flops] : (*by_operator)->items()) {
-    const std::string op_field =
-        MemberPath(MemberPath(field, "by_operator"), op);
-    absl::StatusOr<Count> value = JsonToCount(flops, op_field);
-    if (!value.ok()) return value.status();
-    if (*value < 0) return FieldError(op_field, "must not be negative");
-    entry.by_operator[op] = *value;
-  }
+  TS_ASSIGN_OR_RETURN(entry.path, object.String("path"));
+  TS_ASSIGN_OR_RETURN(entry.call_index, object.Index("call_index"));
+  TS_RETURN_IF_ERROR(ReadLayerCallFlops(object, entry));
   return entry;
 }
 
@@ -250,105 +205,65 @@ Json AnalysisReportToJson(const AnalysisReport& report) {
 
 absl::StatusOr<AnalysisReport> AnalysisReportFromJson(const Json& node,
                                                       absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = RejectUnknownKeys(
-          node,
-          {"schema_version", "context", "inputs", "layers", "operator_flops",
-           "layer_operator_flops", "totals", "diagnostics"},
-          field);
-      !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
+      {"schema_version", "context", "inputs", "layers", "operator_flops",
+       "layer_operator_flops", "totals", "diagnostics"}));
   AnalysisReport report;
-  absl::StatusOr<std::int64_t> version = SchemaVersion(node, field);
-  if (!version.ok()) return version.status();
-  report.schema_version = *version;
+  TS_ASSIGN_OR_RETURN(report.schema_version, SchemaVersion(object));
 
-  absl::StatusOr<const Json*> context = RequireMember(node, "context", field);
-  if (!context.ok()) return context.status();
-  absl::StatusOr<ReportContext> context_value =
-      ReportContextFromJson(**context, MemberPath(field, "context"));
-  if (!context_value.ok()) return context_value.status();
-  report.context = *std::move(context_value);
+  TS_ASSIGN_OR_RETURN(JsonValue context, object.Member("context"));
+  TS_ASSIGN_OR_RETURN(report.context,
+                      ReportContextFromJson(context.node(), context.path()));
+  TS_ASSIGN_OR_RETURN(JsonValue inputs, object.Member("inputs"));
+  TS_ASSIGN_OR_RETURN(report.inputs,
+                      InputsMetadataFromJson(inputs.node(), inputs.path()));
 
-  absl::StatusOr<const Json*> inputs = RequireMember(node, "inputs", field);
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<InputsMetadata> inputs_value =
-      InputsMetadataFromJson(**inputs, MemberPath(field, "inputs"));
-  if (!inputs_value.ok()) return inputs_value.status();
-  report.inputs = *std::move(inputs_value);
-
-  absl::StatusOr<const Json*> layers = RequireMember(node, "layers", field);
-  if (!layers.ok()) return layers.status();
-  const std::string layers_path = MemberPath(field, "layers");
-  if (absl::Status status = ExpectArray(**layers, layers_path); !status.ok()) {
-    return status;
-  }
-  for (std::size_t i = 0; i < (*layers)->size(); ++i) {
-    absl::StatusOr<LayerReport> layer =
-        LayerReportFromJson((**layers)[i], IndexPath(layers_path, i));
-    if (!layer.ok()) return layer.status();
-    report.layers.push_back(*std::move(layer));
+  TS_ASSIGN_OR_RETURN(JsonArray layers, object.Array("layers"));
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const JsonValue item = layers.Item(i);
+    TS_ASSIGN_OR_RETURN(LayerReport layer,
+                        LayerReportFromJson(item.node(), item.path()));
+    report.layers.push_back(std::move(layer));
   }
 
-  absl::StatusOr<const Json*> operator_flops =
-      RequireMember(node, "operator_flops", field);
-  if (!operator_flops.ok()) return operator_flops.status();
-  absl::StatusOr<FlopReport> flop_report =
-      FlopReportFromJson(**operator_flops, MemberPath(field, "operator_flops"));
-  if (!flop_report.ok()) return flop_report.status();
-  report.operator_flops = *std::move(flop_report);
+  TS_ASSIGN_OR_RETURN(JsonValue operator_flops,
+                      object.Member("operator_flops"));
+  TS_ASSIGN_OR_RETURN(
+      report.operator_flops,
+      FlopReportFromJson(operator_flops.node(), operator_flops.path()));
 
-  if (auto it = node.find("layer_operator_flops"); it != node.end()) {
-    const std::string entries_path = MemberPath(field, "layer_operator_flops");
-    if (absl::Status status = ExpectArray(*it, entries_path); !status.ok()) {
-      return status;
-    }
+  if (object.Contains("layer_operator_flops")) {
+    TS_ASSIGN_OR_RETURN(JsonArray entries,
+                        object.Array("layer_operator_flops"));
     report.layer_operator_flops.emplace();
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      absl::StatusOr<LayerOperatorFlops> entry =
-          LayerOperatorFlopsFromJson((*it)[i], IndexPath(entries_path, i));
-      if (!entry.ok()) return entry.status();
-      report.layer_operator_flops->push_back(*std::move(entry));
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const JsonValue item = entries.Item(i);
+      TS_ASSIGN_OR_RETURN(LayerOperatorFlops entry,
+                          LayerOperatorFlopsFromJson(item.node(), item.path()));
+      report.layer_operator_flops->push_back(std::move(entry));
     }
   }
 
-  absl::StatusOr<const Json*> totals = RequireMember(node, "totals", field);
-  if (!totals.ok()) return totals.status();
-  const std::string totals_path = MemberPath(field, "totals");
-  absl::StatusOr<MetricMap> totals_value =
-      MetricMapFromJson(**totals, totals_path);
-  if (!totals_value.ok()) return totals_value.status();
+  TS_ASSIGN_OR_RETURN(JsonValue totals, object.Member("totals"));
+  TS_ASSIGN_OR_RETURN(report.totals,
+                      MetricMapFromJson(totals.node(), totals.path()));
   for (absl::string_view name : kTotalNames) {
-    if (!totals_value->Contains(name)) {
-      return FieldError(MemberPath(totals_path, name), "is missing");
+    if (!report.totals.Contains(name)) {
+      return FieldError(MemberPath(totals.path(), name), "is missing");
     }
   }
-  report.totals = *std::move(totals_value);
 
-  absl::StatusOr<const Json*> diagnostics =
-      RequireMember(node, "diagnostics", field);
-  if (!diagnostics.ok()) return diagnostics.status();
-  const std::string diagnostics_path = MemberPath(field, "diagnostics");
-  if (absl::Status status = ExpectArray(**diagnostics, diagnostics_path);
-      !status.ok()) {
-    return status;
-  }
-  for (std::size_t i = 0; i < (*diagnostics)->size(); ++i) {
-    const std::string path = IndexPath(diagnostics_path, i);
-    const Json& entry = (**diagnostics)[i];
-    absl::StatusOr<Diagnostic> diagnostic = DiagnosticFromJson(entry, path);
-    if (!diagnostic.ok()) return diagnostic.status();
-    if (absl::Status status = RejectUnknownKeys(
-            entry,
-            {"code", "severity", "metric", "path", "operator", "message"},
-            path);
-        !status.ok()) {
-      return status;
-    }
-    report.diagnostics.push_back(*std::move(diagnostic));
+  TS_ASSIGN_OR_RETURN(JsonArray diagnostics, object.Array("diagnostics"));
+  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+    const JsonValue item = diagnostics.Item(i);
+    TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
+                        DiagnosticFromJson(item.node(), item.path()));
+    TS_ASSIGN_OR_RETURN(JsonObject entry, item.Object());
+    TS_RETURN_IF_ERROR(entry.RejectUnknownKeys(
+        {"code", "severity", "metric", "path", "operator", "message"}));
+    report.diagnostics.push_back(std::move(diagnostic));
   }
   return report;
 }

@@ -1,8 +1,8 @@
 // AnalysisReport: what crawl_module / summary return (reference 2.3).
 //
 // The JSON keys come out in the order TorchScan 0.2 inserts them, so that
-// DumpPythonJson(AnalysisReportToJson(report)) is byte-identical to Python's
-// json.dumps(report) for a report parsed from it.
+// pycompat::DumpPythonJson(AnalysisReportToJson(report)) is byte-identical
+// to Python's json.dumps(report) for a report parsed from it.
 
 #ifndef TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
 #define TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
@@ -85,6 +85,12 @@ struct LayerOperatorFlops {
 
 Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry);
 absl::StatusOr<LayerOperatorFlops> LayerOperatorFlopsFromJson(
+    const Json& node, absl::string_view field);
+// The same without the key: {"total": ..., "by_operator": {...}}, as a crawl
+// record carries a layer call's operator FLOPs under the call's layer index.
+// LayerCallFlopsFromJson leaves path and call_index empty.
+Json LayerCallFlopsToJson(const LayerOperatorFlops& entry);
+absl::StatusOr<LayerOperatorFlops> LayerCallFlopsFromJson(
     const Json& node, absl::string_view field);
 
 struct AnalysisReport {

@@ -4,11 +4,13 @@
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "report/python_json.h"
+#include "pycompat/python_json.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
+
+using pycompat::DumpPythonJson;
 
 using testing::ParseOrFail;
 using testing::ReadTestData;
@@ -18,7 +20,7 @@ Json Section11() {
   return ParseOrFail(ReadTestData("reference/conv2d_section11.json"));
 }
 
-// The error of parsing section 11's report after `edit`.
+// The error of parsing the Conv2d example report after `edit`.
 std::string ErrorAfter(const std::function<void(Json&)>& edit) {
   Json document = Section11();
   edit(document);

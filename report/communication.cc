@@ -6,9 +6,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "report/diagnostic.h"
-#include "report/json_fields.h"
+#include "report/json_field_helpers.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
+using namespace json_fields;  // NOLINT(build/namespaces)
 namespace {
 
 constexpr std::array<std::pair<CollectiveKind, absl::string_view>, 11>

@@ -8,14 +8,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "report/json_fields.h"
-#include "report/python_json.h"
-#include "report/python_text.h"
+#include "base/status_macros.h"
+#include "pycompat/python_json.h"
+#include "pycompat/python_text.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 namespace {
 
 using LayerKey = std::pair<std::string, std::int64_t>;
+using LayerIndex = std::map<LayerKey, const ComparableLayer*>;
+using MetricDiffs = std::map<std::string, MetricDiff>;
 
 absl::Status CheckVersions(Count before, Count after) {
   if (before != after) {
@@ -30,14 +33,14 @@ absl::Status CheckVersions(Count before, Count after) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::map<LayerKey, const ComparableLayer*>> IndexLayers(
-    const ComparableReport& report, absl::string_view name) {
-  std::map<LayerKey, const ComparableLayer*> calls;
+absl::StatusOr<LayerIndex> IndexLayers(const ComparableReport& report,
+                                       absl::string_view name) {
+  LayerIndex calls;
   for (const ComparableLayer& layer : report.layers) {
     if (!calls.emplace(LayerKey(layer.path, layer.call_index), &layer).second) {
       return absl::InvalidArgumentError(absl::StrCat(
           name, " contains duplicate layer call (",
-          PythonStringRepr(layer.path), ", ", layer.call_index, ")"));
+          pycompat::PythonStringRepr(layer.path), ", ", layer.call_index, ")"));
     }
   }
   return calls;
@@ -51,7 +54,7 @@ absl::string_view PythonTypeName(const MetricValue& value) {
 
 double AsDouble(const MetricValue& value) {
   if (const Count* count = std::get_if<Count>(&value)) {
-    return CountToDouble(*count);
+    return pycompat::CountToDouble(*count);
   }
   return std::get<double>(value);
 }
@@ -73,7 +76,7 @@ absl::StatusOr<MetricValue> Subtract(const MetricValue& after,
     std::optional<Count> delta = CheckedSubtract(*a, *b);
     if (!delta) {
       return absl::OutOfRangeError(
-          absl::StrCat("metric ", PythonStringRepr(name),
+          absl::StrCat("metric ", pycompat::PythonStringRepr(name),
                        " delta overflows a 128-bit integer"));
     }
     return MetricValue(*delta);
@@ -94,22 +97,22 @@ absl::StatusOr<MetricDiff> DiffMetric(const MetricResult* before,
     diff.status = MetricStatus::kPartial;
   } else {
     diff.status = MetricStatus::kComplete;
-    absl::StatusOr<MetricValue> delta =
-        Subtract(*after->value(), *before->value(), name);
-    if (!delta.ok()) return delta.status();
-    diff.delta = *std::move(delta);
+    TS_ASSIGN_OR_RETURN(MetricValue delta,
+                        Subtract(*after->value(), *before->value(), name));
+    diff.delta = std::move(delta);
   }
   if (before != nullptr) diff.before = *before;
   if (after != nullptr) diff.after = *after;
   return diff;
 }
 
-absl::StatusOr<std::map<std::string, MetricDiff>> DiffMetrics(
-    const MetricMap& before, const MetricMap& after, bool changed_only) {
+absl::StatusOr<MetricDiffs> DiffMetrics(const MetricMap& before,
+                                        const MetricMap& after,
+                                        bool changed_only) {
   std::set<std::string> names;
   for (const auto& [name, result] : before) names.insert(name);
   for (const auto& [name, result] : after) names.insert(name);
-  std::map<std::string, MetricDiff> diffs;
+  MetricDiffs diffs;
   for (const std::string& name : names) {
     const MetricResult* before_metric = before.Find(name);
     const MetricResult* after_metric = after.Find(name);
@@ -125,15 +128,15 @@ absl::StatusOr<std::map<std::string, MetricDiff>> DiffMetrics(
             std::tuple{"method", &before_metric->method(),
                        &after_metric->method()}}) {
         if (*left != *right) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "metric ", PythonStringRepr(name), " has incompatible ", field));
+          return absl::InvalidArgumentError(
+              absl::StrCat("metric ", pycompat::PythonStringRepr(name),
+                           " has incompatible ", field));
         }
       }
     }
-    absl::StatusOr<MetricDiff> diff =
-        DiffMetric(before_metric, after_metric, name);
-    if (!diff.ok()) return diff.status();
-    diffs.emplace(name, *std::move(diff));
+    TS_ASSIGN_OR_RETURN(MetricDiff diff,
+                        DiffMetric(before_metric, after_metric, name));
+    diffs.emplace(name, std::move(diff));
   }
   return diffs;
 }
@@ -142,16 +145,12 @@ LayerSnapshot Snapshot(const ComparableLayer& layer) {
   return LayerSnapshot{layer.path, layer.call_index, layer.metrics};
 }
 
+// A report's schema_version, read before anything else so that a report of
+// another schema gets the version error, not a parse error of its body.
 absl::StatusOr<Count> VersionOf(const Json& report, absl::string_view field) {
-  absl::StatusOr<const Json*> version =
-      RequireMember(report, "schema_version", field);
-  if (!version.ok()) return version.status();
-  const std::string path = MemberPath(field, "schema_version");
-  if (!IsJsonInteger(**version)) {
-    return FieldError(path, absl::StrCat("expected an integer, got ",
-                                         DescribeJson(**version)));
-  }
-  return JsonToCount(**version, path);
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(report, std::string(field)).Object());
+  return object.Integer("schema_version");
 }
 
 }  // namespace
@@ -170,40 +169,21 @@ ComparableReport ComparableView(const AnalysisReport& report) {
 absl::StatusOr<ComparableReport> ComparableReportFromJson(
     const Json& node, absl::string_view field) {
   ComparableReport report;
-  absl::StatusOr<Count> version = VersionOf(node, field);
-  if (!version.ok()) return version.status();
-  report.schema_version = *version;
-
-  absl::StatusOr<const Json*> totals = RequireMember(node, "totals", field);
-  if (!totals.ok()) return totals.status();
-  absl::StatusOr<MetricMap> total_metrics =
-      MetricMapFromJson(**totals, MemberPath(field, "totals"));
-  if (!total_metrics.ok()) return total_metrics.status();
-  report.totals = *std::move(total_metrics);
-
-  absl::StatusOr<const Json*> layers = RequireMember(node, "layers", field);
-  if (!layers.ok()) return layers.status();
-  const std::string layers_path = MemberPath(field, "layers");
-  if (absl::Status status = ExpectArray(**layers, layers_path); !status.ok()) {
-    return status;
-  }
-  for (std::size_t i = 0; i < (*layers)->size(); ++i) {
-    const Json& entry = (**layers)[i];
-    const std::string path = IndexPath(layers_path, i);
+  TS_ASSIGN_OR_RETURN(report.schema_version, VersionOf(node, field));
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_ASSIGN_OR_RETURN(JsonValue totals, object.Member("totals"));
+  TS_ASSIGN_OR_RETURN(report.totals,
+                      MetricMapFromJson(totals.node(), totals.path()));
+  TS_ASSIGN_OR_RETURN(JsonArray layers, object.Array("layers"));
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(JsonObject entry, layers.Item(i).Object());
     ComparableLayer layer;
-    absl::StatusOr<std::string> layer_path = RequireString(entry, "path", path);
-    if (!layer_path.ok()) return layer_path.status();
-    layer.path = *std::move(layer_path);
-    absl::StatusOr<std::int64_t> call_index =
-        RequireIndex(entry, "call_index", path);
-    if (!call_index.ok()) return call_index.status();
-    layer.call_index = *call_index;
-    absl::StatusOr<const Json*> metrics = RequireMember(entry, "metrics", path);
-    if (!metrics.ok()) return metrics.status();
-    absl::StatusOr<MetricMap> metric_values =
-        MetricMapFromJson(**metrics, MemberPath(path, "metrics"));
-    if (!metric_values.ok()) return metric_values.status();
-    layer.metrics = *std::move(metric_values);
+    TS_ASSIGN_OR_RETURN(layer.path, entry.String("path"));
+    TS_ASSIGN_OR_RETURN(layer.call_index, entry.Index("call_index"));
+    TS_ASSIGN_OR_RETURN(JsonValue metrics, entry.Member("metrics"));
+    TS_ASSIGN_OR_RETURN(layer.metrics,
+                        MetricMapFromJson(metrics.node(), metrics.path()));
     report.layers.push_back(std::move(layer));
   }
   return report;
@@ -211,42 +191,35 @@ absl::StatusOr<ComparableReport> ComparableReportFromJson(
 
 absl::StatusOr<ReportDiff> CompareReports(const ComparableReport& before,
                                           const ComparableReport& after) {
-  if (absl::Status status =
-          CheckVersions(before.schema_version, after.schema_version);
-      !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<std::map<LayerKey, const ComparableLayer*>> before_layers =
-      IndexLayers(before, "before");
-  if (!before_layers.ok()) return before_layers.status();
-  absl::StatusOr<std::map<LayerKey, const ComparableLayer*>> after_layers =
-      IndexLayers(after, "after");
-  if (!after_layers.ok()) return after_layers.status();
+  TS_RETURN_IF_ERROR(
+      CheckVersions(before.schema_version, after.schema_version));
+  TS_ASSIGN_OR_RETURN(LayerIndex before_layers, IndexLayers(before, "before"));
+  TS_ASSIGN_OR_RETURN(LayerIndex after_layers, IndexLayers(after, "after"));
 
   ReportDiff diff;
   diff.schema_version = static_cast<std::int64_t>(before.schema_version);
-  for (const auto& [key, layer] : *after_layers) {
-    if (!before_layers->contains(key)) diff.added.push_back(Snapshot(*layer));
+  for (const auto& [key, layer] : after_layers) {
+    if (!before_layers.contains(key)) diff.added.push_back(Snapshot(*layer));
   }
-  for (const auto& [key, layer] : *before_layers) {
-    if (!after_layers->contains(key)) diff.removed.push_back(Snapshot(*layer));
+  for (const auto& [key, layer] : before_layers) {
+    if (!after_layers.contains(key)) diff.removed.push_back(Snapshot(*layer));
   }
-  for (const auto& [key, before_layer] : *before_layers) {
-    auto match = after_layers->find(key);
-    if (match == after_layers->end()) continue;
-    absl::StatusOr<std::map<std::string, MetricDiff>> metrics =
+  for (const auto& [key, before_layer] : before_layers) {
+    auto match = after_layers.find(key);
+    if (match == after_layers.end()) continue;
+    TS_ASSIGN_OR_RETURN(
+        MetricDiffs metrics,
         DiffMetrics(before_layer->metrics, match->second->metrics,
-                    /*changed_only=*/true);
-    if (!metrics.ok()) return metrics.status();
-    if (!metrics->empty()) {
+                    /*changed_only=*/true));
+    if (!metrics.empty()) {
       diff.changed.push_back(
-          LayerDiff{key.first, key.second, *std::move(metrics)});
+          LayerDiff{key.first, key.second, std::move(metrics)});
     }
   }
-  absl::StatusOr<std::map<std::string, MetricDiff>> totals =
-      DiffMetrics(before.totals, after.totals, /*changed_only=*/false);
-  if (!totals.ok()) return totals.status();
-  diff.totals = *std::move(totals);
+  TS_ASSIGN_OR_RETURN(
+      MetricDiffs totals,
+      DiffMetrics(before.totals, after.totals, /*changed_only=*/false));
+  diff.totals = std::move(totals);
   return diff;
 }
 
@@ -255,29 +228,20 @@ absl::StatusOr<ReportDiff> CompareReports(const AnalysisReport& before,
   return CompareReports(ComparableView(before), ComparableView(after));
 }
 
-absl::StatusOr<Json> CompareReportsJson(const Json& before, const Json& after) {
-  absl::StatusOr<Count> before_version = VersionOf(before, "before");
-  if (!before_version.ok()) return before_version.status();
-  absl::StatusOr<Count> after_version = VersionOf(after, "after");
-  if (!after_version.ok()) return after_version.status();
-  if (absl::Status status = CheckVersions(*before_version, *after_version);
-      !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<ComparableReport> before_report =
-      ComparableReportFromJson(before, "before");
-  if (!before_report.ok()) return before_report.status();
-  absl::StatusOr<ComparableReport> after_report =
-      ComparableReportFromJson(after, "after");
-  if (!after_report.ok()) return after_report.status();
-  absl::StatusOr<ReportDiff> diff =
-      CompareReports(*before_report, *after_report);
-  if (!diff.ok()) return diff.status();
-  return ReportDiffToJson(*diff);
+absl::StatusOr<ReportDiff> CompareReportDocuments(const Json& before,
+                                                  const Json& after) {
+  TS_ASSIGN_OR_RETURN(Count before_version, VersionOf(before, "before"));
+  TS_ASSIGN_OR_RETURN(Count after_version, VersionOf(after, "after"));
+  TS_RETURN_IF_ERROR(CheckVersions(before_version, after_version));
+  TS_ASSIGN_OR_RETURN(ComparableReport before_report,
+                      ComparableReportFromJson(before, "before"));
+  TS_ASSIGN_OR_RETURN(ComparableReport after_report,
+                      ComparableReportFromJson(after, "after"));
+  return CompareReports(before_report, after_report);
 }
 
-absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
-                                               absl::string_view after) {
+absl::StatusOr<ReportDiff> CompareReportTexts(absl::string_view before,
+                                              absl::string_view after) {
   absl::StatusOr<Json> before_json = ParseJson(before);
   if (!before_json.ok()) {
     return absl::InvalidArgumentError(
@@ -288,9 +252,18 @@ absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
     return absl::InvalidArgumentError(
         absl::StrCat("after: ", after_json.status().message()));
   }
-  absl::StatusOr<Json> diff = CompareReportsJson(*before_json, *after_json);
-  if (!diff.ok()) return diff.status();
-  return DumpPythonJson(*diff);
+  return CompareReportDocuments(*before_json, *after_json);
+}
+
+absl::StatusOr<Json> CompareReportsJson(const Json& before, const Json& after) {
+  TS_ASSIGN_OR_RETURN(ReportDiff diff, CompareReportDocuments(before, after));
+  return ReportDiffToJson(diff);
+}
+
+absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
+                                               absl::string_view after) {
+  TS_ASSIGN_OR_RETURN(ReportDiff diff, CompareReportTexts(before, after));
+  return pycompat::DumpPythonJson(ReportDiffToJson(diff));
 }
 
 }  // namespace torchscan::report

@@ -54,12 +54,19 @@ absl::StatusOr<ReportDiff> CompareReports(const ComparableReport& before,
 absl::StatusOr<ReportDiff> CompareReports(const AnalysisReport& before,
                                           const AnalysisReport& after);
 
-// JSON in, JSON out, for reports from any producer (Python's torchscan 0.2
-// or ours). Versions are checked before anything else is read, so a report
-// of another schema gets the version error, not a parse error of its body.
+// Reports as JSON documents from any producer (Python's torchscan 0.2 or
+// ours). Versions are checked before anything else is read, so a report of
+// another schema gets the version error, not a parse error of its body.
 // Parse errors name the path under "before" / "after".
+absl::StatusOr<ReportDiff> CompareReportDocuments(const Json& before,
+                                                  const Json& after);
+// The same on JSON text, which must parse ("before: invalid JSON ...").
+absl::StatusOr<ReportDiff> CompareReportTexts(absl::string_view before,
+                                              absl::string_view after);
+
+// JSON out: ReportDiffToJson of CompareReportDocuments, and the text
+// json.dumps would write for CompareReportTexts.
 absl::StatusOr<Json> CompareReportsJson(const Json& before, const Json& after);
-// The same on JSON text; the result is written as json.dumps would.
 absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
                                                absl::string_view after);
 

@@ -7,11 +7,13 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "report/python_json.h"
+#include "pycompat/python_json.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
+
+using pycompat::DumpPythonJson;
 
 using testing::CompleteMetric;
 using testing::ParseOrFail;

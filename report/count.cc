@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
+
 namespace torchscan::report {
 
 std::optional<Count> CheckedAdd(Count a, Count b) {
@@ -11,6 +13,16 @@ std::optional<Count> CheckedAdd(Count a, Count b) {
     return std::nullopt;
   }
   return Count(result);
+}
+
+absl::Status AddCount(Count& sum, Count value, absl::string_view what) {
+  std::optional<Count> next = CheckedAdd(sum, value);
+  if (!next) {
+    return absl::OutOfRangeError(
+        absl::StrCat(what, " overflows a 128-bit integer"));
+  }
+  sum = *next;
+  return absl::OkStatus();
 }
 
 std::optional<Count> CheckedSubtract(Count a, Count b) {

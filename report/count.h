@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/numeric/int128.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
 namespace torchscan::report {
@@ -19,6 +20,9 @@ using Count = absl::int128;
 
 // a + b, or nullopt when the exact result does not fit in a Count.
 std::optional<Count> CheckedAdd(Count a, Count b);
+// sum += value, or an OutOfRange error "<what> overflows a 128-bit integer"
+// (and sum unchanged) when the exact result does not fit in a Count.
+absl::Status AddCount(Count& sum, Count value, absl::string_view what);
 // a - b, or nullopt when the exact result does not fit in a Count.
 std::optional<Count> CheckedSubtract(Count a, Count b);
 // a * b, or nullopt when the exact result does not fit in a Count.

@@ -4,25 +4,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
-namespace {
-
-absl::StatusOr<std::string> RequiredString(const Json& node, const char* key,
-                                           absl::string_view field) {
-  auto it = node.find(key);
-  if (it == node.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".", key, ": is missing"));
-  }
-  if (!it->is_string()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".", key, ": expected a string, got ", it->type_name()));
-  }
-  return it->get<std::string>();
-}
-
-}  // namespace
 
 Diagnostic Diagnostic::ForPath(std::string code, std::string metric,
                                std::string path, std::string message) {
@@ -52,36 +37,26 @@ Json DiagnosticToJson(const Diagnostic& diagnostic) {
 
 absl::StatusOr<Diagnostic> DiagnosticFromJson(const Json& node,
                                               absl::string_view field) {
-  if (!node.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": expected a diagnostic object, got ", node.type_name()));
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
   Diagnostic diagnostic;
-  for (auto [key, target] : {std::pair{"code", &diagnostic.code},
-                             std::pair{"severity", &diagnostic.severity},
-                             std::pair{"metric", &diagnostic.metric},
-                             std::pair{"message", &diagnostic.message}}) {
-    absl::StatusOr<std::string> text = RequiredString(node, key, field);
-    if (!text.ok()) return text.status();
-    *target = *std::move(text);
-  }
+  TS_ASSIGN_OR_RETURN(diagnostic.code, object.String("code"));
+  TS_ASSIGN_OR_RETURN(diagnostic.severity, object.String("severity"));
+  TS_ASSIGN_OR_RETURN(diagnostic.metric, object.String("metric"));
+  TS_ASSIGN_OR_RETURN(diagnostic.message, object.String("message"));
   if (diagnostic.severity != "warning" && diagnostic.severity != "error") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".severity: must be 'warning' or 'error', got '",
-                     diagnostic.severity, "'"));
+    return FieldError(object.PathOf("severity"),
+                      absl::StrCat("must be 'warning' or 'error', got '",
+                                   diagnostic.severity, "'"));
   }
-  const bool has_path = node.contains("path");
-  const bool has_operator = node.contains("operator");
-  if (has_path == has_operator) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": needs exactly one of 'path' and 'operator'"));
+  const bool has_path = object.Contains("path");
+  if (has_path == object.Contains("operator")) {
+    return object.Error("needs exactly one of 'path' and 'operator'");
   }
   diagnostic.subject_kind =
       has_path ? DiagnosticSubject::kPath : DiagnosticSubject::kOperator;
-  absl::StatusOr<std::string> subject =
-      RequiredString(node, has_path ? "path" : "operator", field);
-  if (!subject.ok()) return subject.status();
-  diagnostic.subject = *std::move(subject);
+  TS_ASSIGN_OR_RETURN(diagnostic.subject,
+                      object.String(has_path ? "path" : "operator"));
   return diagnostic;
 }
 

@@ -1,4 +1,5 @@
-// FlopReport: operator FLOPs of one workload (reference section 2.6 / 7).
+// FlopReport: operator FLOPs of one workload (TorchScan 0.2's FlopReport of
+// measure_flops).
 
 #ifndef TORCHSCAN_REPORT_FLOP_REPORT_H_
 #define TORCHSCAN_REPORT_FLOP_REPORT_H_

@@ -23,7 +23,8 @@ OperatorObservation Seen(std::string name, Count calls,
   return op;
 }
 
-// Reference section 7.4: torch.sin(left @ right) with left (2,3), right (3,4).
+// TorchScan 0.2's measure_flops golden: torch.sin(left @ right) with left
+// (2,3), right (3,4).
 TEST(FlopReportTest, UncountedOperatorMakesThePartialLowerBound) {
   absl::StatusOr<FlopReport> report = BuildFlopReport(
       "2.13.0", {Seen("aten.sin", 1), Counted("aten.mm", 1, 2 * 2 * 4 * 3)},

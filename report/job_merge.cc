@@ -8,9 +8,11 @@
 #include "absl/strings/str_join.h"
 #include "report/aggregate.h"
 #include "report/diagnostic.h"
-#include "report/json_fields.h"
+#include "report/json_field_helpers.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
+using namespace json_fields;  // NOLINT(build/namespaces)
 namespace {
 
 // The known value of a FLOP total (0 when unavailable).

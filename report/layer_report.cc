@@ -3,55 +3,32 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
-#include "report/json_fields.h"
+#include "base/status_macros.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 namespace {
 
-absl::StatusOr<ParameterAttribution> ParametersFromJson(
-    const Json& node, absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = RejectUnknownKeys(
-          node, {"trainable", "frozen", "bytes", "shared"}, field);
-      !status.ok()) {
-    return status;
-  }
+absl::StatusOr<ParameterAttribution> ParametersFromJson(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  TS_RETURN_IF_ERROR(
+      object.RejectUnknownKeys({"trainable", "frozen", "bytes", "shared"}));
   ParameterAttribution parameters;
-  for (auto [key, target] : {std::pair{"trainable", &parameters.trainable},
-                             std::pair{"frozen", &parameters.frozen},
-                             std::pair{"bytes", &parameters.bytes}}) {
-    absl::StatusOr<Count> value = RequireCount(node, key, field);
-    if (!value.ok()) return value.status();
-    *target = *value;
-  }
-  absl::StatusOr<bool> shared = RequireBool(node, "shared", field);
-  if (!shared.ok()) return shared.status();
-  parameters.shared = *shared;
+  TS_ASSIGN_OR_RETURN(parameters.trainable,
+                      object.NonNegativeCount("trainable"));
+  TS_ASSIGN_OR_RETURN(parameters.frozen, object.NonNegativeCount("frozen"));
+  TS_ASSIGN_OR_RETURN(parameters.bytes, object.NonNegativeCount("bytes"));
+  TS_ASSIGN_OR_RETURN(parameters.shared, object.Bool("shared"));
   return parameters;
 }
 
-absl::StatusOr<BufferAttribution> BuffersFromJson(const Json& node,
-                                                  absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status =
-          RejectUnknownKeys(node, {"elements", "bytes", "shared"}, field);
-      !status.ok()) {
-    return status;
-  }
+absl::StatusOr<BufferAttribution> BuffersFromJson(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"elements", "bytes", "shared"}));
   BufferAttribution buffers;
-  for (auto [key, target] : {std::pair{"elements", &buffers.elements},
-                             std::pair{"bytes", &buffers.bytes}}) {
-    absl::StatusOr<Count> value = RequireCount(node, key, field);
-    if (!value.ok()) return value.status();
-    *target = *value;
-  }
-  absl::StatusOr<bool> shared = RequireBool(node, "shared", field);
-  if (!shared.ok()) return shared.status();
-  buffers.shared = *shared;
+  TS_ASSIGN_OR_RETURN(buffers.elements, object.NonNegativeCount("elements"));
+  TS_ASSIGN_OR_RETURN(buffers.bytes, object.NonNegativeCount("bytes"));
+  TS_ASSIGN_OR_RETURN(buffers.shared, object.Bool("shared"));
   return buffers;
 }
 
@@ -100,66 +77,30 @@ Json LayerReportToJson(const LayerReport& layer) {
 
 absl::StatusOr<LayerReport> LayerReportFromJson(const Json& node,
                                                 absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = RejectUnknownKeys(
-          node,
-          {"path", "call_index", "name", "depth", "type", "input", "output",
-           "parameters", "buffers", "metrics"},
-          field);
-      !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
+      {"path", "call_index", "name", "depth", "type", "input", "output",
+       "parameters", "buffers", "metrics"}));
   LayerReport layer;
-  for (auto [key, target] :
-       {std::pair{"path", &layer.path}, std::pair{"name", &layer.name},
-        std::pair{"type", &layer.type}}) {
-    absl::StatusOr<std::string> text = RequireString(node, key, field);
-    if (!text.ok()) return text.status();
-    *target = *std::move(text);
-  }
-  for (auto [key, target] : {std::pair{"call_index", &layer.call_index},
-                             std::pair{"depth", &layer.depth}}) {
-    absl::StatusOr<std::int64_t> value = RequireIndex(node, key, field);
-    if (!value.ok()) return value.status();
-    *target = *value;
-  }
-  absl::StatusOr<const Json*> input = RequireMember(node, "input", field);
-  if (!input.ok()) return input.status();
-  absl::StatusOr<CallMetadata> call =
-      CallMetadataFromJson(**input, MemberPath(field, "input"));
-  if (!call.ok()) return call.status();
-  layer.input = *std::move(call);
-
-  absl::StatusOr<const Json*> output = RequireMember(node, "output", field);
-  if (!output.ok()) return output.status();
-  absl::StatusOr<ValueMetadata> output_value =
-      ValueMetadataFromJson(**output, MemberPath(field, "output"));
-  if (!output_value.ok()) return output_value.status();
-  layer.output = *std::move(output_value);
-
-  absl::StatusOr<const Json*> parameters =
-      RequireMember(node, "parameters", field);
-  if (!parameters.ok()) return parameters.status();
-  absl::StatusOr<ParameterAttribution> parameter_values =
-      ParametersFromJson(**parameters, MemberPath(field, "parameters"));
-  if (!parameter_values.ok()) return parameter_values.status();
-  layer.parameters = *parameter_values;
-
-  absl::StatusOr<const Json*> buffers = RequireMember(node, "buffers", field);
-  if (!buffers.ok()) return buffers.status();
-  absl::StatusOr<BufferAttribution> buffer_values =
-      BuffersFromJson(**buffers, MemberPath(field, "buffers"));
-  if (!buffer_values.ok()) return buffer_values.status();
-  layer.buffers = *buffer_values;
-
-  absl::StatusOr<const Json*> metrics = RequireMember(node, "metrics", field);
-  if (!metrics.ok()) return metrics.status();
-  absl::StatusOr<MetricMap> metric_values =
-      MetricMapFromJson(**metrics, MemberPath(field, "metrics"));
-  if (!metric_values.ok()) return metric_values.status();
-  layer.metrics = *std::move(metric_values);
+  TS_ASSIGN_OR_RETURN(layer.path, object.String("path"));
+  TS_ASSIGN_OR_RETURN(layer.name, object.String("name"));
+  TS_ASSIGN_OR_RETURN(layer.type, object.String("type"));
+  TS_ASSIGN_OR_RETURN(layer.call_index, object.Index("call_index"));
+  TS_ASSIGN_OR_RETURN(layer.depth, object.Index("depth"));
+  TS_ASSIGN_OR_RETURN(JsonValue input, object.Member("input"));
+  TS_ASSIGN_OR_RETURN(layer.input,
+                      CallMetadataFromJson(input.node(), input.path()));
+  TS_ASSIGN_OR_RETURN(JsonValue output, object.Member("output"));
+  TS_ASSIGN_OR_RETURN(layer.output,
+                      ValueMetadataFromJson(output.node(), output.path()));
+  TS_ASSIGN_OR_RETURN(JsonValue parameters, object.Member("parameters"));
+  TS_ASSIGN_OR_RETURN(layer.parameters, ParametersFromJson(parameters));
+  TS_ASSIGN_OR_RETURN(JsonValue buffers, object.Member("buffers"));
+  TS_ASSIGN_OR_RETURN(layer.buffers, BuffersFromJson(buffers));
+  TS_ASSIGN_OR_RETURN(JsonValue metrics, object.Member("metrics"));
+  TS_ASSIGN_OR_RETURN(layer.metrics,
+                      MetricMapFromJson(metrics.node(), metrics.path()));
   return layer;
 }
 

@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "report/json_fields.h"
-#include "report/python_text.h"
+#include "base/status_macros.h"
+#include "pycompat/python_text.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 namespace {
@@ -46,10 +47,10 @@ std::string DescribeMetricValue(const MetricValue& value) {
     return CountToString(*count);
   }
   if (const double* real = std::get_if<double>(&value)) {
-    return PythonFloatRepr(*real);
+    return pycompat::PythonFloatRepr(*real);
   }
   return absl::StrCat("string ",
-                      PythonStringRepr(std::get<std::string>(value)));
+                      pycompat::PythonStringRepr(std::get<std::string>(value)));
 }
 
 absl::Status ValidateMetricValue(absl::string_view name,
@@ -85,28 +86,26 @@ Json MetricMapToJson(const MetricMap& metrics) {
   return node;
 }
 
+absl::StatusOr<MetricResult> MetricEntryFromJson(const Json& node,
+                                                 absl::string_view field) {
+  TS_ASSIGN_OR_RETURN(MetricResult result, MetricResultFromJson(node, field));
+  TS_ASSIGN_OR_RETURN(JsonObject entry,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(entry.RejectUnknownKeys(
+      {"status", "value", "known_value", "unit", "scope", "method"}));
+  return result;
+}
+
 absl::StatusOr<MetricMap> MetricMapFromJson(const Json& node,
                                             absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
   MetricMap metrics;
-  for (const auto& [name, entry] : node.items()) {
-    const std::string path = MemberPath(field, name);
-    absl::StatusOr<MetricResult> result = MetricResultFromJson(entry, path);
-    if (!result.ok()) return result.status();
-    if (absl::Status status = RejectUnknownKeys(
-            entry,
-            {"status", "value", "known_value", "unit", "scope", "method"},
-            path);
-        !status.ok()) {
-      return status;
-    }
-    if (absl::Status status = ValidateMetricValue(name, *result, path);
-        !status.ok()) {
-      return status;
-    }
-    metrics.Set(name, *std::move(result));
+  for (auto& [name, entry] : object.Members()) {
+    TS_ASSIGN_OR_RETURN(MetricResult result,
+                        MetricEntryFromJson(entry.node(), entry.path()));
+    TS_RETURN_IF_ERROR(ValidateMetricValue(name, result, entry.path()));
+    metrics.Set(name, std::move(result));
   }
   return metrics;
 }

@@ -55,6 +55,11 @@ absl::Status ValidateMetricValue(absl::string_view name,
                                  const MetricResult& result,
                                  absl::string_view field);
 
+// A MetricResult with exactly the six MetricResult keys, as a metric map
+// entry and either side of a MetricDiff hold it.
+absl::StatusOr<MetricResult> MetricEntryFromJson(const Json& node,
+                                                 absl::string_view field);
+
 Json MetricMapToJson(const MetricMap& metrics);
 // Each entry is a MetricResult with exactly the six MetricResult keys and a
 // value ValidateMetricValue accepts; duplicate names are rejected by ParseJson.

@@ -34,6 +34,15 @@ bool IsNumeric(const MetricValue& value);
 bool MetricValuesEqual(const MetricValue& a, const MetricValue& b);
 Json MetricValueToJson(const MetricValue& value);
 
+// The scope of a metric of one call of one module (a layer record's
+// metrics, a layer call's operator FLOPs).
+inline constexpr absl::string_view kModuleCallScope = "module_call";
+// The methods of layer metrics: TorchScan's module formulas, and the forward
+// hooks that count a layer's `calls`.
+inline constexpr absl::string_view kModuleFormulaMethod =
+    "torchscan_module_formula";
+inline constexpr absl::string_view kModuleHookMethod = "pytorch_hook";
+
 // What a metric measures: its unit, the scope it covers and the method used.
 struct MetricKind {
   std::string unit;

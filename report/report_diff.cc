@@ -4,49 +4,36 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "report/json_fields.h"
+#include "base/status_macros.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 namespace {
 
 absl::StatusOr<std::optional<MetricResult>> OptionalMetric(
-    const Json& node, absl::string_view key, absl::string_view field) {
-  absl::StatusOr<const Json*> member = RequireMember(node, key, field);
-  if (!member.ok()) return member.status();
-  if ((*member)->is_null()) return std::optional<MetricResult>();
-  const std::string path = MemberPath(field, key);
-  absl::StatusOr<MetricResult> result = MetricResultFromJson(**member, path);
-  if (!result.ok()) return result.status();
-  if (absl::Status status = RejectUnknownKeys(
-          **member,
-          {"status", "value", "known_value", "unit", "scope", "method"}, path);
-      !status.ok()) {
-    return status;
-  }
-  return std::optional<MetricResult>(*std::move(result));
+    const JsonObject& diff, absl::string_view key) {
+  TS_ASSIGN_OR_RETURN(JsonValue side, diff.Member(key));
+  if (side.is_null()) return std::optional<MetricResult>();
+  TS_ASSIGN_OR_RETURN(MetricResult result,
+                      MetricEntryFromJson(side.node(), side.path()));
+  return std::optional<MetricResult>(std::move(result));
 }
 
 absl::StatusOr<std::map<std::string, MetricDiff>> DiffMapFromJson(
-    const Json& node, absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
+    const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
   std::map<std::string, MetricDiff> diffs;
-  for (const auto& [name, entry] : node.items()) {
-    const std::string path = MemberPath(field, name);
-    absl::StatusOr<MetricDiff> diff = MetricDiffFromJson(entry, path);
-    if (!diff.ok()) return diff.status();
+  for (auto& [name, entry] : object.Members()) {
+    TS_ASSIGN_OR_RETURN(MetricDiff diff,
+                        MetricDiffFromJson(entry.node(), entry.path()));
     // Check the sides against the rules for this metric's name.
-    for (auto [key, side] : {std::pair{"before", &diff->before},
-                             std::pair{"after", &diff->after}}) {
+    for (auto [key, side] :
+         {std::pair{"before", &diff.before}, std::pair{"after", &diff.after}}) {
       if (!side->has_value()) continue;
-      if (absl::Status status =
-              ValidateMetricValue(name, **side, MemberPath(path, key));
-          !status.ok()) {
-        return status;
-      }
+      TS_RETURN_IF_ERROR(
+          ValidateMetricValue(name, **side, MemberPath(entry.path(), key)));
     }
-    diffs.emplace(name, *std::move(diff));
+    diffs.emplace(name, std::move(diff));
   }
   return diffs;
 }
@@ -54,66 +41,45 @@ absl::StatusOr<std::map<std::string, MetricDiff>> DiffMapFromJson(
 // The shape both layer lists of a diff share: an object of exactly `path`,
 // `call_index` and `metrics`. Reads the first two into `path` and
 // `call_index` and returns the `metrics` member for the caller to parse.
-absl::StatusOr<const Json*> ReadLayerKey(const Json& node,
-                                         absl::string_view field,
-                                         std::string& path,
-                                         std::int64_t& call_index) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status =
-          RejectUnknownKeys(node, {"path", "call_index", "metrics"}, field);
-      !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<std::string> path_value = RequireString(node, "path", field);
-  if (!path_value.ok()) return path_value.status();
-  path = *std::move(path_value);
-  absl::StatusOr<std::int64_t> index = RequireIndex(node, "call_index", field);
-  if (!index.ok()) return index.status();
-  call_index = *index;
-  return RequireMember(node, "metrics", field);
-}
-
-absl::StatusOr<LayerSnapshot> SnapshotFromJson(const Json& node,
-                                               absl::string_view field) {
-  LayerSnapshot snapshot;
-  absl::StatusOr<const Json*> metrics =
-      ReadLayerKey(node, field, snapshot.path, snapshot.call_index);
-  if (!metrics.ok()) return metrics.status();
-  absl::StatusOr<MetricMap> values =
-      MetricMapFromJson(**metrics, MemberPath(field, "metrics"));
-  if (!values.ok()) return values.status();
-  snapshot.metrics = *std::move(values);
-  return snapshot;
+absl::StatusOr<JsonValue> ReadLayerKey(const JsonValue& node, std::string& path,
+                                       std::int64_t& call_index) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  TS_RETURN_IF_ERROR(
+      object.RejectUnknownKeys({"path", "call_index", "metrics"}));
+  TS_ASSIGN_OR_RETURN(path, object.String("path"));
+  TS_ASSIGN_OR_RETURN(call_index, object.Index("call_index"));
+  return object.Member("metrics");
 }
 
 absl::StatusOr<std::vector<LayerSnapshot>> SnapshotsFromJson(
-    const Json& node, absl::string_view field) {
-  if (absl::Status status = ExpectArray(node, field); !status.ok()) {
-    return status;
-  }
+    const JsonObject& layers, absl::string_view key) {
+  TS_ASSIGN_OR_RETURN(JsonArray list, layers.Array(key));
   std::vector<LayerSnapshot> snapshots;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    absl::StatusOr<LayerSnapshot> snapshot =
-        SnapshotFromJson(node[i], IndexPath(field, i));
-    if (!snapshot.ok()) return snapshot.status();
-    snapshots.push_back(*std::move(snapshot));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    LayerSnapshot snapshot;
+    TS_ASSIGN_OR_RETURN(
+        JsonValue metrics,
+        ReadLayerKey(list.Item(i), snapshot.path, snapshot.call_index));
+    TS_ASSIGN_OR_RETURN(snapshot.metrics,
+                        MetricMapFromJson(metrics.node(), metrics.path()));
+    snapshots.push_back(std::move(snapshot));
   }
   return snapshots;
 }
 
-absl::StatusOr<LayerDiff> LayerDiffFromJson(const Json& node,
-                                            absl::string_view field) {
-  LayerDiff layer;
-  absl::StatusOr<const Json*> metrics =
-      ReadLayerKey(node, field, layer.path, layer.call_index);
-  if (!metrics.ok()) return metrics.status();
-  absl::StatusOr<std::map<std::string, MetricDiff>> diffs =
-      DiffMapFromJson(**metrics, MemberPath(field, "metrics"));
-  if (!diffs.ok()) return diffs.status();
-  layer.metrics = *std::move(diffs);
-  return layer;
+absl::StatusOr<std::vector<LayerDiff>> LayerDiffsFromJson(
+    const JsonObject& layers) {
+  TS_ASSIGN_OR_RETURN(JsonArray list, layers.Array("changed"));
+  std::vector<LayerDiff> changed;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    LayerDiff layer;
+    TS_ASSIGN_OR_RETURN(
+        JsonValue metrics,
+        ReadLayerKey(list.Item(i), layer.path, layer.call_index));
+    TS_ASSIGN_OR_RETURN(layer.metrics, DiffMapFromJson(metrics));
+    changed.push_back(std::move(layer));
+  }
+  return changed;
 }
 
 MetricStatus ExpectedStatus(const MetricDiff& diff) {
@@ -143,58 +109,42 @@ Json MetricDiffToJson(const MetricDiff& diff) {
 
 absl::StatusOr<MetricDiff> MetricDiffFromJson(const Json& node,
                                               absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = RejectUnknownKeys(
-          node, {"status", "delta", "before", "after"}, field);
-      !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(
+      object.RejectUnknownKeys({"status", "delta", "before", "after"}));
   MetricDiff diff;
-  absl::StatusOr<std::string> status_name =
-      RequireString(node, "status", field);
-  if (!status_name.ok()) return status_name.status();
-  absl::StatusOr<MetricStatus> status = ParseMetricStatus(*status_name);
+  TS_ASSIGN_OR_RETURN(std::string status_name, object.String("status"));
+  absl::StatusOr<MetricStatus> status = ParseMetricStatus(status_name);
   if (!status.ok()) {
-    return FieldError(MemberPath(field, "status"), status.status().message());
+    return FieldError(object.PathOf("status"), status.status().message());
   }
   diff.status = *status;
   // The sides are checked as generic metrics here; DiffMapFromJson applies
   // the rules of the metric's name.
-  for (auto [key, target] :
-       {std::pair{"before", &diff.before}, std::pair{"after", &diff.after}}) {
-    absl::StatusOr<std::optional<MetricResult>> side =
-        OptionalMetric(node, key, field);
-    if (!side.ok()) return side.status();
-    *target = *std::move(side);
-  }
-  absl::StatusOr<const Json*> delta = RequireMember(node, "delta", field);
-  if (!delta.ok()) return delta.status();
-  const std::string delta_path = MemberPath(field, "delta");
-  if (IsJsonInteger(**delta)) {
-    absl::StatusOr<Count> value = JsonToCount(**delta, delta_path);
-    if (!value.ok()) return value.status();
-    diff.delta = *value;
-  } else if ((*delta)->is_number_float()) {
-    const double value = (*delta)->get<double>();
-    if (!std::isfinite(value)) return FieldError(delta_path, "is not finite");
+  TS_ASSIGN_OR_RETURN(diff.before, OptionalMetric(object, "before"));
+  TS_ASSIGN_OR_RETURN(diff.after, OptionalMetric(object, "after"));
+  TS_ASSIGN_OR_RETURN(JsonValue delta, object.Member("delta"));
+  if (IsJsonInteger(delta.node())) {
+    TS_ASSIGN_OR_RETURN(diff.delta, delta.Integer());
+  } else if (delta.node().is_number_float()) {
+    const double value = delta.node().get<double>();
+    if (!std::isfinite(value)) return delta.Error("is not finite");
     diff.delta = value;
-  } else if (!(*delta)->is_null()) {
-    return FieldError(
-        delta_path,
-        absl::StrCat("expected a number or null, got ", DescribeJson(**delta)));
+  } else if (!delta.is_null()) {
+    return delta.Error(absl::StrCat("expected a number or null, got ",
+                                    DescribeJson(delta.node())));
   }
   if (diff.status != ExpectedStatus(diff)) {
     return FieldError(
-        MemberPath(field, "status"),
+        object.PathOf("status"),
         absl::StrCat("is '", MetricStatusName(diff.status),
                      "' but the sides make it '",
                      MetricStatusName(ExpectedStatus(diff)), "'"));
   }
   if (diff.delta.has_value() != (diff.status == MetricStatus::kComplete)) {
-    return FieldError(delta_path, diff.delta ? "must be null unless complete"
-                                             : "is required when complete");
+    return delta.Error(diff.delta ? "must be null unless complete"
+                                  : "is required when complete");
   }
   return diff;
 }
@@ -235,58 +185,20 @@ Json ReportDiffToJson(const ReportDiff& diff) {
 
 absl::StatusOr<ReportDiff> ReportDiffFromJson(const Json& node,
                                               absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = RejectUnknownKeys(
-          node, {"schema_version", "totals", "layers"}, field);
-      !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(
+      object.RejectUnknownKeys({"schema_version", "totals", "layers"}));
   ReportDiff diff;
-  absl::StatusOr<std::int64_t> version =
-      RequireIndex(node, "schema_version", field);
-  if (!version.ok()) return version.status();
-  diff.schema_version = *version;
-  absl::StatusOr<const Json*> totals = RequireMember(node, "totals", field);
-  if (!totals.ok()) return totals.status();
-  absl::StatusOr<std::map<std::string, MetricDiff>> total_diffs =
-      DiffMapFromJson(**totals, MemberPath(field, "totals"));
-  if (!total_diffs.ok()) return total_diffs.status();
-  diff.totals = *std::move(total_diffs);
-
-  absl::StatusOr<const Json*> layers = RequireMember(node, "layers", field);
-  if (!layers.ok()) return layers.status();
-  const std::string layers_path = MemberPath(field, "layers");
-  if (absl::Status status = RejectUnknownKeys(
-          **layers, {"added", "removed", "changed"}, layers_path);
-      !status.ok()) {
-    return status;
-  }
-  for (auto [key, target] :
-       {std::pair{"added", &diff.added}, std::pair{"removed", &diff.removed}}) {
-    absl::StatusOr<const Json*> list =
-        RequireMember(**layers, key, layers_path);
-    if (!list.ok()) return list.status();
-    absl::StatusOr<std::vector<LayerSnapshot>> snapshots =
-        SnapshotsFromJson(**list, MemberPath(layers_path, key));
-    if (!snapshots.ok()) return snapshots.status();
-    *target = *std::move(snapshots);
-  }
-  absl::StatusOr<const Json*> changed =
-      RequireMember(**layers, "changed", layers_path);
-  if (!changed.ok()) return changed.status();
-  const std::string changed_path = MemberPath(layers_path, "changed");
-  if (absl::Status status = ExpectArray(**changed, changed_path);
-      !status.ok()) {
-    return status;
-  }
-  for (std::size_t i = 0; i < (*changed)->size(); ++i) {
-    absl::StatusOr<LayerDiff> layer =
-        LayerDiffFromJson((**changed)[i], IndexPath(changed_path, i));
-    if (!layer.ok()) return layer.status();
-    diff.changed.push_back(*std::move(layer));
-  }
+  TS_ASSIGN_OR_RETURN(diff.schema_version, object.Index("schema_version"));
+  TS_ASSIGN_OR_RETURN(JsonValue totals, object.Member("totals"));
+  TS_ASSIGN_OR_RETURN(diff.totals, DiffMapFromJson(totals));
+  TS_ASSIGN_OR_RETURN(JsonValue layers_node, object.Member("layers"));
+  TS_ASSIGN_OR_RETURN(JsonObject layers, layers_node.Object());
+  TS_RETURN_IF_ERROR(layers.RejectUnknownKeys({"added", "removed", "changed"}));
+  TS_ASSIGN_OR_RETURN(diff.added, SnapshotsFromJson(layers, "added"));
+  TS_ASSIGN_OR_RETURN(diff.removed, SnapshotsFromJson(layers, "removed"));
+  TS_ASSIGN_OR_RETURN(diff.changed, LayerDiffsFromJson(layers));
   return diff;
 }
 

@@ -8,8 +8,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "report/json_fields.h"
-#include "report/python_text.h"
+#include "base/status_macros.h"
+#include "pycompat/python_text.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 namespace {
@@ -36,11 +37,12 @@ constexpr std::int64_t kMaxRenderDepth = 10000;
 std::string Cell(absl::string_view text, std::optional<std::int64_t> width) {
   if (!width) return std::string(text);
   std::string out(text);
-  const auto length = static_cast<std::int64_t>(CodePointLength(text));
+  const auto length =
+      static_cast<std::int64_t>(pycompat::CodePointLength(text));
   if (length < *width) {
     out.append(static_cast<std::size_t>(*width - length), ' ');
   }
-  return CodePointSlice(out, *width);
+  return pycompat::CodePointSlice(out, *width);
 }
 
 // f"{value:.0f}" of a receptive-field metric, "?" when it has no number.
@@ -53,9 +55,9 @@ std::string ReceptiveFieldText(const MetricMap& metrics,
   if (!value) return "?";
   if (const std::string* text = std::get_if<std::string>(&*value)) return *text;
   if (const Count* count = std::get_if<Count>(&*value)) {
-    return PythonFixed(CountToDouble(*count), 0);
+    return pycompat::PythonFixed(pycompat::CountToDouble(*count), 0);
   }
-  return PythonFixed(std::get<double>(*value), 0);
+  return pycompat::PythonFixed(std::get<double>(*value), 0);
 }
 
 // format_line_str: the cells of one row; unbounded (for measuring) when
@@ -69,27 +71,28 @@ absl::StatusOr<std::vector<std::string>> LineCells(
     return (*widths)[column];
   };
   std::vector<std::string> cells;
-  absl::StatusOr<std::string> name =
+  TS_ASSIGN_OR_RETURN(
+      std::string name,
       WrapString(FormatName(layer.name, layer.depth),
-                 widths ? (*widths)[0] + 3 : kUnboundedWrap, wrap_mode);
-  if (!name.ok()) return name.status();
-  cells.push_back(Cell(*name, width(0)));
+                 widths ? (*widths)[0] + 3 : kUnboundedWrap, wrap_mode));
+  cells.push_back(Cell(name, width(0)));
   cells.push_back(Cell(layer.type, width(1)));
-  absl::StatusOr<std::string> shape = WrapString(
-      ShapeText(layer.output), widths ? (*widths)[2] : kUnboundedWrap, "end");
-  if (!shape.ok()) return shape.status();
-  cells.push_back(Cell(*shape, width(2)));
+  TS_ASSIGN_OR_RETURN(
+      std::string shape,
+      WrapString(ShapeText(layer.output),
+                 widths ? (*widths)[2] : kUnboundedWrap, "end"));
+  cells.push_back(Cell(shape, width(2)));
   std::optional<Count> parameters =
       CheckedAdd(layer.parameters.trainable, layer.parameters.frozen);
   std::optional<Count> elements =
       parameters ? CheckedAdd(*parameters, layer.buffers.elements)
                  : std::nullopt;
   if (!elements) {
-    return absl::OutOfRangeError(absl::StrCat("layer ",
-                                              PythonStringRepr(layer.path),
-                                              " has more than 2^127 elements"));
+    return absl::OutOfRangeError(
+        absl::StrCat("layer ", pycompat::PythonStringRepr(layer.path),
+                     " has more than 2^127 elements"));
   }
-  cells.push_back(Cell(PythonThousands(*elements), width(3)));
+  cells.push_back(Cell(pycompat::PythonThousands(*elements), width(3)));
   // "-" for no parameters, else str(trainable > 0).
   absl::string_view trainable = "-";
   if (*parameters != 0) {
@@ -122,7 +125,7 @@ absl::StatusOr<const MetricResult*> Total(const AnalysisReport& report,
 absl::StatusOr<double> AsFloat(const MetricValue& value,
                                absl::string_view name) {
   if (const Count* count = std::get_if<Count>(&value)) {
-    return CountToDouble(*count);
+    return pycompat::CountToDouble(*count);
   }
   if (const double* real = std::get_if<double>(&value)) return *real;
   return FieldError(MemberPath("totals", name),
@@ -134,50 +137,45 @@ absl::StatusOr<double> AsFloat(const MetricValue& value,
 absl::StatusOr<std::string> ParameterLine(const AnalysisReport& report,
                                           absl::string_view label,
                                           absl::string_view name) {
-  absl::StatusOr<const MetricResult*> total = Total(report, name);
-  if (!total.ok()) return total.status();
+  TS_ASSIGN_OR_RETURN(const MetricResult* total, Total(report, name));
   Count value = 0;
-  if ((*total)->value()) {
-    const MetricValue& number = *(*total)->value();
+  if (total->value()) {
+    const MetricValue& number = *total->value();
     if (const Count* count = std::get_if<Count>(&number)) {
       value = *count;
     } else {
-      absl::StatusOr<double> real = AsFloat(number, name);
-      if (!real.ok()) return real.status();
+      TS_ASSIGN_OR_RETURN(double real, AsFloat(number, name));
       // int(float) truncates toward zero.
-      if (!std::isfinite(*real) || std::fabs(*real) >= 1.7e38) {
+      if (!std::isfinite(real) || std::fabs(real) >= 1.7e38) {
         return FieldError(MemberPath("totals", name), "is out of range");
       }
-      value = Count(std::trunc(*real));
+      value = Count(std::trunc(real));
     }
   }
-  return absl::StrCat(label, ": ", PythonThousands(value));
+  return absl::StrCat(label, ": ", pycompat::PythonThousands(value));
 }
 
 absl::StatusOr<double> ValueOrZero(const AnalysisReport& report,
                                    absl::string_view name) {
-  absl::StatusOr<const MetricResult*> total = Total(report, name);
-  if (!total.ok()) return total.status();
-  if (!(*total)->value()) return 0.0;
-  return AsFloat(*(*total)->value(), name);
+  TS_ASSIGN_OR_RETURN(const MetricResult* total, Total(report, name));
+  if (!total->value()) return 0.0;
+  return AsFloat(*total->value(), name);
 }
 
 // _format_total: "<label>: [known ]<scaled> <prefix><unit>" or unavailable.
 absl::StatusOr<std::string> TotalLine(const AnalysisReport& report,
                                       absl::string_view label,
                                       absl::string_view name) {
-  absl::StatusOr<const MetricResult*> total = Total(report, name);
-  if (!total.ok()) return total.status();
-  const MetricResult& result = **total;
+  TS_ASSIGN_OR_RETURN(const MetricResult* total, Total(report, name));
+  const MetricResult& result = *total;
   const std::optional<MetricValue>& value =
       result.is_complete() ? result.value() : result.known_value();
   if (!value) return absl::StrCat(label, ": unavailable");
-  absl::StatusOr<double> number = AsFloat(*value, name);
-  if (!number.ok()) return number.status();
-  const ScaledValue scaled = UnitScale(*number);
+  TS_ASSIGN_OR_RETURN(double number, AsFloat(*value, name));
+  const ScaledValue scaled = UnitScale(number);
   return absl::StrCat(label, ": ", result.is_complete() ? "" : "known ",
-                      PythonFixed(scaled.value, 2), " ", scaled.prefix,
-                      result.unit());
+                      pycompat::PythonFixed(scaled.value, 2), " ",
+                      scaled.prefix, result.unit());
 }
 
 }  // namespace
@@ -195,14 +193,16 @@ absl::StatusOr<std::string> WrapString(absl::string_view text,
                                        std::optional<absl::string_view> mode,
                                        absl::string_view delimiter,
                                        absl::string_view wrap) {
-  if (static_cast<std::int64_t>(CodePointLength(text)) <= max_len || !mode) {
+  if (static_cast<std::int64_t>(pycompat::CodePointLength(text)) <= max_len ||
+      !mode) {
     return std::string(text);
   }
   const auto length = [](absl::string_view s) {
-    return static_cast<std::int64_t>(CodePointLength(s));
+    return static_cast<std::int64_t>(pycompat::CodePointLength(s));
   };
   if (*mode == "end") {
-    return absl::StrCat(CodePointSlice(text, max_len - length(wrap)), wrap);
+    return absl::StrCat(pycompat::CodePointSlice(text, max_len - length(wrap)),
+                        wrap);
   }
   if (*mode == "mid") {
     if (delimiter.empty()) return absl::InvalidArgumentError("empty separator");
@@ -211,8 +211,9 @@ absl::StatusOr<std::string> WrapString(absl::string_view text,
         last == absl::string_view::npos ? text
                                         : text.substr(last + delimiter.size());
     const std::string wrapped_end = absl::StrCat(wrap, ".", final_part);
-    return absl::StrCat(CodePointSlice(text, max_len - length(wrapped_end)),
-                        wrapped_end);
+    return absl::StrCat(
+        pycompat::CodePointSlice(text, max_len - length(wrapped_end)),
+        wrapped_end);
   }
   return absl::InvalidArgumentError(
       "received an unexpected value of argument `mode`");
@@ -222,7 +223,7 @@ ScaledValue UnitScale(double value) {
   constexpr std::pair<double, const char*> kScales[] = {
       {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   for (const auto& [threshold, prefix] : kScales) {
-    if (PythonFloorDivide(value, threshold) > 0) {
+    if (pycompat::PythonFloorDivide(value, threshold) > 0) {
       return ScaledValue{value / threshold, prefix};
     }
   }
@@ -282,7 +283,8 @@ absl::StatusOr<std::string> FormatInfo(
   // Widths are measured over all eight columns, whatever is shown.
   std::array<std::int64_t, kColumns> widths;
   for (std::size_t i = 0; i < kColumns; ++i) {
-    widths[i] = static_cast<std::int64_t>(CodePointLength(kHeaders[i]));
+    widths[i] =
+        static_cast<std::int64_t>(pycompat::CodePointLength(kHeaders[i]));
   }
   for (std::size_t i = 0; i < report.layers.size(); ++i) {
     const LayerReport& layer = report.layers[i];
@@ -291,13 +293,12 @@ absl::StatusOr<std::string> FormatInfo(
                         absl::StrCat("is too deep to render (at most ",
                                      kMaxRenderDepth, ")"));
     }
-    absl::StatusOr<std::vector<std::string>> cells =
-        LineCells(layer, nullptr, "mid", true, true);
-    if (!cells.ok()) return cells.status();
+    TS_ASSIGN_OR_RETURN(std::vector<std::string> cells,
+                        LineCells(layer, nullptr, "mid", true, true));
     for (std::size_t column = 0; column < kColumns; ++column) {
       widths[column] = std::max(
           widths[column],
-          static_cast<std::int64_t>(CodePointLength((*cells)[column])));
+          static_cast<std::int64_t>(pycompat::CodePointLength(cells[column])));
     }
   }
   for (std::size_t i = 0; i < kColumns; ++i) {
@@ -320,44 +321,41 @@ absl::StatusOr<std::string> FormatInfo(
   lines.push_back(absl::StrJoin(headers, kMargin));
   lines.push_back(thick);
   for (const LayerReport& layer : report.layers) {
-    absl::StatusOr<std::vector<std::string>> cells = LineCells(
-        layer, &widths, wrap_mode, receptive_field, effective_rf_stats);
-    if (!cells.ok()) return cells.status();
-    lines.push_back(absl::StrJoin(*cells, kMargin));
+    TS_ASSIGN_OR_RETURN(std::vector<std::string> cells,
+                        LineCells(layer, &widths, wrap_mode, receptive_field,
+                                  effective_rf_stats));
+    lines.push_back(absl::StrJoin(cells, kMargin));
   }
   lines.push_back(thick);
   for (auto [label, name] :
        {std::pair{"Trainable params", "trainable_parameters"},
         std::pair{"Non-trainable params", "frozen_parameters"},
         std::pair{"Total params", "parameters"}}) {
-    absl::StatusOr<std::string> line = ParameterLine(report, label, name);
-    if (!line.ok()) return line.status();
-    lines.push_back(*std::move(line));
+    TS_ASSIGN_OR_RETURN(std::string line, ParameterLine(report, label, name));
+    lines.push_back(std::move(line));
   }
   lines.push_back(dotted);
-  absl::StatusOr<double> parameter_bytes =
-      ValueOrZero(report, "parameter_bytes");
-  if (!parameter_bytes.ok()) return parameter_bytes.status();
-  absl::StatusOr<double> buffer_bytes = ValueOrZero(report, "buffer_bytes");
-  if (!buffer_bytes.ok()) return buffer_bytes.status();
+  TS_ASSIGN_OR_RETURN(double parameter_bytes,
+                      ValueOrZero(report, "parameter_bytes"));
+  TS_ASSIGN_OR_RETURN(double buffer_bytes, ValueOrZero(report, "buffer_bytes"));
   // "Mb" is MiB, as upstream prints it.
   lines.push_back(absl::StrCat(
       "Model size (params + buffers): ",
-      PythonFixed((*parameter_bytes + *buffer_bytes) / 1048576.0, 2), " Mb"));
+      pycompat::PythonFixed((parameter_bytes + buffer_bytes) / 1048576.0, 2),
+      " Mb"));
   lines.push_back(dotted);
   for (auto [label, name] :
        {std::pair{"Module-formula forward FLOPs", "module_flops"},
         std::pair{"Multiply-Accumulations", "macs"},
         std::pair{"Direct memory accesses", "dmas"}}) {
-    absl::StatusOr<std::string> line = TotalLine(report, label, name);
-    if (!line.ok()) return line.status();
-    lines.push_back(*std::move(line));
+    TS_ASSIGN_OR_RETURN(std::string line, TotalLine(report, label, name));
+    lines.push_back(std::move(line));
   }
   if (report.totals.Contains("operator_flops")) {
-    absl::StatusOr<std::string> line =
-        TotalLine(report, "Operator forward FLOPs", "operator_flops");
-    if (!line.ok()) return line.status();
-    lines.push_back(*std::move(line));
+    TS_ASSIGN_OR_RETURN(
+        std::string line,
+        TotalLine(report, "Operator forward FLOPs", "operator_flops"));
+    lines.push_back(std::move(line));
   }
   if (!report.diagnostics.empty()) {
     lines.push_back(absl::StrCat("Diagnostics: ", report.diagnostics.size(),
@@ -378,10 +376,10 @@ absl::StatusOr<std::string> RenderSummary(const AnalysisReport& report,
   }
   std::optional<absl::string_view> wrap_mode;
   if (options.wrap_mode) wrap_mode = *options.wrap_mode;
-  absl::StatusOr<std::string> text = FormatInfo(
-      *display, wrap_mode, options.receptive_field, options.effective_rf_stats);
-  if (!text.ok()) return text.status();
-  return absl::StrCat(*text, "\n");
+  TS_ASSIGN_OR_RETURN(std::string text,
+                      FormatInfo(*display, wrap_mode, options.receptive_field,
+                                 options.effective_rf_stats));
+  return absl::StrCat(text, "\n");
 }
 
 }  // namespace torchscan::report

@@ -30,10 +30,10 @@ MetricResult UnavailableMetric(
     absl::string_view unit, absl::string_view scope = "forward",
     absl::string_view method = "torchscan_module_formula");
 
-// crawl_module(nn.Conv2d(3, 8, 3), (3, 32, 32)) as reference section 11 gives
-// it, assembled by our code from its parts, with the context strings of the
-// environment that made report/testdata/upstream (torchscan 0.2.0, torch
-// 2.13.0+cpu, Python 3.11.7).
+// crawl_module(nn.Conv2d(3, 8, 3), (3, 32, 32)) as TorchScan 0.2's full report
+// example gives it, assembled by our code from its parts, with the context
+// strings of the environment that made report/testdata/upstream (torchscan
+// 0.2.0, torch 2.13.0+cpu, Python 3.11.7).
 AnalysisReport Conv2dReportFromParts();
 
 }  // namespace torchscan::report::testing

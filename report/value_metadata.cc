@@ -3,8 +3,9 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
-#include "report/json_fields.h"
-#include "report/python_text.h"
+#include "base/status_macros.h"
+#include "pycompat/python_text.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 namespace {
@@ -25,172 +26,108 @@ constexpr std::array<std::pair<ValueKind, absl::string_view>, 8> kKindNames = {{
 }};
 
 absl::StatusOr<std::optional<MappingKey>> MappingKeyFromJson(
-    const Json& item, absl::string_view field) {
-  auto it = item.find("key");
-  if (it == item.end()) return std::optional<MappingKey>();
-  const std::string path = MemberPath(field, "key");
-  if (IsJsonInteger(*it)) {
-    absl::StatusOr<Count> value = JsonToCount(*it, path);
-    if (!value.ok()) return value.status();
-    return std::optional<MappingKey>(*value);
+    const JsonObject& item) {
+  std::optional<JsonValue> key = item.OptionalMember("key");
+  if (!key) return std::optional<MappingKey>();
+  if (IsJsonInteger(key->node())) {
+    TS_ASSIGN_OR_RETURN(Count value, key->Integer());
+    return std::optional<MappingKey>(value);
   }
-  if (it->is_boolean()) return std::optional<MappingKey>(it->get<bool>());
-  if (it->is_string()) {
-    std::string text = it->get<std::string>();
+  if (key->node().is_boolean()) {
+    return std::optional<MappingKey>(key->node().get<bool>());
+  }
+  if (key->node().is_string()) {
+    std::string text = key->node().get<std::string>();
     if (!IsIdentifierKey(text)) {
-      return FieldError(path, "a kept mapping key must be an identifier");
+      return key->Error("a kept mapping key must be an identifier");
     }
     return std::optional<MappingKey>(std::move(text));
   }
-  return FieldError(path,
-                    absl::StrCat("expected an integer, boolean or string, got ",
-                                 JsonKind(*it)));
+  return key->Expected("an integer, boolean or string");
 }
 
-absl::StatusOr<ValueMetadata> FromJson(const Json& node,
-                                       absl::string_view field, int depth);
+absl::StatusOr<ValueMetadata> FromJson(const JsonValue& node, int depth);
 
-absl::StatusOr<std::vector<ValueMetadata>> ItemsFromJson(
-    const Json& node, absl::string_view field, int depth) {
-  absl::StatusOr<const Json*> items = RequireMember(node, "items", field);
-  if (!items.ok()) return items.status();
-  const std::string path = MemberPath(field, "items");
-  if (absl::Status status = ExpectArray(**items, path); !status.ok()) {
-    return status;
-  }
+absl::StatusOr<std::vector<ValueMetadata>> ItemsFromJson(const JsonObject& node,
+                                                         int depth) {
+  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array("items"));
   std::vector<ValueMetadata> values;
-  for (std::size_t i = 0; i < (*items)->size(); ++i) {
-    absl::StatusOr<ValueMetadata> value =
-        FromJson((**items)[i], IndexPath(path, i), depth + 1);
-    if (!value.ok()) return value.status();
-    values.push_back(*std::move(value));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(ValueMetadata value,
+                        FromJson(items.Item(i), depth + 1));
+    values.push_back(std::move(value));
   }
   return values;
 }
 
-absl::StatusOr<std::vector<MappingItem>> EntriesFromJson(
-    const Json& node, absl::string_view field, int depth) {
-  absl::StatusOr<const Json*> items = RequireMember(node, "items", field);
-  if (!items.ok()) return items.status();
-  const std::string path = MemberPath(field, "items");
-  if (absl::Status status = ExpectArray(**items, path); !status.ok()) {
-    return status;
-  }
+absl::StatusOr<std::vector<MappingItem>> EntriesFromJson(const JsonObject& node,
+                                                         int depth) {
+  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array("items"));
   std::vector<MappingItem> entries;
-  for (std::size_t i = 0; i < (*items)->size(); ++i) {
-    const Json& item = (**items)[i];
-    const std::string item_path = IndexPath(path, i);
-    if (absl::Status status = ExpectObject(item, item_path); !status.ok()) {
-      return status;
-    }
-    if (absl::Status status =
-            RejectUnknownKeys(item, {"key", "key_type", "value"}, item_path);
-        !status.ok()) {
-      return status;
-    }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(JsonObject item, items.Item(i).Object());
+    TS_RETURN_IF_ERROR(item.RejectUnknownKeys({"key", "key_type", "value"}));
     MappingItem entry;
-    absl::StatusOr<std::optional<MappingKey>> key =
-        MappingKeyFromJson(item, item_path);
-    if (!key.ok()) return key.status();
-    entry.key = *std::move(key);
-    absl::StatusOr<std::string> key_type =
-        RequireString(item, "key_type", item_path);
-    if (!key_type.ok()) return key_type.status();
-    entry.key_type = *std::move(key_type);
-    absl::StatusOr<const Json*> value = RequireMember(item, "value", item_path);
-    if (!value.ok()) return value.status();
-    absl::StatusOr<ValueMetadata> metadata =
-        FromJson(**value, MemberPath(item_path, "value"), depth + 1);
-    if (!metadata.ok()) return metadata.status();
-    entry.value = *std::move(metadata);
+    TS_ASSIGN_OR_RETURN(entry.key, MappingKeyFromJson(item));
+    TS_ASSIGN_OR_RETURN(entry.key_type, item.String("key_type"));
+    TS_ASSIGN_OR_RETURN(JsonValue value, item.Member("value"));
+    TS_ASSIGN_OR_RETURN(entry.value, FromJson(value, depth + 1));
     entries.push_back(std::move(entry));
   }
   return entries;
 }
 
-absl::StatusOr<ValueMetadata> FromJson(const Json& node,
-                                       absl::string_view field, int depth) {
+absl::StatusOr<ValueMetadata> FromJson(const JsonValue& node, int depth) {
   if (depth > kMaxNesting) {
-    return FieldError(
-        field, absl::StrCat("nesting deeper than ", kMaxNesting, " levels"));
+    return node.Error(
+        absl::StrCat("nesting deeper than ", kMaxNesting, " levels"));
   }
-  absl::StatusOr<std::string> kind_name = RequireString(node, "kind", field);
-  if (!kind_name.ok()) return kind_name.status();
-  absl::StatusOr<ValueKind> kind = ParseValueKind(*kind_name);
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  TS_ASSIGN_OR_RETURN(std::string kind_name, object.String("kind"));
+  absl::StatusOr<ValueKind> kind = ParseValueKind(kind_name);
   if (!kind.ok()) {
-    return FieldError(MemberPath(field, "kind"), kind.status().message());
+    return FieldError(object.PathOf("kind"), kind.status().message());
   }
   ValueMetadata value;
   value.kind = *kind;
-  absl::Status keys;
   switch (*kind) {
     case ValueKind::kTensor: {
-      keys = RejectUnknownKeys(
-          node, {"kind", "shape", "dtype", "device", "requires_grad"}, field);
-      if (!keys.ok()) return keys;
-      absl::StatusOr<const Json*> shape = RequireMember(node, "shape", field);
-      if (!shape.ok()) return shape.status();
-      const std::string shape_path = MemberPath(field, "shape");
-      if (absl::Status status = ExpectArray(**shape, shape_path);
-          !status.ok()) {
-        return status;
+      TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
+          {"kind", "shape", "dtype", "device", "requires_grad"}));
+      TS_ASSIGN_OR_RETURN(JsonArray shape, object.Array("shape"));
+      for (std::size_t i = 0; i < shape.size(); ++i) {
+        TS_ASSIGN_OR_RETURN(std::int64_t size, shape.Item(i).Index());
+        value.shape.push_back(size);
       }
-      for (std::size_t i = 0; i < (*shape)->size(); ++i) {
-        absl::StatusOr<std::int64_t> size =
-            IndexValue((**shape)[i], IndexPath(shape_path, i));
-        if (!size.ok()) return size.status();
-        value.shape.push_back(*size);
-      }
-      absl::StatusOr<std::string> dtype = RequireString(node, "dtype", field);
-      if (!dtype.ok()) return dtype.status();
-      value.dtype = *std::move(dtype);
-      absl::StatusOr<std::string> device = RequireString(node, "device", field);
-      if (!device.ok()) return device.status();
-      value.device = *std::move(device);
-      absl::StatusOr<bool> requires_grad =
-          RequireBool(node, "requires_grad", field);
-      if (!requires_grad.ok()) return requires_grad.status();
-      value.requires_grad = *requires_grad;
+      TS_ASSIGN_OR_RETURN(value.dtype, object.String("dtype"));
+      TS_ASSIGN_OR_RETURN(value.device, object.String("device"));
+      TS_ASSIGN_OR_RETURN(value.requires_grad, object.Bool("requires_grad"));
       return value;
     }
     case ValueKind::kNone:
     case ValueKind::kPending:
-      keys = RejectUnknownKeys(node, {"kind"}, field);
-      if (!keys.ok()) return keys;
+      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind"}));
       return value;
     case ValueKind::kTuple:
     case ValueKind::kList: {
-      keys = RejectUnknownKeys(node, {"kind", "items"}, field);
-      if (!keys.ok()) return keys;
-      absl::StatusOr<std::vector<ValueMetadata>> items =
-          ItemsFromJson(node, field, depth);
-      if (!items.ok()) return items.status();
-      value.items = *std::move(items);
+      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind", "items"}));
+      TS_ASSIGN_OR_RETURN(value.items, ItemsFromJson(object, depth));
       return value;
     }
     case ValueKind::kMapping: {
-      keys = RejectUnknownKeys(node, {"kind", "type", "items"}, field);
-      if (!keys.ok()) return keys;
-      absl::StatusOr<std::string> type = RequireString(node, "type", field);
-      if (!type.ok()) return type.status();
-      value.type = *std::move(type);
-      absl::StatusOr<std::vector<MappingItem>> entries =
-          EntriesFromJson(node, field, depth);
-      if (!entries.ok()) return entries.status();
-      value.entries = *std::move(entries);
+      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind", "type", "items"}));
+      TS_ASSIGN_OR_RETURN(value.type, object.String("type"));
+      TS_ASSIGN_OR_RETURN(value.entries, EntriesFromJson(object, depth));
       return value;
     }
     case ValueKind::kScalar:
     case ValueKind::kObject: {
-      keys = RejectUnknownKeys(node, {"kind", "type"}, field);
-      if (!keys.ok()) return keys;
-      absl::StatusOr<std::string> type = RequireString(node, "type", field);
-      if (!type.ok()) return type.status();
-      value.type = *std::move(type);
+      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind", "type"}));
+      TS_ASSIGN_OR_RETURN(value.type, object.String("type"));
       return value;
     }
   }
-  return FieldError(field, "unknown kind");
+  return object.Error("unknown kind");
 }
 
 }  // namespace
@@ -207,7 +144,7 @@ absl::StatusOr<ValueKind> ParseValueKind(absl::string_view name) {
     if (candidate == name) return kind;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown kind ", PythonStringRepr(name),
+      "unknown kind ", pycompat::PythonStringRepr(name),
       " (expected tensor, none, tuple, list, mapping, scalar, object or "
       "pending)"));
 }
@@ -342,7 +279,7 @@ Json ValueMetadataToJson(const ValueMetadata& value) {
 
 absl::StatusOr<ValueMetadata> ValueMetadataFromJson(const Json& node,
                                                     absl::string_view field) {
-  return FromJson(node, field, 0);
+  return FromJson(JsonValue(node, std::string(field)), 0);
 }
 
 Json CallMetadataToJson(const CallMetadata& call) {
@@ -360,37 +297,19 @@ Json CallMetadataToJson(const CallMetadata& call) {
 
 absl::StatusOr<CallMetadata> CallMetadataFromJson(const Json& node,
                                                   absl::string_view field) {
-  if (absl::Status status = ExpectObject(node, field); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = RejectUnknownKeys(node, {"args", "kwargs"}, field);
-      !status.ok()) {
-    return status;
-  }
+  TS_ASSIGN_OR_RETURN(JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"args", "kwargs"}));
   CallMetadata call;
-  absl::StatusOr<const Json*> args = RequireMember(node, "args", field);
-  if (!args.ok()) return args.status();
-  const std::string args_path = MemberPath(field, "args");
-  if (absl::Status status = ExpectArray(**args, args_path); !status.ok()) {
-    return status;
+  TS_ASSIGN_OR_RETURN(JsonArray args, object.Array("args"));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(ValueMetadata arg, FromJson(args.Item(i), 0));
+    call.args.push_back(std::move(arg));
   }
-  for (std::size_t i = 0; i < (*args)->size(); ++i) {
-    absl::StatusOr<ValueMetadata> arg =
-        ValueMetadataFromJson((**args)[i], IndexPath(args_path, i));
-    if (!arg.ok()) return arg.status();
-    call.args.push_back(*std::move(arg));
-  }
-  absl::StatusOr<const Json*> kwargs = RequireMember(node, "kwargs", field);
-  if (!kwargs.ok()) return kwargs.status();
-  const std::string kwargs_path = MemberPath(field, "kwargs");
-  if (absl::Status status = ExpectObject(**kwargs, kwargs_path); !status.ok()) {
-    return status;
-  }
-  for (const auto& [name, value] : (*kwargs)->items()) {
-    absl::StatusOr<ValueMetadata> metadata =
-        ValueMetadataFromJson(value, MemberPath(kwargs_path, name));
-    if (!metadata.ok()) return metadata.status();
-    call.kwargs.emplace_back(name, *std::move(metadata));
+  TS_ASSIGN_OR_RETURN(JsonObject kwargs, object.Object("kwargs"));
+  for (auto& [name, value] : kwargs.Members()) {
+    TS_ASSIGN_OR_RETURN(ValueMetadata metadata, FromJson(value, 0));
+    call.kwargs.emplace_back(name, std::move(metadata));
   }
   return call;
 }

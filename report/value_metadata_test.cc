@@ -1,13 +1,15 @@
 #include "report/value_metadata.h"
 
 #include "gtest/gtest.h"
+#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
-#include "report/python_json.h"
 #include "report/summary.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
+
+using pycompat::DumpPythonJson;
 
 using testing::ParseOrFail;
 using testing::ReadTestData;

@@ -42,6 +42,29 @@ _vendored_repository = repository_rule(
     local = True,
 )
 
+# The abseil components this project uses, named as abseil's own Bazel
+# targets are (@abseil//:status is absl/status/status.h), with the
+# pkg-config modules that link them.
+ABSEIL_COMPONENTS = {
+    "base": ["absl_base"],
+    "cord": ["absl_cord"],
+    "flags": ["absl_flags"],
+    "flags_parse": ["absl_flags_parse"],
+    "flags_usage": ["absl_flags_usage"],
+    "flat_hash_map": ["absl_flat_hash_map"],
+    "algorithm_container": [],  # headers only
+    "function_ref": ["absl_function_ref"],
+    "inlined_vector": ["absl_inlined_vector"],
+    "int128": ["absl_int128"],
+    "node_hash_map": ["absl_node_hash_map"],
+    "span": ["absl_span"],
+    "status": ["absl_status"],
+    "statusor": ["absl_statusor"],
+    "str_format": ["absl_str_format"],
+    "strings": ["absl_strings"],
+    "synchronization": ["absl_synchronization"],
+}
+
 def _declare(rule, name, **kwargs):
     if not native.existing_rule(name):
         rule(name = name, **kwargs)
@@ -67,30 +90,18 @@ def torchscan_dispatch_dependencies():
     # TORCHSCAN_TORCH_DIR).
     _declare(torch_configure, "torch")
 
-    # C++ libraries from Debian's -dev packages.
+    # C++ libraries from Debian's -dev packages, one target per component.
     _declare(
         system_library,
         "nlohmann_json",
         include_dirs = ["nlohmann"],
-        pkg_config_modules = ["nlohmann_json"],
-        target_name = "nlohmann_json",
+        targets = {"nlohmann_json": ["nlohmann_json"]},
     )
     _declare(
         system_library,
         "abseil",
         include_dirs = ["absl"],
-        pkg_config_modules = [
-            "absl_flags",
-            "absl_flags_parse",
-            "absl_flat_hash_map",
-            "absl_int128",
-            "absl_status",
-            "absl_statusor",
-            "absl_str_format",
-            "absl_strings",
-            "absl_synchronization",
-        ],
-        target_name = "abseil",
+        targets = ABSEIL_COMPONENTS,
     )
 
     # Only this project's own tests use GoogleTest; a repository is fetched
@@ -103,9 +114,8 @@ def torchscan_dispatch_dependencies():
             "gmock",
             "gtest",
         ],
-        pkg_config_modules = [
+        targets = {"gtest_main": [
             "gmock",
             "gtest_main",
-        ],
-        target_name = "gtest_main",
+        ]},
     )

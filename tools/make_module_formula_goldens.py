@@ -15,8 +15,8 @@ Two kinds of cases:
     directly, with the module in whatever training mode the case sets
     (BatchNorm tracking terms, MHA dropout and Transformer dropouts need it);
   * "crawl" cases run crawl_module on the module as the root and record its
-    module-formula metrics and module diagnostics (section 4.6 of the
-    reference), which formulas/module_metrics.h must reproduce.
+    module-formula metrics and module diagnostics (TorchScan 0.2's per-call
+    metric evaluation), which formulas/module_metrics.h must reproduce.
 
 Module descriptions come from the package's own describe_module
 (python/torchscan_dispatch/_describe.py), the one crawl_module sends to the
@@ -222,7 +222,7 @@ def formula_cases():
     cases = []
     add = cases.append
 
-    # Golden table of reference section 6.5 and friends.
+    # TorchScan 0.2's golden module-formula values and friends.
     add(formula_case("MyModule", MyModule(), (_t(1),)))
     add(formula_case("Linear(8,4)", nn.Linear(8, 4), (_t(1, 8),)))
     add(formula_case("Linear(8,4,bias=False)", nn.Linear(8, 4, bias=False), (_t(1, 8),)))
@@ -549,7 +549,7 @@ _PARAMETER_KINDS = {
 
 
 def ordered_case(name, forward, args, kwargs=None):
-    """Reference section 5: the crawler's ordering of one call's arguments."""
+    """TorchScan 0.2's argument ordering: the crawler's ordering of one call's arguments."""
     kwargs = kwargs or {}
     signature = inspect.signature(forward)
     parameters = []

@@ -178,17 +178,11 @@ int Compare(const std::vector<char*>& positional) {
   if (!before.ok()) return Fail(kBadInput, before.status().message());
   absl::StatusOr<std::string> after = torchscan::cli::ReadFile(positional[3]);
   if (!after.ok()) return Fail(kBadInput, after.status().message());
-  absl::StatusOr<std::string> diff =
-      torchscan::report::CompareReportsText(*before, *after);
+  absl::StatusOr<torchscan::report::ReportDiff> diff =
+      torchscan::report::CompareReportTexts(*before, *after);
   if (!diff.ok()) return Fail(kBadInput, diff.status().message());
-  absl::StatusOr<torchscan::report::Json> parsed =
-      torchscan::report::ParseJson(*diff);
-  if (!parsed.ok()) return Fail(kBadInput, parsed.status().message());
-  absl::StatusOr<torchscan::report::ReportDiff> typed =
-      torchscan::report::ReportDiffFromJson(*parsed);
-  if (!typed.ok()) return Fail(kBadInput, typed.status().message());
   if (absl::Status views = torchscan::cli::WriteCompareViews(
-          *typed, *before, *after,
+          *diff, *before, *after,
           Views(absl::StrCat(
               std::filesystem::path(positional[2]).filename().string(),
               " \u2192 ",
@@ -199,7 +193,8 @@ int Compare(const std::vector<char*>& positional) {
   }
   const std::string json_path = absl::GetFlag(FLAGS_json);
   if (!json_path.empty()) {
-    const std::string text = torchscan::report::DumpPythonJson(*parsed, 2);
+    const std::string text = torchscan::pycompat::DumpPythonJson(
+        torchscan::report::ReportDiffToJson(*diff), 2);
     if (json_path == "-") {
       std::cout << text << "\n";
       return kOk;
@@ -210,27 +205,25 @@ int Compare(const std::vector<char*>& positional) {
   }
   if (WritesStdout()) return kOk;
   std::cout << "Totals (after - before):\n";
-  for (const auto& [name, metric] : (*parsed)["totals"].items()) {
-    std::cout << "  " << name << ": " << metric["status"].get<std::string>();
-    if (!metric["delta"].is_null()) {
-      std::cout << ", delta " << torchscan::report::DumpJson(metric["delta"]);
+  for (const auto& [name, metric] : diff->totals) {
+    std::cout << "  " << name << ": "
+              << torchscan::report::MetricStatusName(metric.status);
+    if (metric.delta) {
+      std::cout << ", delta "
+                << torchscan::report::DumpJson(
+                       torchscan::report::MetricValueToJson(*metric.delta));
     }
     std::cout << "\n";
   }
-  const auto& layers = (*parsed)["layers"];
-  std::cout << "Layer calls: " << layers["added"].size() << " added, "
-            << layers["removed"].size() << " removed, "
-            << layers["changed"].size() << " changed\n";
-  for (const auto& change : layers["changed"]) {
+  std::cout << "Layer calls: " << diff->added.size() << " added, "
+            << diff->removed.size() << " removed, " << diff->changed.size()
+            << " changed\n";
+  for (const torchscan::report::LayerDiff& change : diff->changed) {
     std::vector<std::string> names;
-    for (const auto& [name, unused] : change["metrics"].items())
-      names.push_back(name);
-    std::cout << "  "
-              << (change["path"].get<std::string>().empty()
-                      ? std::string("<root>")
-                      : change["path"].get<std::string>())
-              << " #" << torchscan::report::DumpJson(change["call_index"])
-              << ": " << absl::StrJoin(names, ", ") << "\n";
+    for (const auto& [name, unused] : change.metrics) names.push_back(name);
+    std::cout << "  " << (change.path.empty() ? "<root>" : change.path) << " #"
+              << change.call_index << ": " << absl::StrJoin(names, ", ")
+              << "\n";
   }
   return kOk;
 }
@@ -253,7 +246,7 @@ int Report(const torchscan::report::AnalysisReport& report, bool incomplete,
         *table, report.diagnostics);
   }
   if (!json_path.empty()) {
-    const std::string text = torchscan::report::DumpPythonJson(
+    const std::string text = torchscan::pycompat::DumpPythonJson(
         torchscan::report::AnalysisReportToJson(report), 2);
     if (json_path == "-") {
       std::cout << text << "\n";

@@ -54,7 +54,8 @@ struct CrawlOptions {
   std::optional<c10::Device> device;
   CrawlMode mode = CrawlMode::kFull;
   // Fail (kFailedPrecondition, "Analysis is incomplete for: ...") when a
-  // requested metric is incomplete; the report rides along as a payload.
+  // requested metric is incomplete; the report rides along with the status
+  // (IncompleteAnalysisReport).
   bool strict = false;
 };
 
@@ -75,7 +76,8 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
     const std::function<c10::IValue(const std::vector<c10::IValue>&)>& run,
     const CrawlOptions& options);
 
-// The report of a strict crawl that failed for incompleteness.
+// The report of a strict crawl that failed for incompleteness (carried by
+// the status and its copies); nullopt for any other status.
 std::optional<report::AnalysisReport> IncompleteAnalysisReport(
     const absl::Status& status);
 

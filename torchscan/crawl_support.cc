@@ -9,20 +9,14 @@
 #include <unordered_set>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/cord.h"
-#include "formulas/analysis_builder.h"
+#include "base/status_macros.h"
+#include "crawl/strict_failure.h"
 #include "report/strict.h"
 #include "torchscan/ivalue_metadata.h"
 #include "torchscan/version.h"
 
 namespace torchscan {
 namespace {
-
-using report::Json;
-
-constexpr char kIncompleteReportPayload[] =
-    "type.torchscan/IncompleteAnalysisReport";
 
 at::Tensor Generate(const std::vector<std::int64_t>& shape,
                     c10::ScalarType dtype, const c10::Device& device) {
@@ -67,8 +61,7 @@ absl::StatusOr<PreparedInputs> PrepareInputs(
           "dtype and device apply only to generated input_shape tensors.");
     }
     prepared.args = *options.args;
-    prepared.metadata = Json::object();
-    prepared.metadata["source"] = "provided";
+    prepared.metadata.source = std::string(report::kProvidedInputs);
   } else {
     c10::Device device(c10::DeviceType::CPU);
     c10::ScalarType dtype = c10::ScalarType::Float;
@@ -100,17 +93,14 @@ absl::StatusOr<PreparedInputs> PrepareInputs(
       prepared.args.emplace_back(
           Generate(options.input_shapes[i], dtypes[i], device));
     }
-    prepared.metadata = Json::object();
-    prepared.metadata["source"] = "generated";
+    prepared.metadata.source = std::string(report::kGeneratedInputs);
   }
-  Json call = DescribeCall(prepared.args);
-  prepared.metadata["args"] = call["args"];
-  prepared.metadata["kwargs"] = call["kwargs"];
+  prepared.metadata.call = DescribeCall(prepared.args);
   return prepared;
 }
 
-Json ModelTotals(const std::vector<at::Tensor>& parameters,
-                 const std::vector<at::Tensor>& buffers) {
+report::ModelTensorTotals ModelTotals(const std::vector<at::Tensor>& parameters,
+                                      const std::vector<at::Tensor>& buffers) {
   std::int64_t trainable = 0, frozen = 0, parameter_bytes = 0,
                buffer_elements = 0, buffer_bytes = 0;
   for (const at::Tensor& parameter : Deduplicated(parameters)) {
@@ -121,18 +111,19 @@ Json ModelTotals(const std::vector<at::Tensor>& parameters,
     buffer_elements += buffer.numel();
     buffer_bytes += buffer.numel() * buffer.element_size();
   }
-  Json totals = Json::object();
-  totals["trainable_parameters"] = trainable;
-  totals["frozen_parameters"] = frozen;
-  totals["parameter_bytes"] = parameter_bytes;
-  totals["buffer_elements"] = buffer_elements;
-  totals["buffer_bytes"] = buffer_bytes;
-  return totals;
+  return report::ModelTensorTotals{
+      .trainable_parameters = trainable,
+      .frozen_parameters = frozen,
+      .parameter_bytes = parameter_bytes,
+      .buffer_elements = buffer_elements,
+      .buffer_bytes = buffer_bytes,
+  };
 }
 
-Json CrawlContext(const std::string& model_type, bool training_before,
-                  const std::vector<at::Tensor>& parameters,
-                  const std::vector<at::Tensor>& buffers) {
+report::ReportContext CrawlContext(const std::string& model_type,
+                                   bool training_before,
+                                   const std::vector<at::Tensor>& parameters,
+                                   const std::vector<at::Tensor>& buffers) {
   std::set<std::string> devices, dtypes;
   for (const std::vector<at::Tensor>* tensors : {&parameters, &buffers}) {
     for (const at::Tensor& tensor : *tensors) {
@@ -140,48 +131,31 @@ Json CrawlContext(const std::string& model_type, bool training_before,
       dtypes.insert(PythonDtypeName(tensor.scalar_type()));
     }
   }
-  Json context = Json::object();
-  context["torchscan_version"] = kVersion;
-  context["torch_version"] = TORCHSCAN_TORCH_FULL_VERSION;
-  context["python_version"] = "";
-  context["model_type"] = model_type;
-  context["execution_mode"] = "evaluation_no_grad";
-  context["training_before"] = training_before;
-  context["devices"] =
-      Json(std::vector<std::string>(devices.begin(), devices.end()));
-  context["dtypes"] =
-      Json(std::vector<std::string>(dtypes.begin(), dtypes.end()));
+  report::ReportContext context;
+  context.torchscan_version = kVersion;
+  context.torch_version = TORCHSCAN_TORCH_FULL_VERSION;
+  context.python_version = "";
+  context.model_type = model_type;
+  context.training_before = training_before;
+  context.devices.assign(devices.begin(), devices.end());
+  context.dtypes.assign(dtypes.begin(), dtypes.end());
   return context;
 }
 
-absl::StatusOr<report::AnalysisReport> FinishCrawl(const Json& record,
+absl::StatusOr<report::AnalysisReport> FinishCrawl(crawl::CrawlRecord record,
                                                    bool strict) {
-  absl::StatusOr<formulas::CrawlRecord> crawl =
-      formulas::CrawlRecordFromJson(record);
-  if (!crawl.ok()) return crawl.status();
-  absl::StatusOr<report::AnalysisReport> report =
-      formulas::BuildAnalysisReport(*std::move(crawl));
-  if (!report.ok() || !strict || !report::IsIncomplete(*report)) return report;
-  absl::Status incomplete =
-      absl::FailedPreconditionError(report::IncompleteAnalysisMessage(*report));
-  incomplete.SetPayload(
-      kIncompleteReportPayload,
-      absl::Cord(report::DumpJson(report::AnalysisReportToJson(*report))));
-  return incomplete;
+  TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
+                      crawl::BuildAnalysisReport(std::move(record)));
+  if (!strict || !report::IsIncomplete(report)) return report;
+  return crawl::StrictFailure(std::move(report));
 }
 
 std::optional<report::AnalysisReport> IncompleteAnalysisReport(
     const absl::Status& status) {
-  absl::optional<absl::Cord> payload =
-      status.GetPayload(kIncompleteReportPayload);
-  if (!payload) return std::nullopt;
-  absl::StatusOr<report::AnalysisReport> report =
-      report::ParseAnalysisReport(std::string(*payload));
-  if (!report.ok()) return std::nullopt;
-  return *std::move(report);
+  return crawl::StrictFailureReport(status);
 }
 
-report::Json LayerTensorCounter::Parameters(
+report::ParameterAttribution LayerTensorCounter::Parameters(
     const std::vector<at::Tensor>& parameters) {
   std::int64_t trainable = 0, frozen = 0, bytes = 0;
   bool shared = false;
@@ -193,13 +167,13 @@ report::Json LayerTensorCounter::Parameters(
     (parameter.requires_grad() ? trainable : frozen) += parameter.numel();
     bytes += parameter.numel() * parameter.element_size();
   }
-  return report::Json{{"trainable", trainable},
-                      {"frozen", frozen},
-                      {"bytes", bytes},
-                      {"shared", shared}};
+  return report::ParameterAttribution{.trainable = trainable,
+                                      .frozen = frozen,
+                                      .bytes = bytes,
+                                      .shared = shared};
 }
 
-report::Json LayerTensorCounter::Buffers(
+report::BufferAttribution LayerTensorCounter::Buffers(
     const std::vector<at::Tensor>& buffers) {
   std::int64_t elements = 0, bytes = 0;
   bool shared = false;
@@ -212,29 +186,26 @@ report::Json LayerTensorCounter::Buffers(
     elements += buffer.numel();
     bytes += buffer.numel() * buffer.element_size();
   }
-  return report::Json{
-      {"elements", elements}, {"bytes", bytes}, {"shared", shared}};
+  return report::BufferAttribution{
+      .elements = elements, .bytes = bytes, .shared = shared};
 }
 
-report::Json NewLayerRecord(const std::string& path, std::int64_t call_index,
-                            const std::string& type, report::Json input,
-                            report::Json parameters, report::Json buffers) {
-  const std::size_t dot = path.rfind('.');
-  report::Json layer = report::Json::object();
-  layer["path"] = path;
-  layer["call_index"] = call_index;
-  layer["name"] =
-      path.empty() ? absl::AsciiStrToLower(type)
-                   : (dot == std::string::npos ? path : path.substr(dot + 1));
-  layer["depth"] = path.empty() ? 0
-                                : 1 + static_cast<std::int64_t>(std::count(
-                                          path.begin(), path.end(), '.'));
-  layer["type"] = type;
-  layer["input"] = std::move(input);
-  layer["output"] = report::Json{{"kind", "pending"}};
-  layer["parameters"] = std::move(parameters);
-  layer["buffers"] = std::move(buffers);
-  layer["metrics"] = report::Json::object();
+report::LayerReport NewLayerRecord(const std::string& path,
+                                   std::int64_t call_index,
+                                   const std::string& type,
+                                   report::CallMetadata input,
+                                   report::ParameterAttribution parameters,
+                                   report::BufferAttribution buffers) {
+  report::LayerReport layer;
+  layer.path = path;
+  layer.call_index = call_index;
+  layer.name = report::LayerName(path, type);
+  layer.depth = report::LayerDepth(path);
+  layer.type = type;
+  layer.input = std::move(input);
+  layer.output = report::ValueMetadata::Pending();
+  layer.parameters = parameters;
+  layer.buffers = buffers;
   return layer;
 }
 

@@ -1,6 +1,7 @@
 // The parts every C++ front end shares with Python's crawl_module: input
 // preparation with TorchScan 0.2's checks and messages, the report context,
-// model totals, and turning a recorded crawl into the final report.
+// model totals, layer records, and turning a CrawlRecord into the final
+// report.
 
 #ifndef TORCHSCAN_TORCHSCAN_CRAWL_SUPPORT_H_
 #define TORCHSCAN_TORCHSCAN_CRAWL_SUPPORT_H_
@@ -14,16 +15,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "crawl/crawl_record.h"
+#include "report/aggregate.h"
 #include "report/analysis_report.h"
-#include "report/json_io.h"
+#include "report/layer_report.h"
 #include "torchscan/crawl.h"
 
 namespace torchscan {
 
 struct PreparedInputs {
   std::vector<c10::IValue> args;
-  // {"source": ..., "args": [...], "kwargs": {}}
-  report::Json metadata;
+  report::InputsMetadata metadata;
 };
 
 // `model_tensors` gives the default device and dtype (first parameter, else
@@ -32,18 +34,20 @@ absl::StatusOr<PreparedInputs> PrepareInputs(
     const CrawlOptions& options, const std::vector<at::Tensor>& parameters,
     const std::vector<at::Tensor>& buffers);
 
-// {"trainable_parameters": n, ...} over de-duplicated tensors.
-report::Json ModelTotals(const std::vector<at::Tensor>& parameters,
-                         const std::vector<at::Tensor>& buffers);
+// The model's totals over de-duplicated tensors.
+report::ModelTensorTotals ModelTotals(const std::vector<at::Tensor>& parameters,
+                                      const std::vector<at::Tensor>& buffers);
 
 // The report context of a C++ crawl (python_version is empty: no Python).
-report::Json CrawlContext(const std::string& model_type, bool training_before,
-                          const std::vector<at::Tensor>& parameters,
-                          const std::vector<at::Tensor>& buffers);
+report::ReportContext CrawlContext(const std::string& model_type,
+                                   bool training_before,
+                                   const std::vector<at::Tensor>& parameters,
+                                   const std::vector<at::Tensor>& buffers);
 
-// Builds the report from a crawl record (formulas/analysis_builder.h) and
-// applies `strict`.
-absl::StatusOr<report::AnalysisReport> FinishCrawl(const report::Json& record,
+// Builds the report (crawl/crawl_record.h) and applies `strict`: an
+// incomplete report then fails with kFailedPrecondition and rides along for
+// IncompleteAnalysisReport.
+absl::StatusOr<report::AnalysisReport> FinishCrawl(crawl::CrawlRecord record,
                                                    bool strict);
 
 // The parameter and buffer records of layers, as Python's crawl_module makes
@@ -51,10 +55,10 @@ absl::StatusOr<report::AnalysisReport> FinishCrawl(const report::Json& record,
 // holders say "shared".
 class LayerTensorCounter {
  public:
-  // {"trainable", "frozen", "bytes", "shared"}
-  report::Json Parameters(const std::vector<at::Tensor>& parameters);
-  // {"elements", "bytes", "shared"}; undefined buffers are skipped.
-  report::Json Buffers(const std::vector<at::Tensor>& buffers);
+  report::ParameterAttribution Parameters(
+      const std::vector<at::Tensor>& parameters);
+  // Undefined buffers are skipped.
+  report::BufferAttribution Buffers(const std::vector<at::Tensor>& buffers);
 
  private:
   std::unordered_set<const void*> seen_;
@@ -62,9 +66,12 @@ class LayerTensorCounter {
 
 // A layer record as Python's crawl_module starts it: path, call_index, name,
 // depth, type, input, a pending output, parameters, buffers and no metrics.
-report::Json NewLayerRecord(const std::string& path, std::int64_t call_index,
-                            const std::string& type, report::Json input,
-                            report::Json parameters, report::Json buffers);
+report::LayerReport NewLayerRecord(const std::string& path,
+                                   std::int64_t call_index,
+                                   const std::string& type,
+                                   report::CallMetadata input,
+                                   report::ParameterAttribution parameters,
+                                   report::BufferAttribution buffers);
 
 // Drops repeated tensors (shared parameters), keeping the first.
 std::vector<at::Tensor> Deduplicated(const std::vector<at::Tensor>& tensors);

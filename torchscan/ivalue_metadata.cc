@@ -15,7 +15,7 @@
 namespace torchscan {
 namespace {
 
-using report::Json;
+using report::ValueMetadata;
 
 bool IsIdentifier(const std::string& text) {
   if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0])))
@@ -24,21 +24,6 @@ bool IsIdentifier(const std::string& text) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   }
   return true;
-}
-
-Json Scalar(const char* type) {
-  Json node = Json::object();
-  node["kind"] = "scalar";
-  node["type"] = type;
-  return node;
-}
-
-Json Items(const char* kind, const std::vector<Json>& items) {
-  Json node = Json::object();
-  node["kind"] = kind;
-  node["items"] = Json::array();
-  for (const Json& item : items) node["items"].push_back(item);
-  return node;
 }
 
 std::string KeyType(const c10::IValue& key) {
@@ -101,76 +86,65 @@ std::string ShortClassName(const std::string& qualified_name) {
   return dot == std::string::npos ? demangled : demangled.substr(dot + 1);
 }
 
-Json DescribeValue(const c10::IValue& value) {
+ValueMetadata DescribeValue(const c10::IValue& value) {
   if (value.isTensor()) {
     const at::Tensor& tensor = value.toTensor();
-    if (!tensor.defined()) return Json{{"kind", "none"}};
-    Json node = Json::object();
-    node["kind"] = "tensor";
-    node["shape"] = Json::array();
-    for (std::int64_t size : tensor.sizes()) node["shape"].push_back(size);
-    node["dtype"] = PythonDtypeName(tensor.scalar_type());
-    node["device"] = tensor.device().str();
-    node["requires_grad"] = tensor.requires_grad();
-    return node;
+    if (!tensor.defined()) return ValueMetadata::None();
+    return ValueMetadata::Tensor(tensor.sizes().vec(),
+                                 PythonDtypeName(tensor.scalar_type()),
+                                 tensor.device().str(), tensor.requires_grad());
   }
-  if (value.isNone()) return Json{{"kind", "none"}};
+  if (value.isNone()) return ValueMetadata::None();
   if (value.isTuple()) {
-    std::vector<Json> items;
+    std::vector<ValueMetadata> items;
     for (const c10::IValue& item : value.toTupleRef().elements()) {
       items.push_back(DescribeValue(item));
     }
-    return Items("tuple", items);
+    return ValueMetadata::Tuple(std::move(items));
   }
   if (value.isList()) {
-    std::vector<Json> items;
-    for (const c10::IValue& item : value.toListRef())
+    std::vector<ValueMetadata> items;
+    for (const c10::IValue& item : value.toListRef()) {
       items.push_back(DescribeValue(item));
-    return Items("list", items);
+    }
+    return ValueMetadata::List(std::move(items));
   }
   if (value.isGenericDict()) {
-    Json node = Json::object();
-    node["kind"] = "mapping";
-    node["type"] = "dict";
-    node["items"] = Json::array();
+    std::vector<report::MappingItem> entries;
     for (const auto& entry : value.toGenericDict()) {
-      Json item = Json::object();
+      report::MappingItem item;
       const c10::IValue& key = entry.key();
-      if (key.isInt() || key.isBool()) {
-        item["key"] = key.isBool() ? Json(key.toBool()) : Json(key.toInt());
+      if (key.isBool()) {
+        item.key = key.toBool();
+      } else if (key.isInt()) {
+        item.key = report::Count(key.toInt());
       } else if (key.isString() && IsIdentifier(key.toStringRef())) {
-        item["key"] = key.toStringRef();
+        item.key = key.toStringRef();
       }
-      item["key_type"] = KeyType(key);
-      item["value"] = DescribeValue(entry.value());
-      node["items"].push_back(std::move(item));
+      item.key_type = KeyType(key);
+      item.value = DescribeValue(entry.value());
+      entries.push_back(std::move(item));
     }
-    return node;
+    return ValueMetadata::Mapping("dict", std::move(entries));
   }
-  if (value.isBool()) return Scalar("bool");
-  if (value.isInt() || value.isSymInt()) return Scalar("int");
-  if (value.isDouble() || value.isSymFloat()) return Scalar("float");
-  if (value.isComplexDouble()) return Scalar("complex");
-  if (value.isString()) return Scalar("str");
-  Json node = Json::object();
-  node["kind"] = "object";
+  if (value.isBool()) return ValueMetadata::Scalar("bool");
+  if (value.isInt() || value.isSymInt()) return ValueMetadata::Scalar("int");
+  if (value.isDouble() || value.isSymFloat()) {
+    return ValueMetadata::Scalar("float");
+  }
+  if (value.isComplexDouble()) return ValueMetadata::Scalar("complex");
+  if (value.isString()) return ValueMetadata::Scalar("str");
   if (value.isObject()) {
-    node["type"] =
-        ShortClassName(value.toObjectRef().type()->name()->qualifiedName());
-  } else if (value.isDevice()) {
-    node["type"] = "device";
-  } else {
-    node["type"] = value.tagKind();
+    return ValueMetadata::Object(
+        ShortClassName(value.toObjectRef().type()->name()->qualifiedName()));
   }
-  return node;
+  if (value.isDevice()) return ValueMetadata::Object("device");
+  return ValueMetadata::Object(value.tagKind());
 }
 
-Json DescribeCall(const std::vector<c10::IValue>& args) {
-  Json call = Json::object();
-  call["args"] = Json::array();
-  for (const c10::IValue& arg : args)
-    call["args"].push_back(DescribeValue(arg));
-  call["kwargs"] = Json::object();
+report::CallMetadata DescribeCall(const std::vector<c10::IValue>& args) {
+  report::CallMetadata call;
+  for (const c10::IValue& arg : args) call.args.push_back(DescribeValue(arg));
   return call;
 }
 

@@ -1,6 +1,6 @@
 // TorchScan 0.2's "describe" rules for C++ values: the metadata of a value
 // (kind, tensor shape/dtype/device/requires_grad, container structure),
-// never its contents. The JSON is the same the Python package produces.
+// never its contents, the same the Python package records.
 
 #ifndef TORCHSCAN_TORCHSCAN_IVALUE_METADATA_H_
 #define TORCHSCAN_TORCHSCAN_IVALUE_METADATA_H_
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "report/json_io.h"
+#include "report/value_metadata.h"
 
 namespace torchscan {
 
@@ -24,9 +24,9 @@ std::string DemangledClassName(const std::string& qualified_name);
 // The last component: "Conv2d".
 std::string ShortClassName(const std::string& qualified_name);
 
-report::Json DescribeValue(const c10::IValue& value);
-// {"args": [...], "kwargs": {}}: TorchScript passes arguments positionally.
-report::Json DescribeCall(const std::vector<c10::IValue>& args);
+report::ValueMetadata DescribeValue(const c10::IValue& value);
+// TorchScript passes arguments positionally: no kwargs.
+report::CallMetadata DescribeCall(const std::vector<c10::IValue>& args);
 
 }  // namespace torchscan
 

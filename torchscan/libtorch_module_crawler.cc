@@ -17,14 +17,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "crawl/crawl_record.h"
+#include "report/layer_report.h"
+#include "report/metric_result.h"
 #include "torchscan/crawl.h"
 #include "torchscan/crawl_support.h"
 #include "torchscan_dispatch/active_counting.h"
 
 namespace torchscan {
 namespace {
-
-using report::Json;
 
 constexpr char kUnobservableMessage[] =
     "torch::nn::Module offers no call hooks: calls, shapes and module formulas "
@@ -40,10 +42,11 @@ std::string ShortName(const std::string& name) {
   return std::string(view);
 }
 
-Json Unavailable(const char* unit, const char* method) {
-  return Json{{"status", "unavailable"}, {"value", nullptr},
-              {"known_value", nullptr},  {"unit", unit},
-              {"scope", "module_call"},  {"method", method}};
+report::MetricResult Unavailable(absl::string_view unit,
+                                 absl::string_view method) {
+  return report::MetricResult::Unavailable(report::MetricKind{
+      std::string(unit), std::string(report::kModuleCallScope),
+      std::string(method)});
 }
 
 }  // namespace
@@ -55,9 +58,8 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
   const std::vector<at::Tensor> parameters =
       Deduplicated(module.parameters(true));
   const std::vector<at::Tensor> buffers = Deduplicated(module.buffers(true));
-  absl::StatusOr<PreparedInputs> inputs =
-      PrepareInputs(options, parameters, buffers);
-  if (!inputs.ok()) return inputs.status();
+  TS_ASSIGN_OR_RETURN(PreparedInputs inputs,
+                      PrepareInputs(options, parameters, buffers));
   const bool full = options.mode == CrawlMode::kFull;
   const bool training_before = module.is_training();
 
@@ -70,7 +72,7 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
     module.eval();
     at::NoGradGuard no_grad;
     if (full) counting.emplace();
-    run(inputs->args);
+    run(inputs.args);
     if (counting) counting->Stop();
   } catch (...) {
     counting.reset();
@@ -88,49 +90,38 @@ absl::StatusOr<report::AnalysisReport> CrawlLibtorchModule(
     }
   }
 
-  Json layers = Json::array();
+  crawl::CrawlRecord record;
   LayerTensorCounter tensors;
   for (const auto& named : module.named_modules("", /*include_self=*/true)) {
     const std::string& path = named.key();
     const torch::nn::Module& current = *named.value();
-    Json layer = NewLayerRecord(
+    report::LayerReport layer = NewLayerRecord(
         path, /*call_index=*/0, ShortName(current.name()),
-        Json{{"args", Json::array()}, {"kwargs", Json::object()}},
+        report::CallMetadata(),
         tensors.Parameters(current.parameters(/*recurse=*/false)),
         tensors.Buffers(current.buffers(/*recurse=*/false)));
-    layer["metrics"]["calls"] = Unavailable("calls", "pytorch_hook");
+    layer.metrics.Set("calls", Unavailable("calls", report::kModuleHookMethod));
     if (full && current.children().empty()) {
-      layer["metrics"]["module_flops"] =
-          Unavailable("FLOPs", "torchscan_module_formula");
-      layer["metrics"]["macs"] =
-          Unavailable("MACs", "torchscan_module_formula");
-      layer["metrics"]["dmas"] =
-          Unavailable("DMAs", "torchscan_module_formula");
+      for (auto [name, unit] :
+           {std::pair{"module_flops", "FLOPs"}, std::pair{"macs", "MACs"},
+            std::pair{"dmas", "DMAs"}}) {
+        layer.metrics.Set(name,
+                          Unavailable(unit, report::kModuleFormulaMethod));
+      }
     }
-    layers.push_back(std::move(layer));
+    record.parts.layers.push_back(std::move(layer));
   }
-
-  Json record = Json::object();
-  record["mode"] = full ? "full" : "structure";
-  record["context"] =
+  record.parts.context =
       CrawlContext(module.name(), training_before, parameters, buffers);
-  record["inputs"] = inputs->metadata;
-  record["layers"] = std::move(layers);
-  record["model"] = ModelTotals(parameters, buffers);
-  record["diagnostics"] =
-      Json::array({Json{{"code", "unobservable_module_calls"},
-                        {"severity", "warning"},
-                        {"metric", "calls"},
-                        {"path", ""},
-                        {"message", kUnobservableMessage}}});
+  record.parts.inputs = std::move(inputs.metadata);
+  record.parts.model = ModelTotals(parameters, buffers);
+  record.parts.module_diagnostics.push_back(report::Diagnostic::ForPath(
+      "unobservable_module_calls", "calls", "", kUnobservableMessage));
   if (full) {
-    record["leaf_calls"] = Json::array();
-    absl::StatusOr<report::FlopReport> flops =
-        counting->session().BuildReport();
-    if (!flops.ok()) return flops.status();
-    record["operator_flops"] = report::FlopReportToJson(*flops);
+    TS_ASSIGN_OR_RETURN(record.operator_flops,
+                        counting->session().BuildReport());
   }
-  return FinishCrawl(record, options.strict);
+  return FinishCrawl(std::move(record), options.strict);
 }
 
 }  // namespace torchscan

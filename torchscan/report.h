@@ -4,11 +4,11 @@
 #ifndef TORCHSCAN_TORCHSCAN_REPORT_H_
 #define TORCHSCAN_TORCHSCAN_REPORT_H_
 
+#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
-#include "report/python_json.h"
 #include "report/strict.h"
 #include "report/summary.h"
 

@@ -31,6 +31,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "crawl/crawl_record.h"
+#include "formulas/module_call.h"
+#include "report/layer_report.h"
+#include "report/metric_result.h"
 #include "torchscan/crawl.h"
 #include "torchscan/crawl_support.h"
 #include "torchscan/ivalue_metadata.h"
@@ -40,8 +45,6 @@
 
 namespace torchscan {
 namespace {
-
-using report::Json;
 
 constexpr char kEnterOperator[] = "torchscan::_script_module_enter";
 constexpr char kExitOperator[] = "torchscan::_script_module_exit";
@@ -134,15 +137,17 @@ class ScriptCrawl {
       buffers.push_back(buffer.value);
     }
     const std::string& path_name = path->second;
-    Json layer = NewLayerRecord(
+    report::LayerReport layer = NewLayerRecord(
         path_name, call_counts_[module._ivalue().get()]++,
         ShortClassName(module.type()->name()->qualifiedName()),
         DescribeCall(inputs), layer_tensors_.Parameters(parameters),
         layer_tensors_.Buffers(buffers));
-    layer["metrics"]["calls"] =
-        Json{{"status", "complete"},   {"value", 1},
-             {"known_value", 1},       {"unit", "calls"},
-             {"scope", "module_call"}, {"method", "pytorch_hook"}};
+    layer.metrics.Set(
+        "calls",
+        report::MetricResult::Complete(
+            report::Count(1),
+            report::MetricKind{"calls", std::string(report::kModuleCallScope),
+                               std::string(report::kModuleHookMethod)}));
     layers_.push_back(std::move(layer));
     const std::size_t index = layers_.size() - 1;
     open_.push_back(OpenCall{index, module, inputs,
@@ -160,22 +165,33 @@ class ScriptCrawl {
     OpenCall call = std::move(open_.back());
     open_.pop_back();
     PublishScopes();
-    layers_[call.layer]["output"] = DescribeValue(output);
+    layers_[call.layer].output = DescribeValue(output);
     if (!full_ || !IsMetricLeaf(call.module)) return;
-    Json inputs = Json::array();
-    for (const c10::IValue& input : call.inputs)
-      inputs.push_back(DescribeValue(input));
-    Json leaf = Json::object();
-    leaf["layer"] = call.layer;
-    leaf["path"] = layers_[call.layer]["path"];
-    leaf["module"] = DescribeScriptModule(call.module);
-    leaf["call"] =
-        Json{{"inputs", std::move(inputs)}, {"output", DescribeValue(output)}};
-    leaf_calls_.push_back(std::move(leaf));
+    absl::StatusOr<formulas::ModuleDescription> description =
+        DescribeScriptModule(call.module);
+    if (!description.ok()) {
+      if (status_.ok()) status_ = description.status();
+      return;
+    }
+    formulas::ModuleCall module_call;
+    for (const c10::IValue& input : call.inputs) {
+      module_call.inputs.push_back(formulas::CallValueOf(DescribeValue(input)));
+    }
+    module_call.output = formulas::CallValueOf(DescribeValue(output));
+    leaf_calls_.push_back(crawl::CapturedLeafCall{
+        call.layer, formulas::CapturedModuleCall{layers_[call.layer].path,
+                                                 *std::move(description),
+                                                 std::move(module_call)}});
   }
 
-  Json TakeLayers() { return std::exchange(layers_, Json::array()); }
-  Json TakeLeafCalls() { return std::exchange(leaf_calls_, Json::array()); }
+  // The first module the crawl could not describe, if any.
+  const absl::Status& status() const { return status_; }
+  std::vector<report::LayerReport> TakeLayers() {
+    return std::exchange(layers_, {});
+  }
+  std::vector<crawl::CapturedLeafCall> TakeLeafCalls() {
+    return std::exchange(leaf_calls_, {});
+  }
 
  private:
   struct OpenCall {
@@ -216,8 +232,9 @@ class ScriptCrawl {
   LayerTensorCounter layer_tensors_;
   std::vector<OpenCall> open_;
   std::vector<bool> unobserved_;
-  Json layers_ = Json::array();
-  Json leaf_calls_ = Json::array();
+  std::vector<report::LayerReport> layers_;
+  std::vector<crawl::CapturedLeafCall> leaf_calls_;
+  absl::Status status_;
 };
 
 void EnterOperator(c10::IValue module, c10::IValue inputs) {
@@ -281,9 +298,8 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
       Deduplicated(Tensors(module.named_parameters(/*recurse=*/true)));
   const std::vector<at::Tensor> buffers =
       Deduplicated(DefinedTensors(module.named_buffers(/*recurse=*/true)));
-  absl::StatusOr<PreparedInputs> inputs =
-      PrepareInputs(options, parameters, buffers);
-  if (!inputs.ok()) return inputs.status();
+  TS_ASSIGN_OR_RETURN(PreparedInputs inputs,
+                      PrepareInputs(options, parameters, buffers));
   if (!module.find_method("forward")) {
     return absl::InvalidArgumentError(
         "the TorchScript module has no forward method");
@@ -297,38 +313,40 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
   Instrument(clone);
   clone.eval();
 
-  Json record = Json::object();
   std::optional<dispatch::ActiveCounting> counting;
   if (full) counting.emplace();
   ScriptCrawl crawl(clone, full, full ? &counting->session() : nullptr);
   {
     ActiveCrawl active(&crawl);
     at::NoGradGuard no_grad;
-    crawl.Enter(clone, inputs->args);
-    c10::IValue output = clone.forward(inputs->args);
+    crawl.Enter(clone, inputs.args);
+    c10::IValue output = clone.forward(inputs.args);
     crawl.Exit(output);
   }
   if (counting) counting->Stop();
+  TS_RETURN_IF_ERROR(crawl.status());
 
-  record["mode"] = full ? "full" : "structure";
-  record["context"] =
+  crawl::CrawlRecord record;
+  record.parts.context =
       CrawlContext(DemangledClassName(module.type()->name()->qualifiedName()),
                    training_before, parameters, buffers);
-  record["inputs"] = inputs->metadata;
-  record["layers"] = crawl.TakeLayers();
-  record["model"] = ModelTotals(parameters, buffers);
+  record.parts.inputs = std::move(inputs.metadata);
+  record.parts.layers = crawl.TakeLayers();
+  record.parts.model = ModelTotals(parameters, buffers);
   if (full) {
-    record["leaf_calls"] = crawl.TakeLeafCalls();
-    absl::StatusOr<report::FlopReport> flops =
-        counting->session().BuildReport();
-    if (!flops.ok()) return flops.status();
-    record["operator_flops"] = report::FlopReportToJson(*flops);
-    absl::StatusOr<std::map<std::string, dispatch::ScopedFlops>> per_layer =
-        counting->session().BuildLayerCallReport();
-    if (!per_layer.ok()) return per_layer.status();
-    record["layer_call_flops"] = dispatch::ScopedFlopsToJson(*per_layer);
+    record.leaf_calls = crawl.TakeLeafCalls();
+    TS_ASSIGN_OR_RETURN(record.operator_flops,
+                        counting->session().BuildReport());
+    TS_ASSIGN_OR_RETURN(auto per_layer,
+                        counting->session().BuildLayerCallReport());
+    // The counter's layer-call labels are the layers' indexes.
+    for (auto& [label, flops] : per_layer) {
+      record.layer_call_flops[std::stoul(label)] = report::LayerOperatorFlops{
+          .total = std::move(flops.total),
+          .by_operator = std::move(flops.by_operator)};
+    }
   }
-  return FinishCrawl(record, options.strict);
+  return FinishCrawl(std::move(record), options.strict);
 }
 
 }  // namespace torchscan

@@ -1,228 +1,315 @@
 #include "torchscan/script_module_description.h"
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "torchscan/ivalue_metadata.h"
 
 namespace torchscan {
 namespace {
 
-using report::Json;
+using formulas::HyperParameter;
+using formulas::ModuleFamily;
+using formulas::ModuleParams;
 
-// A module constant (`__constants__`) or attribute, whichever it has.
-std::optional<c10::IValue> Lookup(const torch::jit::Module& module,
-                                  const std::string& name) {
-  if (std::optional<c10::IValue> constant = module.type()->findConstant(name)) {
-    return constant;
+// One module's constants (`__constants__`) and attributes, read by name.
+class Attributes {
+ public:
+  explicit Attributes(const torch::jit::Module& module)
+      : module_(module),
+        type_(ShortClassName(module.type()->name()->qualifiedName())) {}
+
+  // The constant or attribute `name`; None when the module has neither.
+  c10::IValue Get(const std::string& name) const {
+    if (std::optional<c10::IValue> constant =
+            module_.type()->findConstant(name)) {
+      return *constant;
+    }
+    if (module_.hasattr(name)) return module_.attr(name);
+    return c10::IValue();
   }
-  if (module.hasattr(name)) return module.attr(name);
-  return std::nullopt;
-}
 
-// The stored form: ints stay ints, tuples and lists become arrays, strings
-// stay strings (conv padding "same"), floats floats, bools bools.
-Json Raw(const c10::IValue& value) {
-  if (value.isNone()) return nullptr;
-  if (value.isBool()) return value.toBool();
-  if (value.isInt()) return value.toInt();
-  if (value.isDouble()) return value.toDouble();
-  if (value.isString()) return value.toStringRef();
-  if (value.isTuple() || value.isList()) {
-    Json items = Json::array();
-    const auto& elements = value.isTuple() ? value.toTupleRef().elements().vec()
-                                           : value.toListRef().vec();
-    for (const c10::IValue& item : elements) items.push_back(Raw(item));
-    return items;
+  absl::Status Expected(const std::string& name, absl::string_view what,
+                        const c10::IValue& got) const {
+    return absl::InvalidArgumentError(absl::StrCat(
+        type_, ".", name, ": expected ", what, ", got ", got.tagKind()));
   }
-  return nullptr;
+
+  absl::StatusOr<std::int64_t> Int(const std::string& name) const {
+    const c10::IValue value = Get(name);
+    if (!value.isInt()) return Expected(name, "an int", value);
+    return value.toInt();
+  }
+
+  absl::StatusOr<bool> Bool(const std::string& name) const {
+    const c10::IValue value = Get(name);
+    if (!value.isBool()) return Expected(name, "a bool", value);
+    return value.toBool();
+  }
+
+  absl::StatusOr<double> Number(const std::string& name) const {
+    const c10::IValue value = Get(name);
+    if (value.isDouble()) return value.toDouble();
+    if (value.isInt()) return static_cast<double>(value.toInt());
+    return Expected(name, "a number", value);
+  }
+
+  // A number, or nullopt for None (BatchNorm's momentum).
+  std::optional<double> NumberOrNone(const std::string& name) const {
+    const c10::IValue value = Get(name);
+    if (value.isDouble()) return value.toDouble();
+    if (value.isInt()) return static_cast<double>(value.toInt());
+    return std::nullopt;
+  }
+
+  absl::StatusOr<std::vector<std::int64_t>> Ints(
+      const std::string& name) const {
+    const c10::IValue value = Get(name);
+    if (!value.isTuple() && !value.isList()) {
+      return Expected(name, "a tuple of ints", value);
+    }
+    std::vector<std::int64_t> ints;
+    for (const c10::IValue& item : value.isTuple()
+                                       ? value.toTupleRef().elements().vec()
+                                       : value.toListRef().vec()) {
+      if (!item.isInt()) return Expected(name, "a tuple of ints", value);
+      ints.push_back(item.toInt());
+    }
+    return ints;
+  }
+
+  // An int, a tuple of ints or a string, as stored.
+  absl::StatusOr<HyperParameter> Hyper(const std::string& name) const {
+    const c10::IValue value = Get(name);
+    if (value.isInt()) return HyperParameter::Int(value.toInt());
+    if (value.isString()) return HyperParameter::String(value.toStringRef());
+    TS_ASSIGN_OR_RETURN(std::vector<std::int64_t> ints, Ints(name));
+    return HyperParameter::Tuple(std::move(ints));
+  }
+
+  // The same, or nullopt when the module has no such attribute.
+  absl::StatusOr<std::optional<HyperParameter>> OptionalHyper(
+      const std::string& name) const {
+    if (Get(name).isNone()) return std::optional<HyperParameter>();
+    TS_ASSIGN_OR_RETURN(HyperParameter value, Hyper(name));
+    return std::optional<HyperParameter>(std::move(value));
+  }
+
+  // Whether the tensor attribute `name` is set (`module.bias is not None`).
+  bool HasTensor(const std::string& name) const {
+    const c10::IValue value = Get(name);
+    return value.isTensor() && value.toTensor().defined();
+  }
+
+  // numel of the tensor attribute `name`, or nullopt for None.
+  std::optional<std::int64_t> TensorNumel(const std::string& name) const {
+    const c10::IValue value = Get(name);
+    if (!value.isTensor() || !value.toTensor().defined()) return std::nullopt;
+    return value.toTensor().numel();
+  }
+
+ private:
+  const torch::jit::Module& module_;
+  std::string type_;
+};
+
+absl::StatusOr<formulas::LinearParams> ReadLinear(
+    const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  formulas::LinearParams linear;
+  TS_ASSIGN_OR_RETURN(linear.in_features, attributes.Int("in_features"));
+  TS_ASSIGN_OR_RETURN(linear.out_features, attributes.Int("out_features"));
+  linear.bias = attributes.HasTensor("bias");
+  return linear;
 }
 
-Json Field(const torch::jit::Module& module, const std::string& name) {
-  std::optional<c10::IValue> value = Lookup(module, name);
-  return value ? Raw(*value) : Json();
+absl::StatusOr<ModuleParams> ReadConv(const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  formulas::ConvParams conv;
+  TS_ASSIGN_OR_RETURN(conv.in_channels, attributes.Int("in_channels"));
+  TS_ASSIGN_OR_RETURN(conv.kernel_size, attributes.Hyper("kernel_size"));
+  TS_ASSIGN_OR_RETURN(conv.stride, attributes.Hyper("stride"));
+  TS_ASSIGN_OR_RETURN(conv.padding, attributes.Hyper("padding"));
+  TS_ASSIGN_OR_RETURN(conv.dilation, attributes.Hyper("dilation"));
+  TS_ASSIGN_OR_RETURN(conv.groups, attributes.Int("groups"));
+  conv.bias = attributes.HasTensor("bias");
+  return conv;
 }
 
-bool TensorPresent(const torch::jit::Module& module, const std::string& name) {
-  std::optional<c10::IValue> value = Lookup(module, name);
-  return value && value->isTensor() && value->toTensor().defined();
+// MaxPool has a dilation attribute, AvgPool none.
+absl::StatusOr<ModuleParams> ReadPool(const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  formulas::PoolParams pool;
+  TS_ASSIGN_OR_RETURN(pool.kernel_size, attributes.Hyper("kernel_size"));
+  TS_ASSIGN_OR_RETURN(pool.stride, attributes.Hyper("stride"));
+  TS_ASSIGN_OR_RETURN(pool.padding, attributes.Hyper("padding"));
+  TS_ASSIGN_OR_RETURN(pool.dilation, attributes.OptionalHyper("dilation"));
+  return pool;
 }
 
-Json TensorNumel(const torch::jit::Module& module, const std::string& name) {
-  std::optional<c10::IValue> value = Lookup(module, name);
-  if (!value || !value->isTensor() || !value->toTensor().defined())
-    return nullptr;
-  return value->toTensor().numel();
+absl::StatusOr<ModuleParams> ReadBatchNorm(const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  formulas::BatchNormParams bn;
+  TS_ASSIGN_OR_RETURN(bn.num_features, attributes.Int("num_features"));
+  TS_ASSIGN_OR_RETURN(bn.affine, attributes.Bool("affine"));
+  TS_ASSIGN_OR_RETURN(bn.track_running_stats,
+                      attributes.Bool("track_running_stats"));
+  TS_ASSIGN_OR_RETURN(bn.training, attributes.Bool("training"));
+  bn.momentum = attributes.NumberOrNone("momentum");
+  bn.running_mean_numel = attributes.TensorNumel("running_mean");
+  bn.running_var_numel = attributes.TensorNumel("running_var");
+  bn.weight_numel = attributes.TensorNumel("weight");
+  bn.bias_numel = attributes.TensorNumel("bias");
+  return bn;
 }
 
-void Copy(const torch::jit::Module& module, Json& into,
-          std::initializer_list<const char*> names) {
-  for (const char* name : names) into[name] = Field(module, name);
+absl::StatusOr<ModuleParams> ReadDropout(const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  formulas::DropoutParams dropout;
+  TS_ASSIGN_OR_RETURN(dropout.p, attributes.Number("p"));
+  TS_ASSIGN_OR_RETURN(dropout.inplace, attributes.Bool("inplace"));
+  TS_ASSIGN_OR_RETURN(dropout.training, attributes.Bool("training"));
+  return dropout;
 }
 
-Json LinearParams(const torch::jit::Module& module) {
-  Json params = Json::object();
-  Copy(module, params, {"in_features", "out_features"});
-  params["bias"] = TensorPresent(module, "bias");
-  return params;
+absl::StatusOr<ModuleParams> ReadLayerNorm(const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  formulas::LayerNormParams norm;
+  TS_ASSIGN_OR_RETURN(norm.normalized_shape,
+                      attributes.Ints("normalized_shape"));
+  norm.weight = attributes.HasTensor("weight");
+  norm.bias = attributes.HasTensor("bias");
+  return norm;
 }
 
-Json ConvParams(const torch::jit::Module& module) {
-  Json params = Json::object();
-  Copy(module, params,
-       {"in_channels", "kernel_size", "stride", "padding", "dilation",
-        "groups"});
-  params["bias"] = TensorPresent(module, "bias");
-  return params;
+absl::StatusOr<ModuleParams> ReadMultiheadAttention(
+    const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  formulas::MultiheadAttentionParams mha;
+  TS_ASSIGN_OR_RETURN(mha.embed_dim, attributes.Int("embed_dim"));
+  TS_ASSIGN_OR_RETURN(mha.num_heads, attributes.Int("num_heads"));
+  TS_ASSIGN_OR_RETURN(mha.head_dim, attributes.Int("head_dim"));
+  TS_ASSIGN_OR_RETURN(mha.batch_first, attributes.Bool("batch_first"));
+  mha.in_proj_bias = attributes.HasTensor("in_proj_bias");
+  mha.bias_k = attributes.HasTensor("bias_k");
+  mha.bias_v = attributes.HasTensor("bias_v");
+  TS_ASSIGN_OR_RETURN(mha.add_zero_attn, attributes.Bool("add_zero_attn"));
+  TS_ASSIGN_OR_RETURN(mha.dropout, attributes.Number("dropout"));
+  TS_ASSIGN_OR_RETURN(mha.training, attributes.Bool("training"));
+  const c10::IValue out_proj = attributes.Get("out_proj");
+  if (!out_proj.isModule()) {
+    return attributes.Expected("out_proj", "a module", out_proj);
+  }
+  TS_ASSIGN_OR_RETURN(mha.out_proj, ReadLinear(out_proj.toModule()));
+  return mha;
 }
 
-Json PoolParams(const torch::jit::Module& module, bool has_dilation) {
-  Json params = Json::object();
-  Copy(module, params, {"kernel_size", "stride", "padding"});
-  if (has_dilation) params["dilation"] = Field(module, "dilation");
-  return params;
+absl::StatusOr<ModuleParams> ReadActivation(const torch::jit::Module& module) {
+  formulas::ActivationParams activation;
+  TS_ASSIGN_OR_RETURN(activation.inplace, Attributes(module).Bool("inplace"));
+  return activation;
 }
 
-Json BatchNormParams(const torch::jit::Module& module) {
-  Json params = Json::object();
-  Copy(module, params,
-       {"num_features", "affine", "track_running_stats", "training"});
-  Json momentum = Field(module, "momentum");
-  params["momentum"] =
-      momentum.is_number() ? Json(momentum.get<double>()) : Json();
-  params["running_mean_numel"] = TensorNumel(module, "running_mean");
-  params["running_var_numel"] = TensorNumel(module, "running_var");
-  params["weight_numel"] = TensorNumel(module, "weight");
-  params["bias_numel"] = TensorNumel(module, "bias");
-  return params;
-}
-
-Json DropoutParams(const torch::jit::Module& module) {
-  Json params = Json::object();
-  Json p = Field(module, "p");
-  params["p"] = p.is_number() ? Json(p.get<double>()) : p;
-  Copy(module, params, {"inplace", "training"});
-  return params;
-}
-
-Json LayerNormParams(const torch::jit::Module& module) {
-  Json params = Json::object();
-  params["normalized_shape"] = Field(module, "normalized_shape");
-  params["weight"] = TensorPresent(module, "weight");
-  params["bias"] = TensorPresent(module, "bias");
-  return params;
-}
-
-Json MultiheadAttentionParams(const torch::jit::Module& module) {
-  Json params = Json::object();
-  Copy(module, params, {"embed_dim", "num_heads", "head_dim", "batch_first"});
-  params["in_proj_bias"] = TensorPresent(module, "in_proj_bias");
-  params["bias_k"] = TensorPresent(module, "bias_k");
-  params["bias_v"] = TensorPresent(module, "bias_v");
-  params["add_zero_attn"] = Field(module, "add_zero_attn");
-  Json dropout = Field(module, "dropout");
-  params["dropout"] =
-      dropout.is_number() ? Json(dropout.get<double>()) : dropout;
-  params["training"] = Field(module, "training");
-  params["out_proj"] =
-      module.hasattr("out_proj") && module.attr("out_proj").isModule()
-          ? LinearParams(module.attr("out_proj").toModule())
-          : Json();
-  return params;
-}
-
-Json InplaceParams(const torch::jit::Module& module) {
-  Json params = Json::object();
-  params["inplace"] = Field(module, "inplace");
-  return params;
+absl::StatusOr<ModuleParams> ReadLinearModule(
+    const torch::jit::Module& module) {
+  TS_ASSIGN_OR_RETURN(formulas::LinearParams linear, ReadLinear(module));
+  return linear;
 }
 
 struct Family {
-  const char* name;
-  std::function<Json(const torch::jit::Module&)> params;
+  ModuleFamily family;
+  // nullptr for the families whose formulas read no hyper-parameters.
+  absl::StatusOr<ModuleParams> (*params)(const torch::jit::Module&) = nullptr;
 };
 
 const std::map<std::string, Family>& Families() {
   static const auto* families = new std::map<std::string, Family>{
-      {"torch.nn.modules.linear.Identity", {"identity", nullptr}},
-      {"torch.nn.modules.flatten.Flatten", {"flatten", nullptr}},
-      {"torch.nn.modules.linear.Linear", {"linear", LinearParams}},
+      {"torch.nn.modules.linear.Identity", {ModuleFamily::kIdentity}},
+      {"torch.nn.modules.flatten.Flatten", {ModuleFamily::kFlatten}},
+      {"torch.nn.modules.linear.Linear",
+       {ModuleFamily::kLinear, ReadLinearModule}},
       {"torch.nn.modules.linear.NonDynamicallyQuantizableLinear",
-       {"linear", LinearParams}},
-      {"torch.nn.modules.activation.ReLU", {"relu", InplaceParams}},
-      {"torch.nn.modules.activation.ELU", {"elu", InplaceParams}},
-      {"torch.nn.modules.activation.LeakyReLU", {"leaky_relu", InplaceParams}},
-      {"torch.nn.modules.activation.ReLU6", {"relu6", InplaceParams}},
-      {"torch.nn.modules.activation.Tanh", {"tanh", nullptr}},
-      {"torch.nn.modules.activation.Sigmoid", {"sigmoid", nullptr}},
-      {"torch.nn.modules.conv.ConvTranspose1d", {"conv_transpose", ConvParams}},
-      {"torch.nn.modules.conv.ConvTranspose2d", {"conv_transpose", ConvParams}},
-      {"torch.nn.modules.conv.ConvTranspose3d", {"conv_transpose", ConvParams}},
-      {"torch.nn.modules.conv.Conv1d", {"conv", ConvParams}},
-      {"torch.nn.modules.conv.Conv2d", {"conv", ConvParams}},
-      {"torch.nn.modules.conv.Conv3d", {"conv", ConvParams}},
+       {ModuleFamily::kLinear, ReadLinearModule}},
+      {"torch.nn.modules.activation.ReLU",
+       {ModuleFamily::kReLU, ReadActivation}},
+      {"torch.nn.modules.activation.ELU", {ModuleFamily::kELU, ReadActivation}},
+      {"torch.nn.modules.activation.LeakyReLU",
+       {ModuleFamily::kLeakyReLU, ReadActivation}},
+      {"torch.nn.modules.activation.ReLU6",
+       {ModuleFamily::kReLU6, ReadActivation}},
+      {"torch.nn.modules.activation.Tanh", {ModuleFamily::kTanh}},
+      {"torch.nn.modules.activation.Sigmoid", {ModuleFamily::kSigmoid}},
+      {"torch.nn.modules.conv.ConvTranspose1d",
+       {ModuleFamily::kConvTranspose, ReadConv}},
+      {"torch.nn.modules.conv.ConvTranspose2d",
+       {ModuleFamily::kConvTranspose, ReadConv}},
+      {"torch.nn.modules.conv.ConvTranspose3d",
+       {ModuleFamily::kConvTranspose, ReadConv}},
+      {"torch.nn.modules.conv.Conv1d", {ModuleFamily::kConv, ReadConv}},
+      {"torch.nn.modules.conv.Conv2d", {ModuleFamily::kConv, ReadConv}},
+      {"torch.nn.modules.conv.Conv3d", {ModuleFamily::kConv, ReadConv}},
       {"torch.nn.modules.batchnorm.BatchNorm1d",
-       {"batch_norm", BatchNormParams}},
+       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
       {"torch.nn.modules.batchnorm.BatchNorm2d",
-       {"batch_norm", BatchNormParams}},
+       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
       {"torch.nn.modules.batchnorm.BatchNorm3d",
-       {"batch_norm", BatchNormParams}},
+       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
       {"torch.nn.modules.batchnorm.SyncBatchNorm",
-       {"batch_norm", BatchNormParams}},
+       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
       {"torch.nn.modules.pooling.MaxPool1d",
-       {"max_pool", [](auto& m) { return PoolParams(m, true); }}},
+       {ModuleFamily::kMaxPool, ReadPool}},
       {"torch.nn.modules.pooling.MaxPool2d",
-       {"max_pool", [](auto& m) { return PoolParams(m, true); }}},
+       {ModuleFamily::kMaxPool, ReadPool}},
       {"torch.nn.modules.pooling.MaxPool3d",
-       {"max_pool", [](auto& m) { return PoolParams(m, true); }}},
+       {ModuleFamily::kMaxPool, ReadPool}},
       {"torch.nn.modules.pooling.AvgPool1d",
-       {"avg_pool", [](auto& m) { return PoolParams(m, false); }}},
+       {ModuleFamily::kAvgPool, ReadPool}},
       {"torch.nn.modules.pooling.AvgPool2d",
-       {"avg_pool", [](auto& m) { return PoolParams(m, false); }}},
+       {ModuleFamily::kAvgPool, ReadPool}},
       {"torch.nn.modules.pooling.AvgPool3d",
-       {"avg_pool", [](auto& m) { return PoolParams(m, false); }}},
+       {ModuleFamily::kAvgPool, ReadPool}},
       {"torch.nn.modules.pooling.AdaptiveMaxPool1d",
-       {"adaptive_max_pool", nullptr}},
+       {ModuleFamily::kAdaptiveMaxPool}},
       {"torch.nn.modules.pooling.AdaptiveMaxPool2d",
-       {"adaptive_max_pool", nullptr}},
+       {ModuleFamily::kAdaptiveMaxPool}},
       {"torch.nn.modules.pooling.AdaptiveMaxPool3d",
-       {"adaptive_max_pool", nullptr}},
+       {ModuleFamily::kAdaptiveMaxPool}},
       {"torch.nn.modules.pooling.AdaptiveAvgPool1d",
-       {"adaptive_avg_pool", nullptr}},
+       {ModuleFamily::kAdaptiveAvgPool}},
       {"torch.nn.modules.pooling.AdaptiveAvgPool2d",
-       {"adaptive_avg_pool", nullptr}},
+       {ModuleFamily::kAdaptiveAvgPool}},
       {"torch.nn.modules.pooling.AdaptiveAvgPool3d",
-       {"adaptive_avg_pool", nullptr}},
-      {"torch.nn.modules.dropout.Dropout", {"dropout", DropoutParams}},
+       {ModuleFamily::kAdaptiveAvgPool}},
+      {"torch.nn.modules.dropout.Dropout",
+       {ModuleFamily::kDropout, ReadDropout}},
       {"torch.nn.modules.activation.MultiheadAttention",
-       {"multihead_attention", MultiheadAttentionParams}},
+       {ModuleFamily::kMultiheadAttention, ReadMultiheadAttention}},
       {"torch.nn.modules.normalization.LayerNorm",
-       {"layer_norm", LayerNormParams}},
+       {ModuleFamily::kLayerNorm, ReadLayerNorm}},
   };
   return *families;
 }
 
 }  // namespace
 
-std::string ScriptModuleFamily(const std::string& demangled_class_name) {
-  auto it = Families().find(demangled_class_name);
-  return it == Families().end() ? "unsupported" : it->second.name;
-}
-
-Json DescribeScriptModule(const torch::jit::Module& module) {
+absl::StatusOr<formulas::ModuleDescription> DescribeScriptModule(
+    const torch::jit::Module& module) {
   const std::string qualified = module.type()->name()->qualifiedName();
-  Json description = Json::object();
-  description["type"] = ShortClassName(qualified);
+  formulas::ModuleDescription description;
+  description.type = ShortClassName(qualified);
   auto it = Families().find(DemangledClassName(qualified));
-  if (it == Families().end()) {
-    description["family"] = "unsupported";
-  } else {
-    description["family"] = it->second.name;
-    if (it->second.params) {
-      const Json params = it->second.params(module);
-      for (const auto& [key, value] : params.items()) description[key] = value;
+  if (it != Families().end()) {
+    description.family = it->second.family;
+    if (it->second.params != nullptr) {
+      TS_ASSIGN_OR_RETURN(description.params, it->second.params(module));
     }
   }
   std::int64_t parameter_count = 0;
@@ -232,7 +319,7 @@ Json DescribeScriptModule(const torch::jit::Module& module) {
       parameter_count += parameter.value.numel();
     }
   }
-  description["parameter_count"] = parameter_count;
+  description.parameter_count = parameter_count;
   return description;
 }
 

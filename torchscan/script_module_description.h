@@ -1,6 +1,7 @@
 // Plain descriptions of TorchScript modules for the module formulas
-// (formulas/module_json.h), read from the scripted module's class name,
-// constants and attributes: the same JSON Python's describe_module writes.
+// (formulas/module_description.h), read from the scripted module's class
+// name, constants and attributes: what Python's describe_module gives the
+// module it was scripted from.
 //
 // TorchScript keeps no Python class hierarchy, so the family is chosen by
 // the exact torch.nn class name; a user subclass of nn.Linear is
@@ -11,17 +12,16 @@
 
 #include <torch/csrc/jit/api/module.h>
 
-#include <string>
-
-#include "report/json_io.h"
+#include "absl/status/statusor.h"
+#include "formulas/module_description.h"
 
 namespace torchscan {
 
-report::Json DescribeScriptModule(const torch::jit::Module& module);
-
-// The formula family of a torch.nn class name ("torch.nn.modules.conv.Conv2d"
-// -> "conv"); "unsupported" for anything else.
-std::string ScriptModuleFamily(const std::string& demangled_class_name);
+// InvalidArgument, naming the attribute, when a torch.nn class lacks an
+// attribute its family's formulas read or holds another kind of value there
+// (a module scripted by another torch release).
+absl::StatusOr<formulas::ModuleDescription> DescribeScriptModule(
+    const torch::jit::Module& module);
 
 }  // namespace torchscan
 

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "report/json_io.h"
 
 namespace torchscan::dispatch {
@@ -38,9 +39,8 @@ absl::StatusOr<std::vector<Dimension>> ParseDimensions(
   if (!node.is_array()) return Malformed(where, "expected a list");
   std::vector<Dimension> dimensions;
   for (const Json& item : node) {
-    absl::StatusOr<Dimension> dimension = ParseDimension(item, where);
-    if (!dimension.ok()) return dimension.status();
-    dimensions.push_back(*dimension);
+    TS_ASSIGN_OR_RETURN(Dimension dimension, ParseDimension(item, where));
+    dimensions.push_back(dimension);
   }
   return dimensions;
 }
@@ -55,11 +55,11 @@ absl::StatusOr<Value> ParseValue(const Json& node, absl::string_view where) {
     value.kind = kind == "tensor" ? Kind::kTensor
                  : kind == "ints" ? Kind::kIntList
                                   : Kind::kInt;
-    absl::StatusOr<std::vector<Dimension>> dimensions =
-        kind == "int" ? ParseDimensions(Json::array({body}), where)
-                      : ParseDimensions(body, where);
-    if (!dimensions.ok()) return dimensions.status();
-    value.dimensions = *std::move(dimensions);
+    TS_ASSIGN_OR_RETURN(std::vector<Dimension> dimensions,
+                        kind == "int"
+                            ? ParseDimensions(Json::array({body}), where)
+                            : ParseDimensions(body, where));
+    value.dimensions = std::move(dimensions);
   } else if (kind == "tensors") {
     value.kind = Kind::kTensorList;
     if (!body.is_array()) return Malformed(where, "tensors is a list");
@@ -68,10 +68,9 @@ absl::StatusOr<Value> ParseValue(const Json& node, absl::string_view where) {
         value.tensor_dimensions.emplace_back(std::nullopt);
         continue;
       }
-      absl::StatusOr<std::vector<Dimension>> dimensions =
-          ParseDimensions(item, where);
-      if (!dimensions.ok()) return dimensions.status();
-      value.tensor_dimensions.emplace_back(*std::move(dimensions));
+      TS_ASSIGN_OR_RETURN(std::vector<Dimension> dimensions,
+                          ParseDimensions(item, where));
+      value.tensor_dimensions.emplace_back(std::move(dimensions));
     }
   } else if (kind == "bool" && body.is_boolean()) {
     value.kind = Kind::kBool;
@@ -103,9 +102,8 @@ absl::StatusOr<std::vector<Value>> ParseValues(const Json& node,
   if (!node.is_array()) return Malformed(where, "expected a list of values");
   std::vector<Value> values;
   for (const Json& item : node) {
-    absl::StatusOr<Value> value = ParseValue(item, where);
-    if (!value.ok()) return value.status();
-    values.push_back(*std::move(value));
+    TS_ASSIGN_OR_RETURN(Value value, ParseValue(item, where));
+    values.push_back(std::move(value));
   }
   return values;
 }
@@ -140,13 +138,13 @@ absl::StatusOr<std::int64_t> Bind(const Dimension& dimension,
   return symbols[index];
 }
 
-absl::StatusOr<formulas::Shape> BindAll(const std::vector<Dimension>& dims,
-                                        absl::Span<const std::int64_t> symbols) {
+absl::StatusOr<formulas::Shape> BindAll(
+    const std::vector<Dimension>& dims,
+    absl::Span<const std::int64_t> symbols) {
   formulas::Shape bound;
   for (const Dimension& dimension : dims) {
-    absl::StatusOr<std::int64_t> size = Bind(dimension, symbols);
-    if (!size.ok()) return size.status();
-    bound.push_back(*size);
+    TS_ASSIGN_OR_RETURN(std::int64_t size, Bind(dimension, symbols));
+    bound.push_back(size);
   }
   return bound;
 }
@@ -156,20 +154,19 @@ absl::StatusOr<OperatorValue> ToOperatorValue(
   switch (value.kind) {
     case Kind::kTensor: {
       if (value.unknown_shape) return OperatorValue::UnknownShapeTensor();
-      absl::StatusOr<formulas::Shape> shape = BindAll(value.dimensions, symbols);
-      if (!shape.ok()) return shape.status();
-      return OperatorValue::Tensor(*std::move(shape));
+      TS_ASSIGN_OR_RETURN(formulas::Shape shape,
+                          BindAll(value.dimensions, symbols));
+      return OperatorValue::Tensor(std::move(shape));
     }
     case Kind::kInt: {
-      absl::StatusOr<std::int64_t> integer = Bind(value.dimensions[0], symbols);
-      if (!integer.ok()) return integer.status();
-      return OperatorValue::Int(*integer);
+      TS_ASSIGN_OR_RETURN(std::int64_t integer,
+                          Bind(value.dimensions[0], symbols));
+      return OperatorValue::Int(integer);
     }
     case Kind::kIntList: {
-      absl::StatusOr<formulas::Shape> integers =
-          BindAll(value.dimensions, symbols);
-      if (!integers.ok()) return integers.status();
-      return OperatorValue::IntList({integers->begin(), integers->end()});
+      TS_ASSIGN_OR_RETURN(formulas::Shape integers,
+                          BindAll(value.dimensions, symbols));
+      return OperatorValue::IntList({integers.begin(), integers.end()});
     }
     case Kind::kTensorList: {
       OperatorValue list = OperatorValue::OfKind(Kind::kTensorList);
@@ -178,9 +175,8 @@ absl::StatusOr<OperatorValue> ToOperatorValue(
           list.shapes.emplace_back(std::nullopt);
           continue;
         }
-        absl::StatusOr<formulas::Shape> shape = BindAll(*dims, symbols);
-        if (!shape.ok()) return shape.status();
-        list.shapes.emplace_back(*std::move(shape));
+        TS_ASSIGN_OR_RETURN(formulas::Shape shape, BindAll(*dims, symbols));
+        list.shapes.emplace_back(std::move(shape));
       }
       return list;
     }
@@ -203,9 +199,8 @@ absl::StatusOr<std::vector<OperatorValue>> ToOperatorValues(
   std::vector<OperatorValue> converted;
   converted.reserve(values.size());
   for (const Value& value : values) {
-    absl::StatusOr<OperatorValue> one = ToOperatorValue(value, symbols);
-    if (!one.ok()) return one.status();
-    converted.push_back(*std::move(one));
+    TS_ASSIGN_OR_RETURN(OperatorValue one, ToOperatorValue(value, symbols));
+    converted.push_back(std::move(one));
   }
   return converted;
 }
@@ -265,10 +260,10 @@ absl::StatusOr<CompiledGraphTally::Call> ParseCall(const Json& node,
   for (auto [field, target] : {std::pair{"arguments", &call.arguments},
                                std::pair{"results", &call.results}}) {
     if (!node.contains(field)) continue;
-    absl::StatusOr<std::vector<Value>> values =
-        ParseValues(node[field], absl::StrCat(where, ".", field));
-    if (!values.ok()) return values.status();
-    *target = *std::move(values);
+    TS_ASSIGN_OR_RETURN(
+        std::vector<Value> values,
+        ParseValues(node[field], absl::StrCat(where, ".", field)));
+    *target = std::move(values);
   }
   bool symbolic = false;
   for (const Value& value : call.arguments) symbolic |= UsesSymbols(value);
@@ -307,9 +302,8 @@ std::optional<std::string> LabelOf(
 
 absl::StatusOr<std::unique_ptr<CompiledGraphTally>> CompiledGraphTally::Parse(
     absl::string_view spec) {
-  absl::StatusOr<Json> parsed = report::ParseJson(spec);
-  if (!parsed.ok()) return parsed.status();
-  const Json& root = *parsed;
+  TS_ASSIGN_OR_RETURN(Json parsed, report::ParseJson(spec));
+  const Json& root = parsed;
   if (!root.is_object() || !root.contains("calls") ||
       !root["calls"].is_array()) {
     return Malformed("spec", "expected {\"family\": ..., \"calls\": [...]}");
@@ -323,9 +317,8 @@ absl::StatusOr<std::unique_ptr<CompiledGraphTally>> CompiledGraphTally::Parse(
   }
   std::size_t index = 0;
   for (const Json& node : root["calls"]) {
-    absl::StatusOr<Call> call = ParseCall(node, index++);
-    if (!call.ok()) return call.status();
-    tally->calls_.push_back(*std::move(call));
+    TS_ASSIGN_OR_RETURN(Call call, ParseCall(node, index++));
+    tally->calls_.push_back(std::move(call));
   }
   return tally;
 }
@@ -398,7 +391,8 @@ void CompiledGraphTally::Record(
 const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec) {
   static absl::Mutex mu;
   static auto* tallies = new absl::flat_hash_map<
-      std::int64_t, std::pair<std::string, std::unique_ptr<CompiledGraphTally>>>();
+      std::int64_t,
+      std::pair<std::string, std::unique_ptr<CompiledGraphTally>>>();
   {
     absl::MutexLock lock(&mu);
     if (auto it = tallies->find(key); it != tallies->end()) {
@@ -411,8 +405,7 @@ const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec) {
       CompiledGraphTally::Parse(spec);
   TORCH_CHECK(parsed.ok(), "torchscan: ", parsed.status().message());
   absl::MutexLock lock(&mu);
-  auto [it, inserted] =
-      tallies->try_emplace(key, spec, *std::move(parsed));
+  auto [it, inserted] = tallies->try_emplace(key, spec, *std::move(parsed));
   return *it->second.second;
 }
 

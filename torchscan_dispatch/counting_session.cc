@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
 
 #ifndef TORCHSCAN_TORCH_FULL_VERSION
 #error \
@@ -30,30 +31,7 @@ const c10::DebugInfoKind kSessionSlot(&kSessionSlotName);
 
 std::atomic<std::uint64_t> next_serial{1};
 
-absl::Status AddCount(Count& sum, Count value, absl::string_view what) {
-  std::optional<Count> next = report::CheckedAdd(sum, value);
-  if (!next)
-    return absl::OutOfRangeError(absl::StrCat(what, " overflows 128 bits"));
-  sum = *next;
-  return absl::OkStatus();
-}
-
 }  // namespace
-
-report::Json ScopedFlopsToJson(
-    const std::map<std::string, ScopedFlops>& scopes) {
-  report::Json out = report::Json::object();
-  for (const auto& [label, scope] : scopes) {
-    report::Json entry = report::Json::object();
-    entry["total"] = report::MetricResultToJson(scope.total);
-    entry["by_operator"] = report::Json::object();
-    for (const auto& [op, flops] : scope.by_operator) {
-      entry["by_operator"][op] = report::CountToJson(flops);
-    }
-    out[label] = std::move(entry);
-  }
-  return out;
-}
 
 CountingSession::CountingSession(CountingOptions options)
     : serial_(next_serial.fetch_add(1, std::memory_order_relaxed)),
@@ -442,10 +420,8 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     op.name = info.report_name;
     op.calls += stats.calls;
     op.counted_calls += stats.counted_calls;
-    if (absl::Status status = AddCount(op.flops, stats.flops, info.report_name);
-        !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(
+        report::AddCount(op.flops, stats.flops, info.report_name));
     if (stats.failed_calls > 0 && op.failed_calls == 0) {
       op.failure_message = stats.first_failure;
     }
@@ -456,11 +432,8 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     if (stats.counted_calls > 0) {
       for (const std::string& label :
            ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
-        if (absl::Status status =
-                AddCount(by_module[label], stats.flops, label);
-            !status.ok()) {
-          return status;
-        }
+        TS_RETURN_IF_ERROR(
+            report::AddCount(by_module[label], stats.flops, label));
       }
     }
   }
@@ -489,20 +462,14 @@ CountingSession::BuildLayerCallReport() const {
       Accumulated& scope = by_label[label];
       if (uncounted) scope.complete = false;
       if (stats.counted_calls > 0) {
-        if (absl::Status status = AddCount(scope.known, stats.flops, label);
-            !status.ok()) {
-          return status;
-        }
-        if (absl::Status status = AddCount(scope.by_operator[info.report_name],
-                                           stats.flops, label);
-            !status.ok()) {
-          return status;
-        }
+        TS_RETURN_IF_ERROR(report::AddCount(scope.known, stats.flops, label));
+        TS_RETURN_IF_ERROR(report::AddCount(scope.by_operator[info.report_name],
+                                            stats.flops, label));
       }
     }
   }
   // One layer call's operator FLOPs: the operator method, per module call.
-  const report::MetricKind kind{"FLOPs", "module_call",
+  const report::MetricKind kind{"FLOPs", std::string(report::kModuleCallScope),
                                 std::string(report::kOperatorFlopsMethod)};
   std::map<std::string, ScopedFlops> result;
   for (auto& [label, scope] : by_label) {

@@ -69,10 +69,6 @@ struct ScopedFlops {
   std::map<std::string, Count> by_operator;
 };
 
-// {label: {"total": MetricResult, "by_operator": {op: flops}}}
-report::Json ScopedFlopsToJson(
-    const std::map<std::string, ScopedFlops>& scopes);
-
 class CountingSession : public c10::DebugInfoBase,
                         public std::enable_shared_from_this<CountingSession> {
  public:
@@ -102,8 +98,10 @@ class CountingSession : public c10::DebugInfoBase,
 
   // A call of `op` that no formula counts. The hot path; `slot` is this
   // thread's ThisThreadState().session.
-  void RecordCall(const OperatorInfo& op);
   void RecordCall(const OperatorInfo& op, SessionSlot& slot);
+  // The same through this thread's slot, for callers off the hot path
+  // (recorded calls, compiled-graph tallies).
+  void RecordCall(const OperatorInfo& op);
   // A call of `op` whose formula gave `flops`.
   void RecordCounted(const OperatorInfo& op, Count flops);
   // A call of `op` whose formula could not be evaluated.

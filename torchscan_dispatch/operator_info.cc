@@ -147,10 +147,6 @@ ThreadState& ThisThreadState() {
   return state;
 }
 
-const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op) {
-  return OperatorInfoFor(op, ThisThreadState().operators);
-}
-
 // Drops `cache` when an operator was removed since it was filled.
 void Revalidate(OperatorCache& cache) {
   const std::uint64_t epoch =
@@ -190,7 +186,7 @@ const OperatorInfo* OperatorInfoForRecordFunction(const at::RecordFunction& fn,
   const std::optional<c10::OperatorHandle> op =
       c10::Dispatcher::singleton().findOp(*name);
   if (!op) return nullptr;
-  const OperatorInfo* info = &OperatorInfoFor(*op);
+  const OperatorInfo* info = &OperatorInfoFor(*op, ThisThreadState().operators);
   slot = {key, info};
   return info;
 }
@@ -200,7 +196,7 @@ const OperatorInfo* OperatorInfoForName(const std::string& packet,
   const std::optional<c10::OperatorHandle> op =
       c10::Dispatcher::singleton().findOp(c10::OperatorName(
           packet, overload == "default" ? std::string() : overload));
-  return op ? &OperatorInfoFor(*op) : nullptr;
+  return op ? &OperatorInfoFor(*op, ThisThreadState().operators) : nullptr;
 }
 
 const OperatorInfo& SyntheticOperatorInfo(

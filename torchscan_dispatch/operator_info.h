@@ -50,10 +50,10 @@ struct OperatorInfo {
   }
 };
 
-// The facts for `op`. Thread-safe; the reference stays valid for the life of
-// the process (entries are never freed, even when an operator is removed).
-const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op);
-// The same, with this thread's cache (ThisThreadState().operators).
+// The facts for `op`, through `cache` (this thread's
+// ThisThreadState().operators). Thread-safe; the reference stays valid for
+// the life of the process (entries are never freed, even when an operator
+// is removed).
 const OperatorInfo& OperatorInfoFor(const c10::OperatorHandle& op,
                                     OperatorCache& cache);
 

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 #ifndef TORCHSCAN_TORCH_FULL_VERSION
 #error \
@@ -228,11 +229,10 @@ PeakMemoryMeasurement::Begin(const c10::Device& device) {
 
 absl::StatusOr<PeakMemory> MeasurePeakMemory(
     const std::function<void()>& workload, const c10::Device& device) {
-  absl::StatusOr<std::unique_ptr<PeakMemoryMeasurement>> measurement =
-      PeakMemoryMeasurement::Begin(device);
-  if (!measurement.ok()) return measurement.status();
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<PeakMemoryMeasurement> measurement,
+                      PeakMemoryMeasurement::Begin(device));
   workload();
-  return (*measurement)->End();
+  return measurement->End();
 }
 
 }  // namespace torchscan

@@ -22,8 +22,10 @@
 #include "absl/synchronization/mutex.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "report/metric_result.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/counting_options.h"
+#include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
 #include "torchscan_dispatch/open_measurements.h"
@@ -39,6 +41,22 @@ Json ParseOrThrow(const std::string& text, const char* what) {
   TORCH_CHECK(parsed.ok(), "torchscan: bad ", what, ": ",
               parsed.status().message());
   return *std::move(parsed);
+}
+
+// {label: {"total": MetricResult, "by_operator": {op: flops}}}
+report::Json ScopedFlopsToJson(
+    const std::map<std::string, ScopedFlops>& scopes) {
+  report::Json out = report::Json::object();
+  for (const auto& [label, scope] : scopes) {
+    report::Json entry = report::Json::object();
+    entry["total"] = report::MetricResultToJson(scope.total);
+    entry["by_operator"] = report::Json::object();
+    for (const auto& [op, flops] : scope.by_operator) {
+      entry["by_operator"][op] = report::CountToJson(flops);
+    }
+    out[label] = std::move(entry);
+  }
+  return out;
 }
 
 // Deferred calls handed to Python and not resolved yet, by handle.

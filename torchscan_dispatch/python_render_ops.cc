@@ -12,34 +12,20 @@
 #include "report/json_io.h"
 #include "report/render/report_documents.h"
 #include "torchscan_dispatch/own_operators.h"
+#include "torchscan_dispatch/value_arguments.h"
 
 namespace torchscan::dispatch {
 namespace {
 
 using report::Json;
 
-void CheckValue(const absl::Status& status) {
-  TORCH_CHECK_VALUE(status.ok(), std::string(status.message()));
-}
-
-Json Parse(const std::string& text) {
-  absl::StatusOr<Json> parsed = report::ParseJson(text);
-  CheckValue(parsed.status());
-  return *std::move(parsed);
-}
-
-std::optional<Json> ParseSide(const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  return Parse(*text);
-}
-
 // `before` / `after`: the reports a diff document was computed from.
 std::string RenderHtml(std::string document, std::optional<std::string> before,
                        std::optional<std::string> after, std::string title) {
-  const std::optional<Json> old_report = ParseSide(before);
-  const std::optional<Json> new_report = ParseSide(after);
+  const std::optional<Json> old_report = ParseOptionalJsonArgument(before);
+  const std::optional<Json> new_report = ParseOptionalJsonArgument(after);
   absl::StatusOr<std::string> html = report::render::HtmlOfDocument(
-      Parse(document), old_report ? &*old_report : nullptr,
+      ParseJsonArgument(document), old_report ? &*old_report : nullptr,
       new_report ? &*new_report : nullptr, {std::move(title)});
   CheckValue(html.status());
   return *std::move(html);
@@ -49,10 +35,10 @@ std::string RenderHtml(std::string document, std::optional<std::string> before,
 std::string FoldedStacks(std::string document,
                          std::optional<std::string> before,
                          std::optional<std::string> after) {
-  const std::optional<Json> old_report = ParseSide(before);
-  const std::optional<Json> new_report = ParseSide(after);
+  const std::optional<Json> old_report = ParseOptionalJsonArgument(before);
+  const std::optional<Json> new_report = ParseOptionalJsonArgument(after);
   absl::StatusOr<report::render::FoldedStacks> folded =
-      report::render::FoldedOfDocument(Parse(document),
+      report::render::FoldedOfDocument(ParseJsonArgument(document),
                                        old_report ? &*old_report : nullptr,
                                        new_report ? &*new_report : nullptr);
   CheckValue(folded.status());
@@ -65,8 +51,8 @@ std::string FoldedStacks(std::string document,
 
 // The listing alone, or `summary` with its Python hint replaced by it.
 std::string ListDiagnostics(std::string document, std::string summary) {
-  absl::StatusOr<std::string> listing =
-      report::render::DiagnosticsOfDocument(Parse(document), summary);
+  absl::StatusOr<std::string> listing = report::render::DiagnosticsOfDocument(
+      ParseJsonArgument(document), summary);
   CheckValue(listing.status());
   return *std::move(listing);
 }

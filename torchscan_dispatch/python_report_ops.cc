@@ -8,49 +8,23 @@
 #include <optional>
 #include <string>
 
-#include "formulas/analysis_builder.h"
+#include "crawl/crawl_json.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/json_io.h"
-#include "report/strict.h"
 #include "report/summary.h"
 #include "torchscan_dispatch/own_operators.h"
+#include "torchscan_dispatch/value_arguments.h"
 
 namespace torchscan::dispatch {
 namespace {
 
 using report::Json;
 
-// Bad reports and options are ValueErrors in Python, as in TorchScan 0.2.
-void CheckValue(const absl::Status& status) {
-  TORCH_CHECK_VALUE(status.ok(), std::string(status.message()));
-}
-
-Json Parse(const std::string& text) {
-  absl::StatusOr<Json> parsed = report::ParseJson(text);
-  CheckValue(parsed.status());
-  return *std::move(parsed);
-}
-
-// {"report": AnalysisReport, "incomplete": "<strict message>" or null}
-std::string BuildAnalysisReport(std::string crawl_json) {
-  absl::StatusOr<formulas::CrawlRecord> record =
-      formulas::CrawlRecordFromJson(Parse(crawl_json));
-  CheckValue(record.status());
-  absl::StatusOr<report::AnalysisReport> report =
-      formulas::BuildAnalysisReport(*std::move(record));
-  CheckValue(report.status());
-  Json out = Json::object();
-  out["report"] = report::AnalysisReportToJson(*report);
-  out["incomplete"] = report::IsIncomplete(*report)
-                          ? Json(report::IncompleteAnalysisMessage(*report))
-                          : Json();
-  return report::DumpJson(out);
-}
-
-// The computed parts of a crawl's report (formulas/analysis_builder.h).
+// The computed parts of a crawl's report (crawl/crawl_json.h).
 std::string EvaluateCrawl(std::string crawl_json) {
-  absl::StatusOr<Json> parts = formulas::EvaluateCrawlParts(Parse(crawl_json));
+  absl::StatusOr<Json> parts =
+      crawl::EvaluateCrawlParts(ParseJsonArgument(crawl_json));
   CheckValue(parts.status());
   return report::DumpJson(*parts);
 }
@@ -59,9 +33,9 @@ std::string EvaluateCrawl(std::string crawl_json) {
 //           "receptive_field": bool, "effective_rf_stats": bool}
 std::string RenderSummary(std::string report_json, std::string options_json) {
   absl::StatusOr<report::AnalysisReport> report =
-      report::AnalysisReportFromJson(Parse(report_json));
+      report::AnalysisReportFromJson(ParseJsonArgument(report_json));
   CheckValue(report.status());
-  const Json options = Parse(options_json);
+  const Json options = ParseJsonArgument(options_json);
   report::SummaryOptions summary;
   if (options.contains("wrap_mode")) {
     summary.wrap_mode = options["wrap_mode"].is_null()
@@ -80,19 +54,16 @@ std::string RenderSummary(std::string report_json, std::string options_json) {
 }
 
 std::string CompareReports(std::string before, std::string after) {
-  absl::StatusOr<Json> diff =
-      report::CompareReportsJson(Parse(before), Parse(after));
+  absl::StatusOr<Json> diff = report::CompareReportsJson(
+      ParseJsonArgument(before), ParseJsonArgument(after));
   CheckValue(diff.status());
   return report::DumpJson(*diff);
 }
 
 const OwnOperators registration(
     torch::Library::FRAGMENT,
-    {"_build_analysis_report", "_evaluate_crawl", "_render_summary",
-     "_compare_reports"},
+    {"_evaluate_crawl", "_render_summary", "_compare_reports"},
     [](torch::Library& library) {
-      library.def("_build_analysis_report(str crawl) -> str",
-                  &BuildAnalysisReport);
       library.def("_evaluate_crawl(str crawl) -> str", &EvaluateCrawl);
       library.def("_render_summary(str report, str options) -> str",
                   &RenderSummary);

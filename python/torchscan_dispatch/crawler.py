@@ -33,7 +33,7 @@ __all__ = ["crawl_module", "summary"]
 
 
 def _ordered_inputs(signature: inspect.Signature | None, args: tuple, kwargs: Mapping[str, Any]) -> tuple:
-    """The call's arguments in forward-signature order (reference section 5)."""
+    """The call's arguments in forward-signature order (TorchScan 0.2's argument ordering for formulas)."""
     if signature is None:
         return (*args, *kwargs.values())
     if (
@@ -118,16 +118,6 @@ def _prepare_inputs(module, input_shape, dtype, args, kwargs, device):
 
     call_args = tuple(starmap(generate, zip(shapes, dtypes, strict=True)))
     return call_args, {}, {"source": "generated", **describe_call(call_args, {})}
-
-
-def _first_tensor(value: Any) -> bool:
-    if isinstance(value, torch.Tensor):
-        return True
-    if isinstance(value, Mapping):
-        return any(_first_tensor(item) for item in value.values())
-    if isinstance(value, (tuple, list)):
-        return any(_first_tensor(item) for item in value)
-    return False
 
 
 class _Crawl:

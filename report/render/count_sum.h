@@ -11,25 +11,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "report/count.h"
 
 namespace torchscan::report::render {
 
-// sum += value, or OutOfRange "<what> overflows a 128-bit integer" (sum
-// unchanged).
-inline absl::Status AddCount(Count& sum, Count value, absl::string_view what) {
-  std::optional<Count> next = CheckedAdd(sum, value);
-  if (!next) {
-    return absl::OutOfRangeError(
-        absl::StrCat(what, " overflows a 128-bit integer"));
-  }
-  sum = *next;
-  return absl::OkStatus();
-}
-
+// a + b, or OutOfRange "<what> overflows a 128-bit integer" (AddCount).
 inline absl::StatusOr<Count> SumCounts(Count a, Count b,
                                        absl::string_view what) {
-  if (absl::Status status = AddCount(a, b, what); !status.ok()) return status;
+  TS_RETURN_IF_ERROR(AddCount(a, b, what));
   return a;
 }
 

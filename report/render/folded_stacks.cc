@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "report/render/count_sum.h"
 
 namespace torchscan::report::render {
@@ -40,16 +41,9 @@ absl::StatusOr<Count> Fold(const ModuleNode& node,
   Count children = 0;
   Count owed = 0;
   for (const ModuleNode& child : node.children) {
-    if (absl::Status status = AddCount(children, child.value, stack);
-        !status.ok()) {
-      return status;
-    }
-    absl::StatusOr<Count> child_owed = Fold(child, stack, stacks, notes);
-    if (!child_owed.ok()) return child_owed.status();
-    if (absl::Status status = AddCount(owed, *child_owed, stack);
-        !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(AddCount(children, child.value, stack));
+    TS_ASSIGN_OR_RETURN(Count child_owed, Fold(child, stack, stacks, notes));
+    TS_RETURN_IF_ERROR(AddCount(owed, child_owed, stack));
   }
   Count own = node.value - children;
   if (own < 0) {
@@ -58,15 +52,11 @@ absl::StatusOr<Count> Fold(const ModuleNode& node,
         "': its submodules hold ", CountToString(-own),
         " more than it (a submodule called from outside it); the difference "
         "is taken from the enclosing modules' own values"));
-    if (absl::Status status = AddCount(owed, -own, stack); !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(AddCount(owed, -own, stack));
     own = 0;
   }
   const Count paid = std::min(own, owed);
-  if (absl::Status status = AddTo(stacks, stack, own - paid); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(AddTo(stacks, stack, own - paid));
   return owed - paid;
 }
 
@@ -75,24 +65,17 @@ absl::StatusOr<Stacks> StacksOf(const ModuleTree& tree,
   Stacks stacks;
   Count roots = 0;
   for (const ModuleNode& root : tree.roots) {
-    if (absl::Status status = AddCount(roots, root.value, "the roots");
-        !status.ok()) {
-      return status;
-    }
-    absl::StatusOr<Count> owed = Fold(root, "", stacks, notes);
-    if (!owed.ok()) return owed.status();
-    if (*owed > 0) {
+    TS_RETURN_IF_ERROR(AddCount(roots, root.value, "the roots"));
+    TS_ASSIGN_OR_RETURN(Count owed, Fold(root, "", stacks, notes));
+    if (owed > 0) {
       notes.push_back(absl::StrCat(
-          "'", root.name, "': ", CountToString(*owed),
+          "'", root.name, "': ", CountToString(owed),
           " counted in its submodules could not be taken from any enclosing "
           "module, so the lines add up to that much more than the total"));
     }
   }
   if (tree.total > roots) {
-    if (absl::Status status = AddTo(stacks, kNoModuleFrame, tree.total - roots);
-        !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(AddTo(stacks, kNoModuleFrame, tree.total - roots));
   }
   return stacks;
 }
@@ -101,10 +84,9 @@ absl::StatusOr<Stacks> StacksOf(const ModuleTree& tree,
 
 absl::StatusOr<FoldedStacks> FoldModuleTree(const ModuleTree& tree) {
   FoldedStacks folded;
-  absl::StatusOr<Stacks> stacks = StacksOf(tree, folded.notes);
-  if (!stacks.ok()) return stacks.status();
+  TS_ASSIGN_OR_RETURN(Stacks stacks, StacksOf(tree, folded.notes));
   folded.partial = tree.status != MetricStatus::kComplete;
-  for (const auto& [stack, value] : *stacks) {
+  for (const auto& [stack, value] : stacks) {
     if (value == 0) continue;
     absl::StrAppend(&folded.text, stack, " ", CountToString(value), "\n");
   }
@@ -117,15 +99,13 @@ absl::StatusOr<FoldedStacks> FoldedOperatorFlops(const AnalysisReport& report) {
         "the report has no operator FLOPs (it was made with "
         "mode='structure')");
   }
-  absl::StatusOr<ModuleTree> tree = OperatorFlopsTree(report);
-  if (!tree.ok()) return tree.status();
-  return FoldModuleTree(*tree);
+  TS_ASSIGN_OR_RETURN(ModuleTree tree, OperatorFlopsTree(report));
+  return FoldModuleTree(tree);
 }
 
 absl::StatusOr<FoldedStacks> FoldedOperatorFlops(const FlopReport& report) {
-  absl::StatusOr<ModuleTree> tree = OperatorFlopsTree(report);
-  if (!tree.ok()) return tree.status();
-  return FoldModuleTree(*tree);
+  TS_ASSIGN_OR_RETURN(ModuleTree tree, OperatorFlopsTree(report));
+  return FoldModuleTree(tree);
 }
 
 absl::StatusOr<FoldedStacks> FoldedOperatorFlopsDiff(
@@ -140,16 +120,14 @@ absl::StatusOr<FoldedStacks> FoldedOperatorFlopsDiff(
                        " report has no operator FLOPs (it was made with "
                        "mode='structure')"));
     }
-    absl::StatusOr<ModuleTree> tree = OperatorFlopsTree(*report);
-    if (!tree.ok()) return tree.status();
+    TS_ASSIGN_OR_RETURN(ModuleTree tree, OperatorFlopsTree(*report));
     std::vector<std::string> notes;
-    absl::StatusOr<Stacks> stacks = StacksOf(*tree, notes);
-    if (!stacks.ok()) return stacks.status();
-    folded.partial = folded.partial || tree->status != MetricStatus::kComplete;
+    TS_ASSIGN_OR_RETURN(Stacks stacks, StacksOf(tree, notes));
+    folded.partial = folded.partial || tree.status != MetricStatus::kComplete;
     for (const std::string& note : notes) {
       folded.notes.push_back(absl::StrCat(side, ": ", note));
     }
-    sides.push_back(*std::move(stacks));
+    sides.push_back(std::move(stacks));
   }
   std::set<std::string> names;
   for (const Stacks& side : sides) {

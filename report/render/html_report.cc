@@ -13,9 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "base/status_macros.h"
+#include "pycompat/python_text.h"
 #include "report/aggregate.h"
 #include "report/compare.h"
-#include "report/python_text.h"
 #include "report/render/count_sum.h"
 #include "report/render/diagnostic_listing.h"
 #include "report/render/html_text.h"
@@ -347,13 +348,12 @@ absl::Status LayersTable(Page& page, const AnalysisReport& report) {
         EscapeHtml(LayerCallText(layer.path, layer.call_index)), "\">",
         EscapeHtml(name), "</td><td>", EscapeHtml(layer.type), "</td><td>",
         EscapeHtml(ShapeText(layer.output)), "</td>");
-    absl::StatusOr<Count> parameters = SumCounts(
-        layer.parameters.trainable, layer.parameters.frozen, "parameters");
-    if (!parameters.ok()) return parameters.status();
-    absl::StatusOr<Count> bytes =
-        SumCounts(layer.parameters.bytes, layer.buffers.bytes, "bytes");
-    if (!bytes.ok()) return bytes.status();
-    absl::StrAppend(&row, CountCell(*parameters), CountCell(*bytes),
+    TS_ASSIGN_OR_RETURN(Count parameters,
+                        SumCounts(layer.parameters.trainable,
+                                  layer.parameters.frozen, "parameters"));
+    TS_ASSIGN_OR_RETURN(Count bytes, SumCounts(layer.parameters.bytes,
+                                               layer.buffers.bytes, "bytes"));
+    absl::StrAppend(&row, CountCell(parameters), CountCell(bytes),
                     MetricCell(layer.metrics.Find("module_flops")),
                     MetricCell(layer.metrics.Find("macs")));
     if (show_operators) {
@@ -374,17 +374,16 @@ absl::StatusOr<std::vector<ChartSpec>> FlopCharts(const AnalysisReport& report,
                                                   const Marks& marks) {
   std::vector<ChartSpec> specs;
   if (HasModuleFormulas(report)) {
-    absl::StatusOr<ModuleTree> tree = ModuleFormulaTree(report, "module_flops");
-    if (!tree.ok()) return tree.status();
+    TS_ASSIGN_OR_RETURN(ModuleTree tree,
+                        ModuleFormulaTree(report, "module_flops"));
     specs.push_back({absl::StrCat(prefix, "module_flops"),
-                     absl::StrCat(side, "Module formulas"), *std::move(tree),
+                     absl::StrCat(side, "Module formulas"), std::move(tree),
                      marks});
   }
   if (HasOperatorFlops(report)) {
-    absl::StatusOr<ModuleTree> tree = OperatorFlopsTree(report);
-    if (!tree.ok()) return tree.status();
+    TS_ASSIGN_OR_RETURN(ModuleTree tree, OperatorFlopsTree(report));
     specs.push_back({absl::StrCat(prefix, "operator_flops"),
-                     absl::StrCat(side, "Operator FLOPs"), *std::move(tree),
+                     absl::StrCat(side, "Operator FLOPs"), std::move(tree),
                      marks});
   }
   return specs;
@@ -396,7 +395,8 @@ std::string DeltaText(const MetricDiff& diff) {
     return absl::StrCat(*count > 0 ? "+" : "", GroupedCount(*count));
   }
   if (const double* number = std::get_if<double>(&*diff.delta)) {
-    return absl::StrCat(*number > 0 ? "+" : "", PythonFloatRepr(*number));
+    return absl::StrCat(*number > 0 ? "+" : "",
+                        pycompat::PythonFloatRepr(*number));
   }
   return std::get<std::string>(*diff.delta);
 }
@@ -490,9 +490,8 @@ void DiffLayersSection(Page& page, const ReportDiff& diff) {
 
 absl::Status CheckDiffOf(const ReportDiff& diff, const AnalysisReport& before,
                          const AnalysisReport& after) {
-  absl::StatusOr<ReportDiff> recomputed = CompareReports(before, after);
-  if (!recomputed.ok()) return recomputed.status();
-  if (!(*recomputed == diff)) {
+  TS_ASSIGN_OR_RETURN(ReportDiff recomputed, CompareReports(before, after));
+  if (!(recomputed == diff)) {
     return absl::InvalidArgumentError(
         "the before and after reports are not the ones this diff was "
         "computed from (compare_reports(before, after) differs)");
@@ -520,31 +519,27 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
   page.Header(absl::StrJoin(subtitle, " \u00b7 "));
   TotalsTable(page, report.totals);
 
-  absl::StatusOr<std::vector<ChartSpec>> flops = FlopCharts(report, "", "", {});
-  if (!flops.ok()) return flops.status();
-  if (flops->empty()) {
+  TS_ASSIGN_OR_RETURN(std::vector<ChartSpec> flops,
+                      FlopCharts(report, "", "", {}));
+  if (flops.empty()) {
     page.Add(
         "<section id=\"flops\"><h2>FLOPs by module</h2><p>Not computed: "
         "the analysis ran in structure mode.</p></section>\n");
   } else {
-    page.ChartGroup("flops", "FLOPs by module", kPartialLegend, *flops,
+    page.ChartGroup("flops", "FLOPs by module", kPartialLegend, flops,
                     Page::Scale::kShared);
   }
-  absl::StatusOr<ModuleTree> parameters = ParameterTree(report);
-  if (!parameters.ok()) return parameters.status();
-  absl::StatusOr<ModuleTree> bytes = TensorBytesTree(report);
-  if (!bytes.ok()) return bytes.status();
+  TS_ASSIGN_OR_RETURN(ModuleTree parameters, ParameterTree(report));
+  TS_ASSIGN_OR_RETURN(ModuleTree bytes, TensorBytesTree(report));
   page.ChartGroup(
       "memory", "Parameters and memory by module",
       "Parameters and parameter + buffer bytes of each module and its "
       "submodules; a tensor shared by several modules counts once, where it "
       "is first seen.",
-      {{"parameters", "Parameters", *std::move(parameters), {}},
-       {"bytes", "Parameter and buffer bytes", *std::move(bytes), {}}},
+      {{"parameters", "Parameters", std::move(parameters), {}},
+       {"bytes", "Parameter and buffer bytes", std::move(bytes), {}}},
       Page::Scale::kOwn);
-  if (absl::Status status = LayersTable(page, report); !status.ok()) {
-    return status;
-  }
+  TS_RETURN_IF_ERROR(LayersTable(page, report));
   if (HasOperatorFlops(report)) OperatorsSection(page, report.operator_flops);
   DiagnosticsSection(page, report.diagnostics);
   return page.Finish();
@@ -558,18 +553,16 @@ absl::StatusOr<std::string> RenderHtml(const FlopReport& report,
   MetricMap totals;
   totals.Set("operator_flops", report.total);
   TotalsTable(page, totals);
-  absl::StatusOr<ModuleTree> tree = OperatorFlopsTree(report);
-  if (!tree.ok()) return tree.status();
-  if (tree->roots.empty()) {
+  TS_ASSIGN_OR_RETURN(ModuleTree tree, OperatorFlopsTree(report));
+  if (tree.roots.empty()) {
     page.Add(
         "<section id=\"flops\"><h2>FLOPs by module</h2><p>No module "
         "attribution (by_module is empty: no module ran, or "
         "track_modules=False).</p></section>\n");
   } else {
-    page.ChartGroup(
-        "flops", "Operator FLOPs by module", kPartialLegend,
-        {{"operator_flops", "Operator FLOPs", *std::move(tree), {}}},
-        Page::Scale::kShared);
+    page.ChartGroup("flops", "Operator FLOPs by module", kPartialLegend,
+                    {{"operator_flops", "Operator FLOPs", std::move(tree), {}}},
+                    Page::Scale::kShared);
   }
   OperatorsSection(page, report);
   DiagnosticsSection(page, report.diagnostics);
@@ -586,10 +579,7 @@ absl::StatusOr<std::string> RenderHtml(const ReportDiff& diff,
   }
   Page page(options.title.empty() ? "Report comparison" : options.title);
   if (before != nullptr) {
-    if (absl::Status status = CheckDiffOf(diff, *before, *after);
-        !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(CheckDiffOf(diff, *before, *after));
     page.Header(absl::StrCat(AnalysisTitle(*before, {}), " \u2192 ",
                              AnalysisTitle(*after, {})));
   } else {
@@ -607,12 +597,11 @@ absl::StatusOr<std::string> RenderHtml(const ReportDiff& diff,
     for (const LayerSnapshot& layer : diff.added) {
       after_marks[layer.path] = "added";
     }
-    absl::StatusOr<std::vector<ChartSpec>> old_charts =
-        FlopCharts(*before, "before_", "Before: ", before_marks);
-    if (!old_charts.ok()) return old_charts.status();
-    absl::StatusOr<std::vector<ChartSpec>> new_charts =
-        FlopCharts(*after, "after_", "After: ", after_marks);
-    if (!new_charts.ok()) return new_charts.status();
+    TS_ASSIGN_OR_RETURN(
+        std::vector<ChartSpec> old_charts,
+        FlopCharts(*before, "before_", "Before: ", before_marks));
+    TS_ASSIGN_OR_RETURN(std::vector<ChartSpec> new_charts,
+                        FlopCharts(*after, "after_", "After: ", after_marks));
     const std::string legend = absl::StrCat(
         kPartialLegend,
         " Outlined: <span class=\"swatch mark-changed\"></span> changed, "
@@ -622,7 +611,7 @@ absl::StatusOr<std::string> RenderHtml(const ReportDiff& diff,
          {std::pair{"module_flops", "Module-formula FLOPs"},
           std::pair{"operator_flops", "Operator FLOPs"}}) {
       std::vector<ChartSpec> pair;
-      for (std::vector<ChartSpec>* side : {&*old_charts, &*new_charts}) {
+      for (std::vector<ChartSpec>* side : {&old_charts, &new_charts}) {
         for (ChartSpec& spec : *side) {
           if (absl::EndsWith(spec.id, kind)) pair.push_back(std::move(spec));
         }

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "report/aggregate.h"
 #include "report/metric_map.h"
 #include "report/render/count_sum.h"
@@ -45,9 +46,7 @@ absl::StatusOr<Part> Aggregate(const std::vector<Part>& parts,
     all_complete = all_complete && part.status == MetricStatus::kComplete;
     if (part.status == MetricStatus::kUnavailable) continue;
     any_known = true;
-    if (absl::Status status = AddCount(sum, part.value, what); !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(AddCount(sum, part.value, what));
   }
   if (!any_known) return Part{};
   return Part{all_complete ? MetricStatus::kComplete : MetricStatus::kPartial,
@@ -132,15 +131,13 @@ class TreeBuilder {
     std::vector<Part> parts = slot.parts;
     const bool own_is_whole = own_ == OwnParts::kInclusive && !parts.empty();
     for (std::size_t child : slot.children) {
-      absl::StatusOr<ModuleNode> built = Build(child, depth + 1, what);
-      if (!built.ok()) return built.status();
-      if (!own_is_whole) parts.push_back(Part{built->status, built->value});
-      node.children.push_back(*std::move(built));
+      TS_ASSIGN_OR_RETURN(ModuleNode built, Build(child, depth + 1, what));
+      if (!own_is_whole) parts.push_back(Part{built.status, built.value});
+      node.children.push_back(std::move(built));
     }
-    absl::StatusOr<Part> total = Aggregate(parts, what);
-    if (!total.ok()) return total.status();
-    node.status = total->status;
-    node.value = total->value;
+    TS_ASSIGN_OR_RETURN(Part total, Aggregate(parts, what));
+    node.status = total.status;
+    node.value = total.value;
     return node;
   }
 
@@ -176,12 +173,11 @@ absl::Status RequireLayers(const AnalysisReport& report) {
 absl::StatusOr<ModuleTree> OneRootTree(const TreeBuilder& builder,
                                        std::string unit,
                                        absl::string_view what) {
-  absl::StatusOr<ModuleNode> root = builder.Build(what);
-  if (!root.ok()) return root.status();
+  TS_ASSIGN_OR_RETURN(ModuleNode root, builder.Build(what));
   ModuleTree tree{std::move(unit)};
-  tree.status = root->status;
-  tree.total = root->value;
-  tree.roots.push_back(*std::move(root));
+  tree.status = root.status;
+  tree.total = root.value;
+  tree.roots.push_back(std::move(root));
   return tree;
 }
 
@@ -190,12 +186,11 @@ template <typename CountOf>
 absl::StatusOr<ModuleTree> CountTree(const AnalysisReport& report,
                                      std::string unit, absl::string_view what,
                                      CountOf count_of) {
-  if (absl::Status status = RequireLayers(report); !status.ok()) return status;
+  TS_RETURN_IF_ERROR(RequireLayers(report));
   TreeBuilder builder = LayerTree(report, OwnParts::kExclusive);
   for (const LayerReport& layer : report.layers) {
-    absl::StatusOr<Count> count = count_of(layer);
-    if (!count.ok()) return count.status();
-    builder.AddPart(layer.path, Part{MetricStatus::kComplete, *count});
+    TS_ASSIGN_OR_RETURN(Count count, count_of(layer));
+    builder.AddPart(layer.path, Part{MetricStatus::kComplete, count});
   }
   return OneRootTree(builder, std::move(unit), what);
 }
@@ -205,9 +200,8 @@ absl::StatusOr<ModuleTree> CountTree(const AnalysisReport& report,
 absl::StatusOr<ModuleTree> LabelTree(
     const FlopReport& report,
     const std::map<std::string, std::string, std::less<>>& types) {
-  absl::StatusOr<Part> total = PartOf(report.total, "operator_flops.total");
-  if (!total.ok()) return total.status();
-  const MetricStatus status = total->status == MetricStatus::kComplete
+  TS_ASSIGN_OR_RETURN(Part total, PartOf(report.total, "operator_flops.total"));
+  const MetricStatus status = total.status == MetricStatus::kComplete
                                   ? MetricStatus::kComplete
                                   : MetricStatus::kPartial;
   // Root label -> its builder, in label order (by_module is sorted).
@@ -230,12 +224,12 @@ absl::StatusOr<ModuleTree> LabelTree(
     root->second.AddPart(path, Part{status, flops});
   }
   ModuleTree tree{"FLOPs"};
-  tree.status = total->status;
-  tree.total = total->value;
+  tree.status = total.status;
+  tree.total = total.value;
   for (const auto& [unused, builder] : roots) {
-    absl::StatusOr<ModuleNode> root = builder.Build("operator_flops.by_module");
-    if (!root.ok()) return root.status();
-    tree.roots.push_back(*std::move(root));
+    TS_ASSIGN_OR_RETURN(ModuleNode root,
+                        builder.Build("operator_flops.by_module"));
+    tree.roots.push_back(std::move(root));
   }
   return tree;
 }
@@ -253,7 +247,7 @@ bool HasModuleFormulas(const AnalysisReport& report) {
 }
 
 absl::StatusOr<ModuleTree> OperatorFlopsTree(const AnalysisReport& report) {
-  if (absl::Status status = RequireLayers(report); !status.ok()) return status;
+  TS_RETURN_IF_ERROR(RequireLayers(report));
   if (!report.layer_operator_flops) {
     std::map<std::string, std::string, std::less<>> types;
     for (const LayerReport& layer : report.layers) {
@@ -263,23 +257,22 @@ absl::StatusOr<ModuleTree> OperatorFlopsTree(const AnalysisReport& report) {
   }
   TreeBuilder builder = LayerTree(report, OwnParts::kInclusive);
   for (const LayerOperatorFlops& entry : *report.layer_operator_flops) {
-    absl::StatusOr<Part> part = PartOf(
-        entry.total, absl::StrCat("layer_operator_flops['", entry.path, "']"));
-    if (!part.ok()) return part.status();
-    builder.AddPart(entry.path, *part);
+    TS_ASSIGN_OR_RETURN(
+        Part part, PartOf(entry.total, absl::StrCat("layer_operator_flops['",
+                                                    entry.path, "']")));
+    builder.AddPart(entry.path, part);
   }
   absl::StatusOr<ModuleTree> tree =
       OneRootTree(builder, "FLOPs", "layer_operator_flops");
   if (!tree.ok()) return tree;
-  absl::StatusOr<Part> total =
-      PartOf(report.operator_flops.total, "operator_flops.total");
-  if (!total.ok()) return total.status();
+  TS_ASSIGN_OR_RETURN(
+      Part total, PartOf(report.operator_flops.total, "operator_flops.total"));
   // The workload is the root's forward call; the report's total says
   // whether anything ran outside it.
-  if (total->status != MetricStatus::kUnavailable &&
-      total->value >= tree->total) {
-    tree->status = total->status;
-    tree->total = total->value;
+  if (total.status != MetricStatus::kUnavailable &&
+      total.value >= tree->total) {
+    tree->status = total.status;
+    tree->total = total.value;
   }
   return tree;
 }
@@ -290,7 +283,7 @@ absl::StatusOr<ModuleTree> OperatorFlopsTree(const FlopReport& report) {
 
 absl::StatusOr<ModuleTree> ModuleFormulaTree(const AnalysisReport& report,
                                              absl::string_view metric) {
-  if (absl::Status status = RequireLayers(report); !status.ok()) return status;
+  TS_RETURN_IF_ERROR(RequireLayers(report));
   TreeBuilder builder = LayerTree(report, OwnParts::kExclusive);
   std::string unit;
   for (std::size_t i = 0; i < report.layers.size(); ++i) {
@@ -298,10 +291,10 @@ absl::StatusOr<ModuleTree> ModuleFormulaTree(const AnalysisReport& report,
     const MetricResult* result = layer.metrics.Find(metric);
     if (result == nullptr) continue;
     if (unit.empty()) unit = result->unit();
-    absl::StatusOr<Part> part =
-        PartOf(*result, absl::StrCat("layers[", i, "].metrics.", metric));
-    if (!part.ok()) return part.status();
-    builder.AddPart(layer.path, *part);
+    TS_ASSIGN_OR_RETURN(
+        Part part,
+        PartOf(*result, absl::StrCat("layers[", i, "].metrics.", metric)));
+    builder.AddPart(layer.path, part);
   }
   if (unit.empty()) {
     if (const MetricResult* total = report.totals.Find(metric)) {

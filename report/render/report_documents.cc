@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "report/analysis_report.h"
 #include "report/flop_report.h"
 #include "report/render/diagnostic_listing.h"
@@ -59,9 +60,8 @@ namespace {
 
 absl::StatusOr<Document> ParseDocument(const Json& document, const Json* before,
                                        const Json* after) {
-  absl::StatusOr<DocumentKind> kind = KindOfDocument(document);
-  if (!kind.ok()) return kind.status();
-  if ((before != nullptr || after != nullptr) && *kind != DocumentKind::kDiff) {
+  TS_ASSIGN_OR_RETURN(DocumentKind kind, KindOfDocument(document));
+  if ((before != nullptr || after != nullptr) && kind != DocumentKind::kDiff) {
     return absl::InvalidArgumentError(
         "before and after go with a report diff (compare_reports), not with "
         "a single report");
@@ -72,35 +72,31 @@ absl::StatusOr<Document> ParseDocument(const Json& document, const Json* before,
         "neither");
   }
   Document parsed;
-  switch (*kind) {
+  switch (kind) {
     case DocumentKind::kAnalysis: {
-      absl::StatusOr<AnalysisReport> report = AnalysisReportFromJson(document);
-      if (!report.ok()) return report.status();
-      parsed.report = *std::move(report);
+      TS_ASSIGN_OR_RETURN(AnalysisReport report,
+                          AnalysisReportFromJson(document));
+      parsed.report = std::move(report);
       break;
     }
     case DocumentKind::kFlops: {
-      absl::StatusOr<FlopReport> report = FlopReportFromJson(document);
-      if (!report.ok()) return report.status();
-      parsed.report = *std::move(report);
+      TS_ASSIGN_OR_RETURN(FlopReport report, FlopReportFromJson(document));
+      parsed.report = std::move(report);
       break;
     }
     case DocumentKind::kDiff: {
-      absl::StatusOr<ReportDiff> diff = ReportDiffFromJson(document);
-      if (!diff.ok()) return diff.status();
-      parsed.report = *std::move(diff);
+      TS_ASSIGN_OR_RETURN(ReportDiff diff, ReportDiffFromJson(document));
+      parsed.report = std::move(diff);
       break;
     }
   }
   if (before != nullptr) {
-    absl::StatusOr<AnalysisReport> old_report =
-        AnalysisReportFromJson(*before, "before");
-    if (!old_report.ok()) return old_report.status();
-    absl::StatusOr<AnalysisReport> new_report =
-        AnalysisReportFromJson(*after, "after");
-    if (!new_report.ok()) return new_report.status();
-    parsed.before = *std::move(old_report);
-    parsed.after = *std::move(new_report);
+    TS_ASSIGN_OR_RETURN(AnalysisReport old_report,
+                        AnalysisReportFromJson(*before, "before"));
+    TS_ASSIGN_OR_RETURN(AnalysisReport new_report,
+                        AnalysisReportFromJson(*after, "after"));
+    parsed.before = std::move(old_report);
+    parsed.after = std::move(new_report);
   }
   return parsed;
 }
@@ -111,51 +107,46 @@ absl::StatusOr<std::string> HtmlOfDocument(const Json& document,
                                            const Json* before,
                                            const Json* after,
                                            const HtmlOptions& options) {
-  absl::StatusOr<Document> parsed = ParseDocument(document, before, after);
-  if (!parsed.ok()) return parsed.status();
-  if (const auto* report = std::get_if<AnalysisReport>(&parsed->report)) {
+  TS_ASSIGN_OR_RETURN(Document parsed, ParseDocument(document, before, after));
+  if (const auto* report = std::get_if<AnalysisReport>(&parsed.report)) {
     return RenderHtml(*report, options);
   }
-  if (const auto* report = std::get_if<FlopReport>(&parsed->report)) {
+  if (const auto* report = std::get_if<FlopReport>(&parsed.report)) {
     return RenderHtml(*report, options);
   }
-  return RenderHtml(std::get<ReportDiff>(parsed->report),
-                    parsed->before ? &*parsed->before : nullptr,
-                    parsed->after ? &*parsed->after : nullptr, options);
+  return RenderHtml(std::get<ReportDiff>(parsed.report),
+                    parsed.before ? &*parsed.before : nullptr,
+                    parsed.after ? &*parsed.after : nullptr, options);
 }
 
 absl::StatusOr<FoldedStacks> FoldedOfDocument(const Json& document,
                                               const Json* before,
                                               const Json* after) {
-  absl::StatusOr<Document> parsed = ParseDocument(document, before, after);
-  if (!parsed.ok()) return parsed.status();
-  if (const auto* report = std::get_if<AnalysisReport>(&parsed->report)) {
+  TS_ASSIGN_OR_RETURN(Document parsed, ParseDocument(document, before, after));
+  if (const auto* report = std::get_if<AnalysisReport>(&parsed.report)) {
     return FoldedOperatorFlops(*report);
   }
-  if (const auto* report = std::get_if<FlopReport>(&parsed->report)) {
+  if (const auto* report = std::get_if<FlopReport>(&parsed.report)) {
     return FoldedOperatorFlops(*report);
   }
-  if (!parsed->before) {
+  if (!parsed.before) {
     return absl::InvalidArgumentError(
         "folded stacks of a diff need the two reports it was computed from "
         "(before and after): a diff holds no per-module operator FLOPs");
   }
-  if (absl::Status status = CheckDiffOf(std::get<ReportDiff>(parsed->report),
-                                        *parsed->before, *parsed->after);
-      !status.ok()) {
-    return status;
-  }
-  return FoldedOperatorFlopsDiff(*parsed->before, *parsed->after);
+  TS_RETURN_IF_ERROR(CheckDiffOf(std::get<ReportDiff>(parsed.report),
+                                 *parsed.before, *parsed.after));
+  return FoldedOperatorFlopsDiff(*parsed.before, *parsed.after);
 }
 
 absl::StatusOr<std::string> DiagnosticsOfDocument(const Json& document,
                                                   absl::string_view summary) {
-  absl::StatusOr<Document> parsed = ParseDocument(document, nullptr, nullptr);
-  if (!parsed.ok()) return parsed.status();
+  TS_ASSIGN_OR_RETURN(Document parsed,
+                      ParseDocument(document, nullptr, nullptr));
   const std::vector<Diagnostic>* diagnostics = nullptr;
-  if (const auto* report = std::get_if<AnalysisReport>(&parsed->report)) {
+  if (const auto* report = std::get_if<AnalysisReport>(&parsed.report)) {
     diagnostics = &report->diagnostics;
-  } else if (const auto* report = std::get_if<FlopReport>(&parsed->report)) {
+  } else if (const auto* report = std::get_if<FlopReport>(&parsed.report)) {
     diagnostics = &report->diagnostics;
   } else {
     return absl::InvalidArgumentError(

@@ -23,7 +23,7 @@ def flop_counter_mode(workload):
     return {str(op): n for op, n in mode.get_flop_counts().get("Global", {}).items()}
 
 
-# --- reference section 7.4 goldens
+# --- TorchScan 0.2's measure_flops goldens
 
 
 def test_matmul_and_module_hierarchy_golden():

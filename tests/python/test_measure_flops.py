@@ -61,7 +61,7 @@ def test_matmul_decomposes_like_flop_counter_mode():
 
 
 def test_uncounted_operator_is_partial_with_its_name():
-    # Reference section 7.4: torch.sin(left @ right).
+    # TorchScan 0.2's measure_flops golden: torch.sin(left @ right).
     left, right = torch.randn(2, 3), torch.randn(3, 4)
     report = torchscan_dispatch.measure_flops(lambda: torch.sin(left @ right))
     assert report["total"]["status"] == "partial"

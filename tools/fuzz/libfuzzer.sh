@@ -1,5 +1,5 @@
 # Shared by the libFuzzer tests (//report:report_fuzz_test,
-# //formulas:crawl_fuzz_test); sourced, not run. Each test builds its fuzzer
+# //crawl:crawl_fuzz_test); sourced, not run. Each test builds its fuzzer
 # with clang (libFuzzer + ASan + UBSan) straight from torch-free sources and
 # runs it for a bounded time on its committed seed corpus. Any crash, leak,
 # uncaught exception, sanitizer report or broken invariant fails the test.
@@ -46,7 +46,7 @@ libfuzzer_build() {
   artifacts="${TEST_UNDECLARED_OUTPUTS_DIR:-${work}}"
   mkdir -p "${work}/objects" "${work}/corpus" "${artifacts}"
   local modules=(absl_status absl_statusor absl_strings absl_str_format
-    absl_int128 nlohmann_json)
+    absl_int128 absl_cord absl_synchronization nlohmann_json)
   local libs
   read -r -a libs <<<"$(pkg-config --libs "${modules[@]}")"
   echo "== compiling $# sources with $(clang++ --version | head -n 1)"

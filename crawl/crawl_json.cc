@@ -1,0 +1,164 @@
+#include "crawl/crawl_json.h"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "base/status_macros.h"
+#include "formulas/module_call.h"
+#include "formulas/module_json.h"
+#include "report/json_reader.h"
+#include "report/metric_map.h"
+#include "report/strict.h"
+
+namespace torchscan::crawl {
+namespace {
+
+using report::JsonArray;
+using report::JsonObject;
+using report::JsonValue;
+using formulas::CapturedModuleCall;
+using report::Json;
+
+absl::StatusOr<report::ModelTensorTotals> ModelTotalsFromJson(
+    const JsonObject& crawl) {
+  TS_ASSIGN_OR_RETURN(JsonObject model, crawl.Object("model"));
+  report::ModelTensorTotals totals;
+  for (auto [key, target] :
+       {std::pair{"trainable_parameters", &totals.trainable_parameters},
+        std::pair{"frozen_parameters", &totals.frozen_parameters},
+        std::pair{"parameter_bytes", &totals.parameter_bytes},
+        std::pair{"buffer_elements", &totals.buffer_elements},
+        std::pair{"buffer_bytes", &totals.buffer_bytes}}) {
+    TS_ASSIGN_OR_RETURN(*target, model.NonNegativeCount(key));
+  }
+  return totals;
+}
+
+absl::StatusOr<std::string> CrawlMode(const JsonObject& crawl) {
+  TS_ASSIGN_OR_RETURN(JsonValue mode, crawl.Member("mode"));
+  if (!mode.node().is_string() ||
+      (mode.node() != "full" && mode.node() != "structure")) {
+    return mode.Error("must be 'full' or 'structure'");
+  }
+  return mode.node().get<std::string>();
+}
+
+// A layer index into `layers`: "is not a layer index" otherwise.
+absl::StatusOr<std::size_t> LayerIndex(const JsonValue& value,
+                                       std::size_t layers) {
+  TS_ASSIGN_OR_RETURN(report::Count index, value.Integer());
+  if (index < 0 || index >= static_cast<report::Count>(layers)) {
+    return value.Error("is not a layer index");
+  }
+  return static_cast<std::size_t>(index);
+}
+
+}  // namespace
+
+absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const Json& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject crawl, JsonValue(node, "crawl").Object());
+  CrawlRecord record;
+  TS_ASSIGN_OR_RETURN(std::string mode, CrawlMode(crawl));
+  TS_ASSIGN_OR_RETURN(JsonValue count, crawl.Member("layer_count"));
+  TS_ASSIGN_OR_RETURN(report::Count layers, count.Integer());
+  if (layers < 0 || layers > (report::Count(1) << 31)) {
+    return count.Error("is not a layer count");
+  }
+  record.parts.layers.resize(static_cast<std::size_t>(layers));
+  // Structure mode's not-requested operator report names the torch version.
+  if (std::optional<JsonValue> version = crawl.OptionalMember("torch_version");
+      version && version->node().is_string()) {
+    record.parts.context.torch_version = version->node().get<std::string>();
+  }
+  TS_ASSIGN_OR_RETURN(record.parts.model, ModelTotalsFromJson(crawl));
+  if (crawl.Contains("diagnostics")) {
+    TS_ASSIGN_OR_RETURN(JsonArray diagnostics, crawl.Array("diagnostics"));
+    for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+      const JsonValue item = diagnostics.Item(i);
+      TS_ASSIGN_OR_RETURN(report::Diagnostic diagnostic,
+                          report::DiagnosticFromJson(item.node(), item.path()));
+      record.parts.module_diagnostics.push_back(std::move(diagnostic));
+    }
+  }
+  if (mode == "structure") return record;
+
+  const std::size_t layer_count = record.parts.layers.size();
+  TS_ASSIGN_OR_RETURN(JsonArray leaf_calls, crawl.Array("leaf_calls"));
+  for (std::size_t i = 0; i < leaf_calls.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(JsonObject entry, leaf_calls.Item(i).Object());
+    TS_ASSIGN_OR_RETURN(JsonValue layer, entry.Member("layer"));
+    TS_ASSIGN_OR_RETURN(std::size_t index, LayerIndex(layer, layer_count));
+    // The fields are read in place: copying each call's JSON costs more than
+    // evaluating its formulas.
+    CapturedModuleCall captured;
+    TS_ASSIGN_OR_RETURN(captured.path, entry.String("path"));
+    TS_ASSIGN_OR_RETURN(JsonValue module, entry.Member("module"));
+    TS_ASSIGN_OR_RETURN(captured.module, formulas::ModuleDescriptionFromJson(
+                                             module.node(), module.path()));
+    TS_ASSIGN_OR_RETURN(JsonValue call, entry.Member("call"));
+    TS_ASSIGN_OR_RETURN(captured.call,
+                        formulas::ModuleCallFromJson(call.node(), call.path()));
+    record.leaf_calls.push_back(CapturedLeafCall{index, std::move(captured)});
+  }
+  TS_ASSIGN_OR_RETURN(JsonValue flops, crawl.Member("operator_flops"));
+  TS_ASSIGN_OR_RETURN(record.operator_flops,
+                      report::FlopReportFromJson(flops.node(), flops.path()));
+
+  if (crawl.Contains("layer_call_flops")) {
+    TS_ASSIGN_OR_RETURN(JsonObject per_layer, crawl.Object("layer_call_flops"));
+    for (auto& [label, value] : per_layer.Members()) {
+      std::optional<report::Count> index = report::ParseCount(label);
+      if (!index || *index < 0 ||
+          *index >= static_cast<report::Count>(layer_count)) {
+        return value.Error("is not a layer index");
+      }
+      TS_ASSIGN_OR_RETURN(
+          record.layer_call_flops[static_cast<std::size_t>(*index)],
+          report::LayerCallFlopsFromJson(value.node(), value.path()));
+    }
+  }
+  return record;
+}
+
+Json CrawlPartsToJson(const report::AnalysisReport& report) {
+  Json parts = Json::object();
+  parts["layer_metrics"] = Json::object();
+  for (std::size_t i = 0; i < report.layers.size(); ++i) {
+    if (report.layers[i].metrics.empty()) continue;
+    parts["layer_metrics"][std::to_string(i)] =
+        report::MetricMapToJson(report.layers[i].metrics);
+  }
+  parts["operator_flops"] = report::FlopReportToJson(report.operator_flops);
+  if (report.layer_operator_flops) {
+    parts["layer_operator_flops"] = Json::array();
+    for (const report::LayerOperatorFlops& entry :
+         *report.layer_operator_flops) {
+      parts["layer_operator_flops"].push_back(
+          report::LayerCallFlopsToJson(entry));
+    }
+  }
+  parts["totals"] = report::MetricMapToJson(report.totals);
+  parts["diagnostics"] = Json::array();
+  for (const report::Diagnostic& diagnostic : report.diagnostics) {
+    parts["diagnostics"].push_back(report::DiagnosticToJson(diagnostic));
+  }
+  parts["analysis_mode"] = report.context.analysis_mode
+                               ? Json(*report.context.analysis_mode)
+                               : Json();
+  parts["incomplete"] = report::IsIncomplete(report)
+                            ? Json(report::IncompleteAnalysisMessage(report))
+                            : Json();
+  return parts;
+}
+
+absl::StatusOr<Json> EvaluateCrawlParts(const Json& node) {
+  TS_ASSIGN_OR_RETURN(CrawlRecord record, CrawlRecordFromJson(node));
+  TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
+                      BuildAnalysisReport(std::move(record)));
+  return CrawlPartsToJson(report);
+}
+
+}  // namespace torchscan::crawl

@@ -1,0 +1,53 @@
+// The Python front end's crawl, in JSON: the one place a crawl crosses a
+// language boundary.
+//
+// Python's crawl_module keeps its layer records (sending every layer's
+// metadata to C++ and parsing it back would cost more than the work) and
+// sends the rest of its CrawlRecord: the mode, the number of layers, the
+// model totals, the leaf calls (module descriptions and calls,
+// formulas/module_json.h), the operator FlopReport and each layer call's
+// operator FLOPs:
+//
+//   {"mode": "full"|"structure", "layer_count": n, "torch_version": str,
+//    "model": {"trainable_parameters": n, "frozen_parameters": n,
+//              "parameter_bytes": n, "buffer_elements": n, "buffer_bytes": n},
+//    "leaf_calls": [{"layer": i, "path": ..., "module": {...},
+//                    "call": {...}}],                       (full mode)
+//    "operator_flops": {...FlopReport...},                  (full mode)
+//    "layer_call_flops": {"<i>": {"total": {...},
+//                                 "by_operator": {...}}},   (optional)
+//    "diagnostics": [...]}   (optional: the front end's own diagnostics,
+//                             listed before the module formulas' ones)
+//
+// and gets back the parts of the report that need computing:
+//
+//   {"layer_metrics": {"<i>": {metric: MetricResult}},  (layers with metrics)
+//    "operator_flops": {...},
+//    "layer_operator_flops": [{"total", "by_operator"}],  (full mode, one
+//                                                          per layer)
+//    "totals": {...}, "diagnostics": [...], "analysis_mode": str|null,
+//    "incomplete": "<strict message>"|null}
+
+#ifndef TORCHSCAN_CRAWL_CRAWL_JSON_H_
+#define TORCHSCAN_CRAWL_CRAWL_JSON_H_
+
+#include "absl/status/statusor.h"
+#include "crawl/crawl_record.h"
+#include "report/analysis_report.h"
+#include "report/json_io.h"
+
+namespace torchscan::crawl {
+
+// The record Python sends, with `layer_count` empty layer records (only
+// their metrics are computed). Errors name the field under "crawl".
+absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node);
+
+// The computed parts of a report built from such a record.
+report::Json CrawlPartsToJson(const report::AnalysisReport& report);
+
+// CrawlRecordFromJson, BuildAnalysisReport, CrawlPartsToJson.
+absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node);
+
+}  // namespace torchscan::crawl
+
+#endif  // TORCHSCAN_CRAWL_CRAWL_JSON_H_

@@ -1,0 +1,114 @@
+// libFuzzer target: the JSON the Python front end hands the native side
+// (torch.ops.torchscan._evaluate_crawl's crawl record, crawl/crawl_json.h,
+// and the module descriptions and calls inside it, formulas/module_json.h)
+// on hostile input. Torch-free, so it builds with clang and libFuzzer like
+// report/fuzz/.
+//
+// Besides crashes, sanitizer reports and uncaught exceptions, it fails on
+// broken invariants: every report built from a crawl record must write back
+// to a fixed point and render, its computed parts must serialize, and every
+// module metric set must serialize.
+//
+// Input: one JSON document, tried as a crawl record, as a captured module
+// call ({"path", "module", "call"}), as a module description and as a call;
+// the leaf calls of a crawl-shaped document are also tried one by one.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "crawl/crawl_json.h"
+#include "crawl/crawl_record.h"
+#include "formulas/module_json.h"
+#include "formulas/module_metrics.h"
+#include "pycompat/python_json.h"
+#include "report/analysis_report.h"
+#include "report/json_io.h"
+#include "report/strict.h"
+#include "report/summary.h"
+
+namespace torchscan::crawl {
+namespace {
+
+using report::Json;
+
+void Require(bool condition, const char* what) {
+  if (condition) return;
+  std::fprintf(stderr, "crawl fuzzer invariant broken: %s\n", what);
+  std::abort();
+}
+
+void ExerciseReport(const report::AnalysisReport& built) {
+  const Json json = report::AnalysisReportToJson(built);
+  const std::string text = report::DumpPythonJson(json);
+  absl::StatusOr<report::AnalysisReport> again =
+      report::ParseAnalysisReport(text);
+  Require(again.ok(), "a built report parses");
+  Require(*again == built, "a built report reads back equal");
+  Require(report::AnalysisReportToJson(*again) == json,
+          "built report JSON is a fixed point");
+  (void)report::IncompleteAnalysisMessage(built);
+  (void)report::CheckStrict(built);
+  report::SummaryOptions options;
+  (void)report::RenderSummary(built, options);
+  options.receptive_field = options.effective_rf_stats = true;
+  options.max_depth = 1;
+  (void)report::RenderSummary(built, options);
+}
+
+void ExerciseCapturedCall(const formulas::CapturedModuleCall& call) {
+  absl::StatusOr<formulas::ModuleMetrics> metrics =
+      formulas::EvaluateModuleMetrics(call);
+  if (!metrics.ok()) return;
+  const Json json = formulas::ModuleMetricsToJson(*metrics);
+  Require(report::ParseJson(report::DumpPythonJson(json)).ok(),
+          "module metrics JSON parses");
+}
+
+void ExerciseModuleDocument(const Json& json) {
+  if (absl::StatusOr<formulas::CapturedModuleCall> captured =
+          formulas::CapturedModuleCallFromJson(json);
+      captured.ok()) {
+    ExerciseCapturedCall(*captured);
+  }
+  (void)formulas::ModuleDescriptionFromJson(json);
+  (void)formulas::ModuleCallFromJson(json);
+  (void)formulas::CallValueFromJson(json, "value");
+}
+
+void ExerciseDocument(const Json& json) {
+  if (absl::StatusOr<CrawlRecord> record = CrawlRecordFromJson(json);
+      record.ok()) {
+    if (absl::StatusOr<report::AnalysisReport> built =
+            BuildAnalysisReport(*std::move(record));
+        built.ok()) {
+      ExerciseReport(*built);
+      Require(
+          report::ParseJson(report::DumpPythonJson(CrawlPartsToJson(*built)))
+              .ok(),
+          "crawl parts JSON parses");
+    }
+  }
+  ExerciseModuleDocument(json);
+  if (json.is_object()) {
+    if (auto leaf_calls = json.find("leaf_calls");
+        leaf_calls != json.end() && leaf_calls->is_array()) {
+      for (const Json& leaf : *leaf_calls) ExerciseModuleDocument(leaf);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace torchscan::crawl
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
+  const absl::string_view input(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<torchscan::report::Json> json =
+      torchscan::report::ParseJson(input);
+  if (json.ok()) torchscan::crawl::ExerciseDocument(*json);
+  return 0;
+}

@@ -1,0 +1,100 @@
+// The bits of Python behaviour TorchScan's module formulas depend on, so that
+// ours fail where upstream's fail, with the same exception class and message.
+//
+// A formula step returns Py<T>: a value, or the exception Python would have
+// raised at that point. Formulas evaluate in the order Python does, so the
+// first failing step names the same error upstream reports.
+
+#ifndef TORCHSCAN_PYCOMPAT_PYTHON_SEMANTICS_H_
+#define TORCHSCAN_PYCOMPAT_PYTHON_SEMANTICS_H_
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "formulas/exact_count.h"
+#include "formulas/formula_outcome.h"
+#include "formulas/module_call.h"
+#include "formulas/module_description.h"
+
+namespace torchscan::pycompat {
+
+template <typename T>
+class Py {
+ public:
+  Py(T value) : value_(std::move(value)) {}  // NOLINT(runtime/explicit)
+  Py(formulas::FormulaError error)           // NOLINT(runtime/explicit)
+      : error_(std::move(error)) {}
+
+  bool ok() const { return !error_.has_value(); }
+  const T& operator*() const { return *value_; }
+  const T* operator->() const { return &*value_; }
+  const formulas::FormulaError& error() const { return *error_; }
+
+ private:
+  std::optional<T> value_;
+  std::optional<formulas::FormulaError> error_;
+};
+
+// CPython's messages (3.11).
+inline constexpr absl::string_view kIntegerDivisionByZero =
+    "integer division or modulo by zero";  // a // 0
+inline constexpr absl::string_view kIntegerModuloByZero =
+    "integer modulo by zero";  // a % 0
+inline constexpr absl::string_view kDivisionByZero =
+    "division by zero";  // 1 / 0
+inline constexpr absl::string_view kFloatDivisionByZero =
+    "float division by zero";  // 1.0 / 0
+
+formulas::FormulaError Raise(absl::string_view type, absl::string_view message);
+// "'NoneType' object has no attribute 'numel'"
+formulas::FormulaError AttributeError(const formulas::CallValue& value,
+                                      absl::string_view attribute);
+// "tuple index out of range"
+formulas::FormulaError TupleIndexError();
+
+// A Python tuple of values. Items are never null: they point into a
+// ModuleCall or at the shared None / False values below.
+using PyTuple = std::vector<const formulas::CallValue*>;
+const formulas::CallValue& NoneValue();
+const formulas::CallValue& FalseValue();
+PyTuple TupleOf(absl::Span<const formulas::CallValue> values);
+// `value` when set, else None.
+const formulas::CallValue& OrNone(const formulas::CallValue* value);
+
+// tuple[index]; IndexError past the end.
+Py<const formulas::CallValue*> ItemAt(const PyTuple& tuple, std::size_t index);
+// `tuple[index] if len(tuple) > index else None`.
+const formulas::CallValue* ItemOrNone(const PyTuple& tuple, std::size_t index);
+
+// Tensor attributes; AttributeError for anything but a tensor.
+Py<const formulas::Dims*> ShapeOf(const formulas::CallValue& value);
+Py<formulas::ExactCount> NumelOf(const formulas::CallValue& value);
+Py<std::int64_t> NdimOf(const formulas::CallValue& value);
+
+// shape[index], negative indices counting from the end; IndexError outside.
+Py<std::int64_t> DimAt(const formulas::Dims& shape, std::int64_t index);
+// shape[start:] and shape[:-1].
+absl::Span<const std::int64_t> DimsFrom(const formulas::Dims& shape,
+                                        std::size_t start);
+absl::Span<const std::int64_t> AllButLast(const formulas::Dims& shape);
+
+// math.prod of a hyper-parameter stored as a tuple (formulas only call it on
+// tuples: torch stores Conv kernels as tuples).
+formulas::ExactCount ProductOf(const formulas::HyperParameter& value);
+// len() of a tuple hyper-parameter.
+std::int64_t LengthOf(const formulas::HyperParameter& value);
+// torchscan's receptive-field `_first`: value[0] for a tuple (IndexError when
+// empty), the value itself otherwise.
+Py<formulas::HyperParameter> First(const formulas::HyperParameter& value);
+
+// `a // b` on integers; ZeroDivisionError for b == 0.
+Py<formulas::ExactCount> FloorDivide(formulas::ExactCount a,
+                                     formulas::ExactCount b);
+
+}  // namespace torchscan::pycompat
+
+#endif  // TORCHSCAN_PYCOMPAT_PYTHON_SEMANTICS_H_
