@@ -6,6 +6,8 @@
 //       analyse a built-in model
 //   torchscan compare BEFORE.json AFTER.json [--json -|PATH]
 //       compare two reports
+//   torchscan merge RANK0.json RANK1.json ... [--json -|PATH]
+//       merge per-rank reports of a distributed job into one job report
 //   torchscan --list-examples
 // Analyses and compare also take --html PATH (a self-contained page) and
 // --folded PATH (folded stacks of operator FLOPs, for flame-graph tools);
@@ -38,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "report/job_merge.h"
 #include "report/render/diagnostic_listing.h"
 #include "tools/cli_inputs.h"
 #include "tools/cli_outputs.h"
@@ -98,6 +101,71 @@ torchscan::cli::ViewOutputs Views(std::string title) {
 bool WritesStdout() {
   return absl::GetFlag(FLAGS_json) == "-" || absl::GetFlag(FLAGS_html) == "-" ||
          absl::GetFlag(FLAGS_folded) == "-";
+}
+
+// One line per fact of the job report; --json writes the report itself.
+void PrintJobReport(const torchscan::report::Json& job, std::ostream& out) {
+  using torchscan::report::DumpJson;
+  out << "job " << job["job_id"].get<std::string>() << ": "
+      << job["ranks"].size() << " of " << job["world_size"] << " ranks ("
+      << job["backend"].get<std::string>() << ")\n";
+  if (!job["missing_ranks"].empty()) {
+    out << "missing ranks: " << DumpJson(job["missing_ranks"]) << "\n";
+  }
+  const torchscan::report::Json& total = job["total"];
+  out << "total FLOPs: "
+      << DumpJson(total["value"].is_null() ? total["known_value"]
+                                           : total["value"])
+      << " (" << total["status"].get<std::string>() << ")\n";
+  out << "per rank: min " << DumpJson(job["rank_min"]) << ", max "
+      << DumpJson(job["rank_max"]) << ", imbalance (max/mean) "
+      << DumpJson(job["imbalance"]) << "\n";
+  for (const auto& [kind, entry] : job["communication"]["by_kind"].items()) {
+    out << kind << ": " << DumpJson(entry["calls"]) << " calls, "
+        << DumpJson(entry["payload_bytes"]) << " payload bytes, "
+        << DumpJson(entry["bus_bytes"]) << " bus bytes\n";
+  }
+}
+
+int Merge(const std::vector<char*>& positional) {
+  if (positional.size() < 3) {
+    return Fail(kBadInput,
+                "usage: torchscan merge RANK0.json RANK1.json ... "
+                "[--json -|PATH]");
+  }
+  std::vector<torchscan::report::Json> reports;
+  std::vector<std::string> names;
+  for (std::size_t i = 2; i < positional.size(); ++i) {
+    absl::StatusOr<std::string> text = torchscan::cli::ReadFile(positional[i]);
+    if (!text.ok()) return Fail(kBadInput, text.status().message());
+    absl::StatusOr<torchscan::report::Json> parsed =
+        torchscan::report::ParseJson(*text);
+    if (!parsed.ok()) {
+      return Fail(kBadInput,
+                  absl::StrCat(positional[i], ": ", parsed.status().message()));
+    }
+    reports.push_back(*std::move(parsed));
+    names.push_back(positional[i]);
+  }
+  absl::StatusOr<torchscan::report::JobReport> job =
+      torchscan::report::MergeRankReportsJson(reports, names);
+  if (!job.ok()) return Fail(kBadInput, job.status().message());
+  const torchscan::report::Json json = torchscan::report::JobReportToJson(*job);
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  if (json_path != "-") PrintJobReport(json, std::cout);
+  if (!json_path.empty()) {
+    const std::string text = torchscan::report::DumpJson(json, 2) + "\n";
+    if (json_path == "-") {
+      std::cout << text;
+    } else {
+      std::ofstream file(json_path);
+      file << text;
+      if (!file) {
+        return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
+      }
+    }
+  }
+  return kOk;
 }
 
 int Compare(const std::vector<char*>& positional) {
@@ -227,7 +295,8 @@ int main(int argc, char** argv) {
       "  torchscan MODEL.pt --input-shape 3,224,224 [--json report.json] "
       "[--strict]\n"
       "  torchscan --example resnet18\n"
-      "  torchscan compare BEFORE.json AFTER.json");
+      "  torchscan compare BEFORE.json AFTER.json\n"
+      "  torchscan merge RANK0.json RANK1.json ...");
   std::vector<std::string> storage;
   std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
   std::vector<char*> positional = absl::ParseCommandLine(
@@ -250,6 +319,9 @@ int main(int argc, char** argv) {
   }
   if (positional.size() >= 2 && std::string(positional[1]) == "compare") {
     return Compare(positional);
+  }
+  if (positional.size() >= 2 && std::string(positional[1]) == "merge") {
+    return Merge(positional);
   }
 
   torchscan::CrawlOptions options;

@@ -69,7 +69,7 @@ void CountWith(const OperatorInfo& info, const Formula& formula,
 }  // namespace
 
 bool RecordingReadsValues(const OperatorInfo& info, CountingSession& session) {
-  return info.formula != nullptr ||
+  return info.formula != nullptr || info.is_communication() ||
          (session.has_custom_formulas() &&
           session.CustomFormulaFor(info) != nullptr) ||
          (session.has_deferred() && session.IsDeferred(info));
@@ -79,6 +79,11 @@ void RecordFinishedCall(const OperatorInfo& info,
                         c10::ArrayRef<c10::IValue> arguments,
                         c10::ArrayRef<c10::IValue> results,
                         CountingSession& session) {
+  if (info.is_communication()) {
+    RecordCommunicationOf(info, arguments, session);
+    session.RecordCall(info);
+    return;
+  }
   if (session.has_custom_formulas()) {
     if (const CustomFormula* custom = session.CustomFormulaFor(info)) {
       CountWith(info, *custom, 0, arguments, results, session);
@@ -104,6 +109,24 @@ void RecordFinishedCall(const OperatorInfo& info,
   }
   CountWith(info, info.formula->formula, info.formula->value_arguments,
             arguments, results, session);
+}
+
+void RecordCommunicationOf(const OperatorInfo& info,
+                           c10::ArrayRef<c10::IValue> arguments,
+                           CountingSession& session) {
+  if (info.collective == nullptr) {
+    session.RecordUnreadableCommunication(
+        info, "no rule says how much data this operator moves");
+    return;
+  }
+  absl::StatusOr<CollectiveVolume> volume =
+      ReadCollective(*info.collective, info.group_argument, arguments);
+  if (!volume.ok()) {
+    session.RecordUnreadableCommunication(info, volume.status().message());
+    return;
+  }
+  session.RecordCommunication(info, info.collective->kind, volume->group_size,
+                              volume->payload_bytes);
 }
 
 }  // namespace torchscan::dispatch

@@ -30,6 +30,12 @@ void RecordFinishedCall(const OperatorInfo& info,
                         c10::ArrayRef<c10::IValue> results,
                         CountingSession& session);
 
+// Records the communication volume of a finished collective call
+// (info.is_communication()); the call itself is recorded separately.
+void RecordCommunicationOf(const OperatorInfo& info,
+                           c10::ArrayRef<c10::IValue> arguments,
+                           CountingSession& session);
+
 }  // namespace torchscan::dispatch
 
 #endif  // TORCHSCAN_DISPATCH_CALL_RECORDING_H_

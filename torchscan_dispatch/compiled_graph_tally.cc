@@ -368,6 +368,16 @@ void CompiledGraphTally::Record(
                                     : session.CurrentModuleScope();
     const std::optional<absl::StatusOr<Count>> outcome =
         call.constant_outcome ? call.constant_outcome : Evaluate(call, symbols);
+    // NOTE [Collectives in compiled graphs]
+    // The spec keeps shapes, not dtypes or group names, so a collective's
+    // volume cannot be computed here: it is named as unmeasured and the
+    // communication metric is partial, never a silent zero.
+    if (call.info->is_communication()) {
+      session.RecordUnreadableCommunication(
+          *call.info,
+          "it ran inside a compiled graph, whose tally does not describe "
+          "collective volumes");
+    }
     if (!outcome) {
       session.RecordCallIn(*call.info, scope);
     } else if (outcome->ok()) {

@@ -214,6 +214,30 @@ void CountingSession::RecordFailedIn(const OperatorInfo& op,
                        .first_failure = std::string(error.message())});
 }
 
+void CountingSession::RecordCommunication(const OperatorInfo& op,
+                                          report::CollectiveKind kind,
+                                          std::int64_t group_size,
+                                          Count payload_bytes) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status status =
+          communication_.Add(op.report_name, kind, group_size, payload_bytes);
+      !status.ok()) {
+    communication_.AddUnreadable(op.report_name, status.message())
+        .IgnoreError();
+  }
+}
+
+void CountingSession::RecordUnreadableCommunication(const OperatorInfo& op,
+                                                    absl::string_view reason) {
+  absl::MutexLock lock(&mu_);
+  communication_.AddUnreadable(op.report_name, reason).IgnoreError();
+}
+
+report::CommunicationReport CountingSession::Communication() const {
+  absl::MutexLock lock(&mu_);
+  return communication_;
+}
+
 std::uint32_t CountingSession::CurrentModuleScope() const {
   return current_scope_[static_cast<int>(ScopeChannel::kModules)].load(
       std::memory_order_acquire);
@@ -379,6 +403,9 @@ void CountingSession::MergeFrom(const CountingSession& inner) {
   for (const auto& [key, stats] : seen) {
     Record(KeyFor(OperatorInfoById(key.operator_id)), stats);
   }
+  const report::CommunicationReport inner_communication = inner.Communication();
+  absl::MutexLock lock(&mu_);
+  communication_.Merge(inner_communication).IgnoreError();
 }
 
 absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {

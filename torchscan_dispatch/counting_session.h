@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/metric_result.h"
 #include "torchscan_dispatch/counting_options.h"
@@ -109,6 +110,15 @@ class CountingSession : public c10::DebugInfoBase,
   void RecordDeferred(const OperatorInfo& op,
                       std::vector<c10::IValue> arguments,
                       std::vector<c10::IValue> results);
+
+  // One collective call of `op` moving `payload_bytes` in a group of
+  // `group_size` ranks, or one whose volume could not be read (`reason`).
+  void RecordCommunication(const OperatorInfo& op, report::CollectiveKind kind,
+                           std::int64_t group_size, Count payload_bytes);
+  void RecordUnreadableCommunication(const OperatorInfo& op,
+                                     absl::string_view reason);
+  // The collectives seen so far.
+  report::CommunicationReport Communication() const;
 
   // The same three records for work whose module labels come from elsewhere
   // (a compiled graph's module stack): in module scope `module_scope`, an id
@@ -238,6 +248,8 @@ class CountingSession : public c10::DebugInfoBase,
   absl::flat_hash_map<std::uint32_t, int> custom_index_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::uint32_t, bool> deferred_ ABSL_GUARDED_BY(mu_);
   std::vector<DeferredCall> deferred_calls_ ABSL_GUARDED_BY(mu_);
+  // Collectives are rare (a few per step): one lock per call is fine.
+  report::CommunicationReport communication_ ABSL_GUARDED_BY(mu_);
   // Open layer calls, innermost last: (layer label, module label).
   std::vector<std::pair<std::string, std::string>> open_layers_
       ABSL_GUARDED_BY(mu_);

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "report/communication.h"
 #include "report/flop_report.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/counting_options.h"
@@ -34,6 +35,9 @@ class FlopCountingGuard {
 
   // What was counted so far. Fails only if a total overflows 128 bits.
   absl::StatusOr<report::FlopReport> Report() const;
+  // The collectives (c10d, functional collectives) seen so far: kinds,
+  // group sizes, payload and bus bytes (docs/distributed.md).
+  report::CommunicationReport Communication() const;
 
  private:
   dispatch::ActiveCounting counting_;

@@ -120,6 +120,19 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
     info.num_arguments = op.schema().arguments().size();
     info.num_returns = op.schema().returns().size();
   }
+  info.collective = FindCollective(info.packet, &info.unknown_collective);
+  if (info.ignored == nullptr) {
+    info.ignored = CommunicationIgnoredEntry(info.packet);
+  }
+  if (info.is_communication() && op.hasSchema()) {
+    const auto& arguments = op.schema().arguments();
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+      if (arguments[i].name() == "process_group" ||
+          arguments[i].name() == "group_name") {
+        info.group_argument = static_cast<int>(i);
+      }
+    }
+  }
   return info;
 }
 

@@ -12,6 +12,7 @@
 
 #include "formulas/ignored_operators.h"
 #include "formulas/operator_formulas.h"
+#include "torchscan_dispatch/collective_calls.h"
 #include "torchscan_dispatch/thread_state.h"
 
 namespace torchscan::dispatch {
@@ -37,6 +38,16 @@ struct OperatorInfo {
   // CUDA-graph replay, a compiled graph without a FLOP tally): the report
   // names it with this reason and the total is partial.
   std::string unseen_reason;
+  // A communication operator (c10d, functional collectives): `collective`
+  // says how to read its volume, or `unknown_collective` that we cannot;
+  // `group_argument` indexes its process group (collective_calls.h).
+  const CollectiveSpec* collective = nullptr;
+  bool unknown_collective = false;
+  int group_argument = -1;
+
+  bool is_communication() const {
+    return collective != nullptr || unknown_collective;
+  }
 };
 
 // The facts for `op`, through `cache` (this thread's

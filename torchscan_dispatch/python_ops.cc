@@ -193,7 +193,13 @@ std::string FlopReportJson(std::int64_t handle) {
   absl::StatusOr<report::FlopReport> report =
       OpenMeasurements::Get().Session(handle).BuildReport();
   TORCH_CHECK(report.ok(), "torchscan: ", report.status().ToString());
-  return report::DumpJson(report::FlopReportToJson(*report));
+  report::Json json = report::FlopReportToJson(*report);
+  const report::CommunicationReport communication =
+      OpenMeasurements::Get().Session(handle).Communication();
+  if (!communication.empty()) {
+    json["communication"] = report::CommunicationToJson(communication);
+  }
+  return report::DumpJson(json);
 }
 
 // {label: {"total": MetricResult, "by_operator": {op: flops}}}

@@ -43,7 +43,7 @@ void Require(bool condition, const char* what) {
 
 void ExerciseReport(const report::AnalysisReport& built) {
   const Json json = report::AnalysisReportToJson(built);
-  const std::string text = report::DumpPythonJson(json);
+  const std::string text = pycompat::DumpPythonJson(json);
   absl::StatusOr<report::AnalysisReport> again =
       report::ParseAnalysisReport(text);
   Require(again.ok(), "a built report parses");
@@ -64,7 +64,7 @@ void ExerciseCapturedCall(const formulas::CapturedModuleCall& call) {
       formulas::EvaluateModuleMetrics(call);
   if (!metrics.ok()) return;
   const Json json = formulas::ModuleMetricsToJson(*metrics);
-  Require(report::ParseJson(report::DumpPythonJson(json)).ok(),
+  Require(report::ParseJson(pycompat::DumpPythonJson(json)).ok(),
           "module metrics JSON parses");
 }
 
@@ -87,7 +87,7 @@ void ExerciseDocument(const Json& json) {
         built.ok()) {
       ExerciseReport(*built);
       Require(
-          report::ParseJson(report::DumpPythonJson(CrawlPartsToJson(*built)))
+          report::ParseJson(pycompat::DumpPythonJson(CrawlPartsToJson(*built)))
               .ok(),
           "crawl parts JSON parses");
     }

@@ -1,8 +1,9 @@
-"""measure_flops: operator FLOPs of one workload call, counted in C++."""
+"""measure_flops and FlopCounter: operator FLOPs of a workload, counted in C++."""
 
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,6 +12,7 @@ from torch.utils._pytree import tree_map
 
 from torchscan_dispatch._module_scopes import ModuleScopes
 from torchscan_dispatch._native import Measurement
+from torchscan_dispatch.distributed import rank_context
 
 _OVERLOAD_KEY_ERROR = (
     "custom_mapping keys must be operator packets such as torch.ops.aten.sin, "
@@ -82,6 +84,98 @@ def _evaluate_deferred(measurement: Measurement, formulas: dict[str, Callable]) 
     measurement.resolve_deferred(results)
 
 
+def _validate_options(custom_mapping: Any, track_modules: Any) -> dict[str, Callable[..., Any]]:
+    if not isinstance(track_modules, bool):
+        raise TypeError(f"track_modules must be a bool, got {type(track_modules).__name__}.")
+    mapping = _validate_custom_mapping(custom_mapping)
+    formulas = {}
+    for key, formula in mapping.items():
+        name = _packet_name(key)
+        if name is not None:
+            formulas[name] = formula
+    return formulas
+
+
+class FlopCounter:
+    """The context-manager form of ``measure_flops`` (what FlopCounterMode
+    users reach for), and Python's ``torchscan::FlopCountingGuard``::
+
+        with torchscan_dispatch.FlopCounter() as counter:
+            model(x).sum().backward()
+        report = counter.report()
+
+    Everything the calling thread runs inside the ``with`` block (and the
+    backward pass the autograd engine runs for it) is counted, with the same
+    options and report as ``measure_flops``. Counters nest: an inner
+    counter's work also counts for the enclosing one. ``report()`` is
+    available once the block has exited; an exception inside the block
+    propagates unchanged and leaves no report.
+    """
+
+    def __init__(
+        self,
+        *,
+        custom_mapping: Mapping[Any, Callable[..., Any]] | None = None,
+        track_modules: bool = True,
+    ) -> None:
+        self._formulas = _validate_options(custom_mapping, track_modules)
+        self._track_modules = track_modules
+        self._measurement: Measurement | None = None
+        self._scopes: Any = None
+        self._report: dict[str, Any] | None = None
+
+    def __enter__(self) -> FlopCounter:
+        if self._measurement is not None:
+            raise RuntimeError("this FlopCounter is already counting")
+        self._report = None
+        measurement = Measurement(deferred_packets=list(self._formulas))
+        scopes = ModuleScopes(measurement) if self._track_modules else contextlib.nullcontext()
+        try:
+            scopes.__enter__()
+        except BaseException:
+            measurement.stop()
+            measurement.finish()
+            raise
+        self._measurement, self._scopes = measurement, scopes
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
+        measurement, scopes = self._measurement, self._scopes
+        self._measurement = self._scopes = None
+        if measurement is None:
+            return
+        try:
+            try:
+                scopes.__exit__(exc_type, exc, traceback)
+            finally:
+                measurement.stop()
+            if exc_type is None:
+                if self._formulas:
+                    _evaluate_deferred(measurement, self._formulas)
+                report = measurement.flop_report()
+                context = rank_context()
+                if context is not None:
+                    report["distributed"] = context
+                self._report = report
+        finally:
+            measurement.finish()
+
+    def report(self) -> dict[str, Any]:
+        """The FlopReport of the ``with`` block (a fresh copy each call)."""
+        if self._report is None:
+            raise RuntimeError(
+                "no report: the counter's with-block has not finished (or raised)"
+            )
+        return copy.deepcopy(self._report)
+
+    def get_total_flops(self) -> int:
+        """The known total FLOPs, as FlopCounterMode.get_total_flops() names it
+        (a lower bound when the report's total is partial)."""
+        total = self.report()["total"]
+        value = total.get("value")
+        return int(value if value is not None else total.get("known_value") or 0)
+
+
 def measure_flops(
     workload: Callable[[], Any],
     *,
@@ -110,29 +204,17 @@ def measure_flops(
     which is what makes the counter cheap enough to leave on in a training
     loop (docs/performance.md).
 
+    Collectives (c10d and functional collectives) are reported under
+    ``communication``; inside a process group the report carries this rank's
+    ``distributed`` context (docs/distributed.md).
+
     Exceptions raised by the workload propagate unchanged; counting and
     module tracking are switched off again either way.
     """
     if not callable(workload):
         raise TypeError(f"workload must be callable, got {type(workload).__name__}.")
-    if not isinstance(track_modules, bool):
-        raise TypeError(f"track_modules must be a bool, got {type(track_modules).__name__}.")
-    mapping = _validate_custom_mapping(custom_mapping)
-    formulas = {}
-    for key, formula in mapping.items():
-        name = _packet_name(key)
-        if name is not None:
-            formulas[name] = formula
-
-    measurement = Measurement(deferred_packets=list(formulas))
-    try:
-        try:
-            with ModuleScopes(measurement) if track_modules else contextlib.nullcontext():
-                workload()
-        finally:
-            measurement.stop()
-        if formulas:
-            _evaluate_deferred(measurement, formulas)
-        return measurement.flop_report()
-    finally:
-        measurement.finish()
+    counter = FlopCounter(custom_mapping=custom_mapping, track_modules=track_modules)
+    with counter:
+        workload()
+    assert counter._report is not None
+    return counter._report

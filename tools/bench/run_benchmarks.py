@@ -19,7 +19,10 @@ Workloads:
      (time and peak RSS, each tool in its own process);
   6. the small GPT training step under torch.compile: uninstrumented
      compiled code against our counter (which counts the compiled graphs)
-     and FlopCounterMode (which makes Dynamo run the step eagerly).
+     and FlopCounterMode (which makes Dynamo run the step eagerly);
+  7. a 2-rank DDP training step on gloo (two processes): uninstrumented
+     against a StepMeter step (FLOPs, communication, MFU), interleaved in
+     the same processes.
 """
 
 from __future__ import annotations
@@ -499,10 +502,81 @@ def benchmark_seven_billion():
     return rows
 
 
+DDP_STEP = r"""
+import json, os, statistics, sys, time, torch, torch.distributed as dist
+from torch import nn
+sys.path.insert(0, sys.argv[1])
+import torchscan_dispatch
+torch.set_num_threads(1)
+repeats = int(sys.argv[2])
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+width, layers, batch, seq = 256, 4, 4, 128
+blocks = [nn.TransformerEncoderLayer(width, 4, 4 * width, batch_first=True, dropout=0.0) for _ in range(layers)]
+model = nn.parallel.DistributedDataParallel(nn.Sequential(*blocks))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+x = torch.randn(batch, seq, width)
+def step():
+    model(x).sum().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+def measured():
+    with meter.step():
+        step()
+for run in (step, measured, step, measured):
+    run()
+times = {"plain": [], "ours": []}
+for _ in range(repeats):
+    for name, run in (("plain", step), ("ours", measured)):
+        dist.barrier()
+        start = time.perf_counter()
+        run()
+        times[name].append(time.perf_counter() - start)
+last = meter.steps[-1]
+result = {name: statistics.median(values) for name, values in times.items()}
+result["spread"] = {name: (min(v), max(v)) for name, v in times.items()}
+result["flops"] = last.flops
+result["bus_bytes"] = last.communication_bus_bytes
+result["all_reduce_calls"] = last.report["communication"]["by_kind"]["all_reduce"]["calls"]
+if dist.get_rank() == 0:
+    print(json.dumps(result))
+dist.destroy_process_group()
+"""
+
+
+def benchmark_ddp(repeats):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    python_dir = str(Path(__file__).resolve().parents[2] / "python")
+    processes = []
+    for rank in range(2):
+        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                   WORLD_SIZE="2", OMP_NUM_THREADS="1")
+        processes.append(subprocess.Popen([sys.executable, "-c", DDP_STEP, python_dir, str(repeats)],
+                                          env=env, stdout=subprocess.PIPE, text=True))
+    outputs = [process.communicate(timeout=1800)[0] for process in processes]
+    result = json.loads(outputs[0].strip().splitlines()[-1])
+    plain, ours = result["plain"], result["ours"]
+    print_table(
+        f"7. 2-rank DDP training step on gloo (4 encoder layers, width 256, 4x128 tokens, AdamW), median of {repeats}",
+        ["", "plain ms", "StepMeter ms", "ratio", "plain min..max ms", "StepMeter min..max ms"],
+        [["rank 0", f"{plain * 1e3:.1f}", f"{ours * 1e3:.1f}", f"{ours / plain:.3f}",
+          "{:.1f}..{:.1f}".format(*(t * 1e3 for t in result["spread"]["plain"])),
+          "{:.1f}..{:.1f}".format(*(t * 1e3 for t in result["spread"]["ours"]))]],
+    )
+    print(f"  per step on rank 0: {result['flops']} FLOPs, {result['all_reduce_calls']} all-reduces, "
+          f"{result['bus_bytes']} bus bytes")
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--only", choices=["1", "2", "3", "4", "5", "6"], action="append")
+    parser.add_argument("--only", choices=["1", "2", "3", "4", "5", "6", "7"], action="append")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--child", nargs=3, metavar=("KIND", "TARGET", "TOOL"), help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -512,7 +586,7 @@ def main():
     if options.child:
         child_main(*options.child, options.repeats)
         return
-    only = set(options.only or ["1", "2", "3", "4", "5", "6"])
+    only = set(options.only or ["1", "2", "3", "4", "5", "6", "7"])
     print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} intra-op threads; "
           "each tool in its own process, interleaved with an uninstrumented baseline; medians over rounds")
     if "1" in only:
@@ -527,6 +601,8 @@ def main():
         benchmark_seven_billion()
     if "6" in only:
         benchmark_compiled(options.repeats, options.threads)
+    if "7" in only:
+        benchmark_ddp(max(options.repeats, 15))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,286 @@
+#include "report/communication.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "report/diagnostic.h"
+#include "report/json_field_helpers.h"
+#include "report/json_reader.h"
+
+namespace torchscan::report {
+using namespace json_fields;  // NOLINT(build/namespaces)
+namespace {
+
+constexpr std::array<std::pair<CollectiveKind, absl::string_view>, 11>
+    kKindNames = {{
+        {CollectiveKind::kAllReduce, "all_reduce"},
+        {CollectiveKind::kAllGather, "all_gather"},
+        {CollectiveKind::kReduceScatter, "reduce_scatter"},
+        {CollectiveKind::kAllToAll, "all_to_all"},
+        {CollectiveKind::kBroadcast, "broadcast"},
+        {CollectiveKind::kReduce, "reduce"},
+        {CollectiveKind::kGather, "gather"},
+        {CollectiveKind::kScatter, "scatter"},
+        {CollectiveKind::kSend, "send"},
+        {CollectiveKind::kRecv, "recv"},
+        {CollectiveKind::kBarrier, "barrier"},
+    }};
+
+// factor(n) = numerator / denominator (header comment).
+std::pair<Count, Count> BusFactor(CollectiveKind kind, std::int64_t n) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return {2 * Count(n - 1), Count(n)};
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      return {Count(n - 1), Count(n)};
+    case CollectiveKind::kBarrier:
+      return {0, 1};
+    default:
+      return {1, 1};
+  }
+}
+
+absl::Status Accumulate(Count& sum, Count value, absl::string_view what) {
+  std::optional<Count> next = CheckedAdd(sum, value);
+  if (!next) {
+    return absl::OutOfRangeError(
+        absl::StrCat(what, " overflows a 128-bit integer"));
+  }
+  sum = *next;
+  return absl::OkStatus();
+}
+
+absl::Status AddTally(CollectiveTally& into, const CollectiveTally& from) {
+  if (absl::Status s = Accumulate(into.calls, from.calls, "collective calls");
+      !s.ok()) {
+    return s;
+  }
+  return Accumulate(into.payload_bytes, from.payload_bytes, "payload bytes");
+}
+
+Json TotalsToJson(const CommunicationTotals& totals) {
+  Json node = Json::object();
+  node["calls"] = CountToJson(totals.calls);
+  node["payload_bytes"] = CountToJson(totals.payload_bytes);
+  node["bus_bytes"] = CountToJson(totals.bus_bytes);
+  return node;
+}
+
+}  // namespace
+
+absl::string_view CollectiveKindName(CollectiveKind kind) {
+  for (const auto& [k, name] : kKindNames) {
+    if (k == kind) return name;
+  }
+  return "unknown";
+}
+
+std::optional<CollectiveKind> CollectiveKindFromName(absl::string_view name) {
+  for (const auto& [kind, n] : kKindNames) {
+    if (n == name) return kind;
+  }
+  return std::nullopt;
+}
+
+Count BusBytes(CollectiveKind kind, std::int64_t group_size,
+               Count payload_bytes) {
+  const auto [numerator, denominator] =
+      BusFactor(kind, group_size < 1 ? 1 : group_size);
+  // S * num / den, rounded half up, without forming S * num.
+  const Count quotient = payload_bytes / denominator;
+  const Count remainder = payload_bytes % denominator;
+  return quotient * numerator +
+         (2 * remainder * numerator + denominator) / (2 * denominator);
+}
+
+absl::Status CommunicationReport::Add(absl::string_view op, CollectiveKind kind,
+                                      std::int64_t group_size,
+                                      Count payload_bytes) {
+  if (group_size < 1) {
+    return AddUnreadable(
+        op, absl::StrCat("the process group has ", group_size, " ranks"));
+  }
+  if (absl::Status s = AddTally(by_kind[kind][group_size],
+                                CollectiveTally{1, payload_bytes});
+      !s.ok()) {
+    return s;
+  }
+  return Accumulate(by_operator[std::string(op)], 1, "collective calls");
+}
+
+absl::Status CommunicationReport::AddUnreadable(absl::string_view op,
+                                                absl::string_view reason) {
+  UnreadableCollective& entry = unreadable[std::string(op)];
+  if (entry.calls == 0) entry.reason = std::string(reason);
+  entry.calls += 1;
+  return Accumulate(by_operator[std::string(op)], 1, "collective calls");
+}
+
+absl::Status CommunicationReport::Merge(const CommunicationReport& other) {
+  for (const auto& [kind, sizes] : other.by_kind) {
+    for (const auto& [size, tally] : sizes) {
+      if (absl::Status s = AddTally(by_kind[kind][size], tally); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  for (const auto& [op, calls] : other.by_operator) {
+    if (absl::Status s = Accumulate(by_operator[op], calls, "collective calls");
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (const auto& [op, entry] : other.unreadable) {
+    UnreadableCollective& into = unreadable[op];
+    if (into.calls == 0) into.reason = entry.reason;
+    if (absl::Status s =
+            Accumulate(into.calls, entry.calls, "collective calls");
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+CommunicationTotals CommunicationReport::KindTotals(CollectiveKind kind) const {
+  CommunicationTotals totals;
+  auto it = by_kind.find(kind);
+  if (it == by_kind.end()) return totals;
+  for (const auto& [size, tally] : it->second) {
+    totals.calls += tally.calls;
+    totals.payload_bytes += tally.payload_bytes;
+    totals.bus_bytes += BusBytes(kind, size, tally.payload_bytes);
+  }
+  return totals;
+}
+
+CommunicationTotals CommunicationReport::Totals() const {
+  CommunicationTotals totals;
+  for (const auto& [kind, sizes] : by_kind) {
+    const CommunicationTotals kind_totals = KindTotals(kind);
+    totals.calls += kind_totals.calls;
+    totals.payload_bytes += kind_totals.payload_bytes;
+    totals.bus_bytes += kind_totals.bus_bytes;
+  }
+  return totals;
+}
+
+Json CommunicationToJson(const CommunicationReport& report) {
+  Json node = Json::object();
+  node["status"] = report.complete() ? "complete" : "partial";
+  node["total"] = TotalsToJson(report.Totals());
+  Json by_kind = Json::object();
+  for (const auto& [kind, sizes] : report.by_kind) {
+    Json entry = TotalsToJson(report.KindTotals(kind));
+    Json by_size = Json::object();
+    for (const auto& [size, tally] : sizes) {
+      by_size[absl::StrCat(size)] = TotalsToJson(
+          CommunicationTotals{tally.calls, tally.payload_bytes,
+                              BusBytes(kind, size, tally.payload_bytes)});
+    }
+    entry["by_group_size"] = std::move(by_size);
+    by_kind[std::string(CollectiveKindName(kind))] = std::move(entry);
+  }
+  node["by_kind"] = std::move(by_kind);
+  Json by_operator = Json::object();
+  for (const auto& [op, calls] : report.by_operator) {
+    by_operator[op] = CountToJson(calls);
+  }
+  node["by_operator"] = std::move(by_operator);
+  Json unreadable = Json::object();
+  Json diagnostics = Json::array();
+  for (const auto& [op, entry] : report.unreadable) {
+    unreadable[op] = Json::object();
+    unreadable[op]["calls"] = CountToJson(entry.calls);
+    unreadable[op]["reason"] = entry.reason;
+    diagnostics.push_back(DiagnosticToJson(Diagnostic::ForOperator(
+        std::string(kUnreadableCollective), "communication", op,
+        absl::StrCat(
+            op, " ran ", CountToString(entry.calls),
+            " time(s) but its volume could not be read: ", entry.reason))));
+  }
+  node["unreadable"] = std::move(unreadable);
+  node["diagnostics"] = std::move(diagnostics);
+  return node;
+}
+
+absl::StatusOr<CommunicationReport> CommunicationFromJson(
+    const Json& node, absl::string_view field) {
+  CommunicationReport report;
+  if (absl::Status s = ExpectObject(node, field); !s.ok()) return s;
+  absl::StatusOr<const Json*> by_kind = RequireMember(node, "by_kind", field);
+  if (!by_kind.ok()) return by_kind.status();
+  const std::string kinds_field = MemberPath(field, "by_kind");
+  if (absl::Status s = ExpectObject(**by_kind, kinds_field); !s.ok()) return s;
+  for (const auto& [name, entry] : (*by_kind)->items()) {
+    const std::string kind_field = MemberPath(kinds_field, name);
+    std::optional<CollectiveKind> kind = CollectiveKindFromName(name);
+    if (!kind) return FieldError(kind_field, "is not a collective kind");
+    absl::StatusOr<const Json*> sizes =
+        RequireMember(entry, "by_group_size", kind_field);
+    if (!sizes.ok()) return sizes.status();
+    const std::string sizes_field = MemberPath(kind_field, "by_group_size");
+    if (absl::Status s = ExpectObject(**sizes, sizes_field); !s.ok()) return s;
+    for (const auto& [size_text, tally] : (*sizes)->items()) {
+      const std::string tally_field = MemberPath(sizes_field, size_text);
+      std::int64_t size = 0;
+      if (!absl::SimpleAtoi(size_text, &size) || size < 1) {
+        return FieldError(tally_field,
+                          "a group size must be a positive integer");
+      }
+      absl::StatusOr<Count> calls = RequireCount(tally, "calls", tally_field);
+      if (!calls.ok()) return calls.status();
+      absl::StatusOr<Count> payload =
+          RequireCount(tally, "payload_bytes", tally_field);
+      if (!payload.ok()) return payload.status();
+      report.by_kind[*kind][size] = CollectiveTally{*calls, *payload};
+    }
+  }
+  absl::StatusOr<const Json*> by_operator =
+      RequireMember(node, "by_operator", field);
+  if (!by_operator.ok()) return by_operator.status();
+  const std::string ops_field = MemberPath(field, "by_operator");
+  if (absl::Status s = ExpectObject(**by_operator, ops_field); !s.ok())
+    return s;
+  for (const auto& [op, calls] : (*by_operator)->items()) {
+    absl::StatusOr<Count> value =
+        NonNegativeCountValue(calls, MemberPath(ops_field, op));
+    if (!value.ok()) return value.status();
+    report.by_operator[op] = *value;
+  }
+  absl::StatusOr<const Json*> unreadable =
+      RequireMember(node, "unreadable", field);
+  if (!unreadable.ok()) return unreadable.status();
+  const std::string unreadable_field = MemberPath(field, "unreadable");
+  if (absl::Status s = ExpectObject(**unreadable, unreadable_field); !s.ok()) {
+    return s;
+  }
+  for (const auto& [op, entry] : (*unreadable)->items()) {
+    const std::string entry_field = MemberPath(unreadable_field, op);
+    absl::StatusOr<Count> calls = RequireCount(entry, "calls", entry_field);
+    if (!calls.ok()) return calls.status();
+    absl::StatusOr<std::string> reason =
+        RequireString(entry, "reason", entry_field);
+    if (!reason.ok()) return reason.status();
+    report.unreadable[op] = UnreadableCollective{*calls, *std::move(reason)};
+  }
+  // The derived fields must be what this report implies.
+  const Json derived = CommunicationToJson(report);
+  for (const char* key : {"status", "total", "by_kind", "diagnostics"}) {
+    absl::StatusOr<const Json*> value = RequireMember(node, key, field);
+    if (!value.ok()) return value.status();
+    if (**value != derived[key]) {
+      return FieldError(MemberPath(field, key),
+                        absl::StrCat("does not match the collectives listed "
+                                     "(expected ",
+                                     DumpJson(derived[key]), ")"));
+    }
+  }
+  return report;
+}
+
+}  // namespace torchscan::report

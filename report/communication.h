@@ -1,0 +1,123 @@
+// Communication volume of one rank: the collectives a workload issued, by
+// kind and process-group size, with payload and bus bytes.
+//
+// Conventions (docs/distributed.md, after NCCL's "Performance reported by
+// NCCL tests" and nccl-tests' doc/PERFORMANCE.md):
+//  - payload bytes are the "size" S nccl-tests reports for the operation:
+//    the buffer of an all-reduce, broadcast, reduce, send or recv; the full
+//    gathered buffer of an all-gather; the full input buffer of a
+//    reduce-scatter or an all-to-all; what this rank sends (gather) or
+//    receives (scatter); 0 for a barrier;
+//  - bus bytes = S x factor(n), n the process group's size: all-reduce
+//    2(n-1)/n; all-gather, reduce-scatter and all-to-all (n-1)/n; broadcast,
+//    reduce, gather, scatter, send, recv 1; barrier 0.
+// Payload bytes are exact integers. Bus bytes are computed once per (kind,
+// group size) from the exact payload sum and rounded to the nearest integer
+// (halves up), so each bucket is within half a byte of the exact value.
+
+#ifndef TORCHSCAN_REPORT_COMMUNICATION_H_
+#define TORCHSCAN_REPORT_COMMUNICATION_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "report/count.h"
+#include "report/json_io.h"
+
+namespace torchscan::report {
+
+// A collective whose size or group could not be read: the communication
+// metric is then partial (a lower bound).
+inline constexpr absl::string_view kUnreadableCollective =
+    "unreadable_collective";
+
+enum class CollectiveKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kReduce,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv,
+  kBarrier,
+};
+
+// "all_reduce", "all_gather", ...
+absl::string_view CollectiveKindName(CollectiveKind kind);
+std::optional<CollectiveKind> CollectiveKindFromName(absl::string_view name);
+
+// Bus bytes of `payload_bytes` moved by collectives of `kind` in groups of
+// `group_size` ranks (>= 1), rounded as the header says.
+Count BusBytes(CollectiveKind kind, std::int64_t group_size,
+               Count payload_bytes);
+
+struct CollectiveTally {
+  Count calls = 0;
+  Count payload_bytes = 0;
+
+  bool operator==(const CollectiveTally&) const = default;
+};
+
+struct CommunicationTotals {
+  Count calls = 0;
+  Count payload_bytes = 0;
+  Count bus_bytes = 0;
+
+  bool operator==(const CommunicationTotals&) const = default;
+};
+
+// Collectives seen that could not be measured, per operator.
+struct UnreadableCollective {
+  Count calls = 0;
+  // Why the first one could not be read.
+  std::string reason;
+
+  bool operator==(const UnreadableCollective&) const = default;
+};
+
+struct CommunicationReport {
+  // kind -> group size -> tally.
+  std::map<CollectiveKind, std::map<std::int64_t, CollectiveTally>> by_kind;
+  // Calls per collective operator ("c10d.allreduce_"), measured or not.
+  std::map<std::string, Count> by_operator;
+  std::map<std::string, UnreadableCollective> unreadable;
+
+  bool operator==(const CommunicationReport&) const = default;
+
+  // Nothing was seen.
+  bool empty() const { return by_operator.empty(); }
+  // Complete unless some collective could not be read.
+  bool complete() const { return unreadable.empty(); }
+
+  // One measured call of operator `op`.
+  absl::Status Add(absl::string_view op, CollectiveKind kind,
+                   std::int64_t group_size, Count payload_bytes);
+  // One call of `op` that could not be measured, and why.
+  absl::Status AddUnreadable(absl::string_view op, absl::string_view reason);
+  // Adds everything `other` saw.
+  absl::Status Merge(const CommunicationReport& other);
+
+  CommunicationTotals Totals() const;
+  CommunicationTotals KindTotals(CollectiveKind kind) const;
+};
+
+// {"status", "total", "by_kind": {kind: {calls, payload_bytes, bus_bytes,
+//  "by_group_size": {n: {calls, payload_bytes, bus_bytes}}}}, "by_operator",
+//  "unreadable", "diagnostics"} (docs/report-schema.md).
+Json CommunicationToJson(const CommunicationReport& report);
+// Reads what CommunicationToJson wrote. Derived fields (bus bytes, totals,
+// status, diagnostics) are recomputed and must match what the file says.
+absl::StatusOr<CommunicationReport> CommunicationFromJson(
+    const Json& node, absl::string_view field = "communication");
+
+}  // namespace torchscan::report
+
+#endif  // TORCHSCAN_REPORT_COMMUNICATION_H_

@@ -1,0 +1,277 @@
+#include "report/job_merge.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "report/aggregate.h"
+#include "report/diagnostic.h"
+#include "report/json_field_helpers.h"
+#include "report/json_reader.h"
+
+namespace torchscan::report {
+using namespace json_fields;  // NOLINT(build/namespaces)
+namespace {
+
+// The known value of a FLOP total (0 when unavailable).
+Count KnownFlops(const MetricResult& result) {
+  const std::optional<MetricValue>& known = result.known_value();
+  if (!known || !std::holds_alternative<Count>(*known)) return 0;
+  return std::get<Count>(*known);
+}
+
+absl::Status Mismatch(absl::string_view what, absl::string_view first_name,
+                      absl::string_view first, absl::string_view name,
+                      absl::string_view value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("the reports are not from one job: ", first_name, " has ",
+                   what, " ", first, " but ", name, " has ", what, " ", value));
+}
+
+std::string ReportName(absl::Span<const std::string> names, std::size_t i) {
+  if (i < names.size()) return names[i];
+  return absl::StrCat("report ", i);
+}
+
+}  // namespace
+
+Json DistributedContextToJson(const DistributedContext& context) {
+  Json node = Json::object();
+  node["job_id"] = context.job_id;
+  node["rank"] = context.rank;
+  node["world_size"] = context.world_size;
+  node["backend"] = context.backend;
+  Json groups = Json::array();
+  for (const ProcessGroupLayout& group : context.groups) {
+    Json entry = Json::object();
+    entry["name"] = group.name;
+    entry["size"] = static_cast<std::int64_t>(group.ranks.size());
+    entry["ranks"] = group.ranks;
+    groups.push_back(std::move(entry));
+  }
+  node["groups"] = std::move(groups);
+  return node;
+}
+
+absl::StatusOr<DistributedContext> DistributedContextFromJson(
+    const Json& node, absl::string_view field) {
+  DistributedContext context;
+  if (absl::Status s = ExpectObject(node, field); !s.ok()) return s;
+  absl::StatusOr<std::string> job_id = RequireString(node, "job_id", field);
+  if (!job_id.ok()) return job_id.status();
+  if (job_id->empty())
+    return FieldError(MemberPath(field, "job_id"), "is empty");
+  context.job_id = *std::move(job_id);
+  absl::StatusOr<std::int64_t> rank = RequireIndex(node, "rank", field);
+  if (!rank.ok()) return rank.status();
+  absl::StatusOr<std::int64_t> world = RequireIndex(node, "world_size", field);
+  if (!world.ok()) return world.status();
+  if (*world < 1 || *rank >= *world) {
+    return FieldError(
+        field,
+        absl::StrCat("rank ", *rank, " is not in a world of size ", *world));
+  }
+  context.rank = *rank;
+  context.world_size = *world;
+  absl::StatusOr<std::string> backend = RequireString(node, "backend", field);
+  if (!backend.ok()) return backend.status();
+  context.backend = *std::move(backend);
+  absl::StatusOr<const Json*> groups = RequireMember(node, "groups", field);
+  if (!groups.ok()) return groups.status();
+  const std::string groups_field = MemberPath(field, "groups");
+  if (absl::Status s = ExpectArray(**groups, groups_field); !s.ok()) return s;
+  for (std::size_t i = 0; i < (*groups)->size(); ++i) {
+    const Json& entry = (**groups)[i];
+    const std::string entry_field = IndexPath(groups_field, i);
+    ProcessGroupLayout group;
+    absl::StatusOr<std::string> name =
+        RequireString(entry, "name", entry_field);
+    if (!name.ok()) return name.status();
+    group.name = *std::move(name);
+    absl::StatusOr<const Json*> ranks =
+        RequireMember(entry, "ranks", entry_field);
+    if (!ranks.ok()) return ranks.status();
+    const std::string ranks_field = MemberPath(entry_field, "ranks");
+    if (absl::Status s = ExpectArray(**ranks, ranks_field); !s.ok()) return s;
+    for (std::size_t j = 0; j < (*ranks)->size(); ++j) {
+      absl::StatusOr<std::int64_t> member =
+          IndexValue((**ranks)[j], IndexPath(ranks_field, j));
+      if (!member.ok()) return member.status();
+      group.ranks.push_back(*member);
+    }
+    context.groups.push_back(std::move(group));
+  }
+  return context;
+}
+
+absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
+                                              absl::string_view field) {
+  RankReport rank;
+  absl::StatusOr<FlopReport> flops = FlopReportFromJson(node, field);
+  if (!flops.ok()) return flops.status();
+  rank.flops = *std::move(flops);
+  auto distributed = node.find("distributed");
+  if (distributed == node.end()) {
+    return FieldError(MemberPath(field, "distributed"),
+                      "is missing: the report was not made inside a process "
+                      "group, so it cannot be merged into a job report");
+  }
+  absl::StatusOr<DistributedContext> context = DistributedContextFromJson(
+      *distributed, MemberPath(field, "distributed"));
+  if (!context.ok()) return context.status();
+  rank.context = *std::move(context);
+  auto communication = node.find("communication");
+  if (communication != node.end()) {
+    absl::StatusOr<CommunicationReport> comm = CommunicationFromJson(
+        *communication, MemberPath(field, "communication"));
+    if (!comm.ok()) return comm.status();
+    rank.communication = *std::move(comm);
+  }
+  return rank;
+}
+
+absl::StatusOr<JobReport> MergeRankReportsNamed(
+    absl::Span<const RankReport> ranks, absl::Span<const std::string> names) {
+  if (ranks.empty()) {
+    return absl::InvalidArgumentError("no rank reports to merge");
+  }
+  const RankReport& first = ranks[0];
+  const std::string first_name = ReportName(names, 0);
+  JobReport job;
+  job.job_id = first.context.job_id;
+  job.world_size = first.context.world_size;
+  job.backend = first.context.backend;
+  std::map<std::int64_t, std::string> seen;
+  std::vector<const MetricResult*> totals;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const RankReport& rank = ranks[i];
+    const std::string name = ReportName(names, i);
+    if (rank.flops.schema_version != first.flops.schema_version) {
+      return Mismatch("schema version", first_name,
+                      absl::StrCat(first.flops.schema_version), name,
+                      absl::StrCat(rank.flops.schema_version));
+    }
+    if (rank.context.job_id != job.job_id) {
+      return Mismatch("job id", first_name, job.job_id, name,
+                      rank.context.job_id);
+    }
+    if (rank.context.world_size != job.world_size) {
+      return Mismatch("world size", first_name, absl::StrCat(job.world_size),
+                      name, absl::StrCat(rank.context.world_size));
+    }
+    if (rank.flops.torch_version != first.flops.torch_version) {
+      return Mismatch("torch version", first_name, first.flops.torch_version,
+                      name, rank.flops.torch_version);
+    }
+    auto [it, inserted] = seen.emplace(rank.context.rank, name);
+    if (!inserted) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank ", rank.context.rank, " appears twice: in ",
+                       it->second, " and in ", name));
+    }
+    job.per_rank.emplace(rank.context.rank, rank.flops.total);
+    totals.push_back(&rank.flops.total);
+    for (const auto& [op, flops] : rank.flops.by_operator) {
+      std::optional<Count> sum = CheckedAdd(job.by_operator[op], flops);
+      if (!sum) return absl::OutOfRangeError("FLOPs overflow 128 bits");
+      job.by_operator[op] = *sum;
+    }
+    if (absl::Status s = job.communication.Merge(rank.communication); !s.ok()) {
+      return s;
+    }
+    job.communication_per_rank[rank.context.rank] = rank.communication.Totals();
+  }
+  for (std::int64_t r = 0; r < job.world_size; ++r) {
+    if (seen.count(r)) {
+      job.ranks.push_back(r);
+    } else {
+      job.missing_ranks.push_back(r);
+    }
+  }
+  const MetricKind kind{"FLOPs", "job", std::string(kOperatorFlopsMethod)};
+  absl::StatusOr<MetricResult> total =
+      AggregateMetrics(totals, kind, "job FLOPs");
+  if (!total.ok()) return total.status();
+  job.total = *std::move(total);
+  if (!job.missing_ranks.empty() && job.total.is_complete()) {
+    job.total = MetricResult::Partial(*job.total.value(), kind);
+  }
+  return job;
+}
+
+absl::StatusOr<JobReport> MergeRankReports(absl::Span<const RankReport> ranks) {
+  return MergeRankReportsNamed(ranks, {});
+}
+
+absl::StatusOr<JobReport> MergeRankReportsJson(
+    absl::Span<const Json> reports, absl::Span<const std::string> names) {
+  std::vector<RankReport> ranks;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    absl::StatusOr<RankReport> rank =
+        RankReportFromJson(reports[i], ReportName(names, i));
+    if (!rank.ok()) return rank.status();
+    ranks.push_back(*std::move(rank));
+  }
+  return MergeRankReportsNamed(ranks, names);
+}
+
+Json JobReportToJson(const JobReport& report) {
+  Json node = Json::object();
+  node["schema_version"] = kJobReportSchemaVersion;
+  node["kind"] = "job_report";
+  node["job_id"] = report.job_id;
+  node["world_size"] = report.world_size;
+  node["backend"] = report.backend;
+  node["ranks"] = report.ranks;
+  node["missing_ranks"] = report.missing_ranks;
+  node["total"] = MetricResultToJson(report.total);
+  Json per_rank = Json::object();
+  std::optional<Count> low, high;
+  Count sum = 0;
+  for (const auto& [rank, result] : report.per_rank) {
+    per_rank[absl::StrCat(rank)] = MetricResultToJson(result);
+    const Count known = KnownFlops(result);
+    low = low ? std::min(*low, known) : known;
+    high = high ? std::max(*high, known) : known;
+    sum += known;
+  }
+  node["per_rank"] = std::move(per_rank);
+  node["rank_min"] = low ? CountToJson(*low) : Json();
+  node["rank_max"] = high ? CountToJson(*high) : Json();
+  // max / mean of the ranks present: 1.0 is perfectly balanced.
+  node["imbalance"] = (sum > 0 && high) ? Json(static_cast<double>(*high) *
+                                               report.per_rank.size() /
+                                               static_cast<double>(sum))
+                                        : Json();
+  Json by_operator = Json::object();
+  for (const auto& [op, flops] : report.by_operator) {
+    by_operator[op] = CountToJson(flops);
+  }
+  node["by_operator"] = std::move(by_operator);
+  node["communication"] = CommunicationToJson(report.communication);
+  Json comm_per_rank = Json::object();
+  for (const auto& [rank, totals] : report.communication_per_rank) {
+    Json entry = Json::object();
+    entry["calls"] = CountToJson(totals.calls);
+    entry["payload_bytes"] = CountToJson(totals.payload_bytes);
+    entry["bus_bytes"] = CountToJson(totals.bus_bytes);
+    comm_per_rank[absl::StrCat(rank)] = std::move(entry);
+  }
+  node["communication_per_rank"] = std::move(comm_per_rank);
+  Json diagnostics = Json::array();
+  if (!report.missing_ranks.empty()) {
+    Diagnostic missing;
+    missing.code = "missing_rank";
+    missing.metric = "flops";
+    missing.message = absl::StrCat(
+        "no report from rank(s) ", absl::StrJoin(report.missing_ranks, ", "),
+        " of ", report.world_size, ": the job totals cover the others only");
+    diagnostics.push_back(DiagnosticToJson(missing));
+  }
+  node["diagnostics"] = std::move(diagnostics);
+  return node;
+}
+
+}  // namespace torchscan::report

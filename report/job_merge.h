@@ -1,0 +1,101 @@
+// One job report from the per-rank reports of a distributed job.
+//
+// Each rank's FlopReport (measure_flops, FlopCountingGuard) made inside a
+// process group carries a "distributed" context (job id, rank, world size,
+// backend, process groups) and, when collectives ran, a "communication"
+// section (report/communication.h). MergeRankReports checks that the
+// reports belong together and combines them: FLOP totals and per-operator
+// FLOPs summed, per-rank totals with min / max / imbalance, communication by
+// kind summed, and the ranks no report came from.
+
+#ifndef TORCHSCAN_REPORT_JOB_MERGE_H_
+#define TORCHSCAN_REPORT_JOB_MERGE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "report/communication.h"
+#include "report/count.h"
+#include "report/flop_report.h"
+#include "report/json_io.h"
+#include "report/metric_result.h"
+
+namespace torchscan::report {
+
+inline constexpr int kJobReportSchemaVersion = 1;
+
+struct ProcessGroupLayout {
+  std::string name;
+  std::vector<std::int64_t> ranks;  // global ranks, in group-rank order
+
+  bool operator==(const ProcessGroupLayout&) const = default;
+};
+
+// Where a report was made (the "distributed" member of a FlopReport).
+struct DistributedContext {
+  // Identifies the job: equal on every rank of one job (docs/distributed.md
+  // says how it is derived).
+  std::string job_id;
+  std::int64_t rank = 0;
+  std::int64_t world_size = 1;
+  std::string backend;
+  std::vector<ProcessGroupLayout> groups;
+
+  bool operator==(const DistributedContext&) const = default;
+};
+
+Json DistributedContextToJson(const DistributedContext& context);
+absl::StatusOr<DistributedContext> DistributedContextFromJson(
+    const Json& node, absl::string_view field = "distributed");
+
+// One rank's report as read from its JSON.
+struct RankReport {
+  FlopReport flops;
+  DistributedContext context;
+  CommunicationReport communication;
+};
+
+// Reads a FlopReport JSON that has a "distributed" member; "communication"
+// is optional (no collective ran).
+absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
+                                              absl::string_view field);
+
+struct JobReport {
+  std::string job_id;
+  std::int64_t world_size = 0;
+  std::string backend;
+  // Ranks with a report, and those without one (the total is then partial).
+  std::vector<std::int64_t> ranks;
+  std::vector<std::int64_t> missing_ranks;
+  // Sum over the ranks present; partial when a rank's is, or a rank is
+  // missing.
+  MetricResult total = MetricResult::Unavailable({});
+  std::map<std::int64_t, MetricResult> per_rank;
+  std::map<std::string, Count> by_operator;
+  CommunicationReport communication;
+  std::map<std::int64_t, CommunicationTotals> communication_per_rank;
+};
+
+// Fails (InvalidArgument, naming both reports) when the reports come from
+// different jobs, world sizes, schema versions or torch versions, when a
+// rank appears twice or is out of range, or when there are none.
+absl::StatusOr<JobReport> MergeRankReports(absl::Span<const RankReport> ranks);
+// The same from JSON documents; `names` label them in errors (file names).
+absl::StatusOr<JobReport> MergeRankReportsJson(
+    absl::Span<const Json> reports, absl::Span<const std::string> names);
+
+// {"schema_version", "kind": "job_report", "job_id", "world_size", "backend",
+//  "ranks", "missing_ranks", "total", "per_rank": {rank: value},
+//  "rank_min", "rank_max", "imbalance", "by_operator", "communication",
+//  "communication_per_rank", "diagnostics"} (docs/report-schema.md).
+Json JobReportToJson(const JobReport& report);
+
+}  // namespace torchscan::report
+
+#endif  // TORCHSCAN_REPORT_JOB_MERGE_H_

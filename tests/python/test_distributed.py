@@ -1,0 +1,335 @@
+"""Distributed jobs on real gloo process groups: per-rank FLOPs, collectives
+(counts and bytes), the job report and MFU.
+
+One 2-rank job (distributed_worker.py) runs every check once; each test
+reads its part of the results. Each rank is a subprocess with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WORKER = Path(__file__).with_name("distributed_worker.py")
+RANK_TIMEOUT_S = 240
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_job(tmp_path: Path, world: int, checks: list[str]) -> list[dict]:
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()),
+               WORLD_SIZE=str(world), OMP_NUM_THREADS="1")
+    env.pop("TORCHELASTIC_RUN_ID", None)
+    env.pop("TORCHSCAN_JOB_ID", None)
+    processes = []
+    for rank in range(world):
+        processes.append(subprocess.Popen(
+            [sys.executable, str(WORKER), str(tmp_path), ",".join(checks)],
+            env=dict(env, RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outputs = []
+    try:
+        for process in processes:
+            outputs.append(process.communicate(timeout=RANK_TIMEOUT_S)[0])
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    for rank, process in enumerate(processes):
+        assert process.returncode == 0, f"rank {rank} failed:\n{outputs[rank]}"
+    results = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
+    for result in results:
+        for name in checks:
+            assert "exception" not in result[name], f"rank {result['rank']} {name}:\n{result[name]['exception']}"
+    return results
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    return run_job(
+        tmp_path_factory.mktemp("job2"), 2, ["plain", "ddp", "tp", "gather", "failing", "mfu", "compiled"]
+    )
+
+
+def communication(result: dict) -> dict:
+    return result["report"]["communication"]
+
+
+# --- plain collectives -------------------------------------------------------
+
+# (kind, bytes nccl-tests calls the size S) per call in plain_collectives():
+# all_reduce 10 float32; all_gather_into_tensor 2x6 float32 gathered;
+# all_gather (list) 2x3 float32; reduce_scatter 2x4 float32 input;
+# broadcast 5 float64; funcol all_reduce 7 float32.
+PLAIN_EXPECTED = {
+    "all_reduce": (2, 40 + 28, 40 + 28),  # bus = 2(n-1)/n S = S for n=2
+    "all_gather": (2, 48 + 24, 24 + 12),  # bus = (n-1)/n S
+    "reduce_scatter": (1, 32, 16),
+    "broadcast": (1, 40, 40),
+}
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_plain_collectives_counted_with_bytes(two_ranks, rank):
+    comm = communication(two_ranks[rank]["plain"])
+    assert comm["status"] == "complete"
+    for kind, (calls, payload, bus) in PLAIN_EXPECTED.items():
+        entry = comm["by_kind"][kind]
+        assert (calls, payload, bus) == (entry["calls"], entry["payload_bytes"], entry["bus_bytes"]), kind
+        assert list(entry["by_group_size"]) == ["2"]
+    point_to_point = "send" if rank == 0 else "recv"
+    assert comm["by_kind"][point_to_point]["payload_bytes"] == 24
+
+
+def test_functional_collective_counted_once(two_ranks):
+    report = two_ranks[0]["plain"]["report"]
+    by_operator = report["communication"]["by_operator"]
+    assert by_operator["_c10d_functional.all_reduce"] == 1
+    assert by_operator["c10d.allreduce_"] == 1  # dist.all_reduce only
+    assert "_c10d_functional.wait_tensor" not in by_operator
+    assert "_c10d_functional.wait_tensor" in report["ignored_operators"]
+    assert report["communication"]["status"] == "complete"
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_plain_collective_counts_match_comm_debug_mode(two_ranks, rank):
+    plain = two_ranks[rank]["plain"]
+    ours = dict(plain["report"]["communication"]["by_operator"])
+    # CommDebugMode does not track point-to-point operations, and names
+    # _c10d_functional.* "c10d_functional.*".
+    ours.pop("c10d.send" if rank == 0 else "c10d.recv_")
+    theirs = {
+        ("_" + op if op.startswith("c10d_functional.") else op): calls
+        for op, calls in plain["comm_debug"].items()
+    }
+    assert theirs == ours
+
+
+def test_rank_context(two_ranks):
+    contexts = [result["plain"]["report"]["distributed"] for result in two_ranks]
+    assert [context["rank"] for context in contexts] == [0, 1]
+    assert {context["world_size"] for context in contexts} == {2}
+    assert {context["backend"] for context in contexts} == {"gloo"}
+    assert contexts[0]["job_id"] == contexts[1]["job_id"]
+    assert {"name": "0", "size": 2, "ranks": [0, 1]} in contexts[0]["groups"]
+
+
+# --- DDP ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_ddp_all_reduces_every_parameter_byte(two_ranks, rank):
+    ddp = two_ranks[rank]["ddp"]
+    all_reduce = communication(ddp)["by_kind"]["all_reduce"]
+    assert all_reduce["payload_bytes"] == ddp["parameter_bytes"]
+    assert all_reduce["calls"] == ddp["comm_debug"]["c10d.allreduce_"]
+    assert list(communication(ddp)["by_kind"]) == ["all_reduce"]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_ddp_flops_per_rank(two_ranks, rank):
+    ddp = two_ranks[rank]["ddp"]
+    batch, dims = 8, (16, 32, 4)
+    forward = 2 * batch * (dims[0] * dims[1] + dims[1] * dims[2])
+    # weight gradients of both layers, the input gradient of the second
+    backward = forward + 2 * batch * dims[1] * dims[2]
+    assert ddp["report"]["total"]["known_value"] == forward + backward
+    assert ddp["flop_counter_mode"] == forward + backward
+
+
+# --- tensor parallelism (DTensor) -------------------------------------------
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_tensor_parallel_mlp_counts_local_shards(two_ranks, rank):
+    tp = two_ranks[rank]["tp"]
+    report = tp["report"]
+    comm = report["communication"]
+    batch, hidden_shard = 8, 32 // 2
+    # column shard of up (16 -> 16 of 32) and row shard of down (16 of 32 -> 16)
+    assert report["total"]["known_value"] == 2 * batch * 16 * hidden_shard * 2
+    assert comm["status"] == "complete"
+    # RowwiseParallel's partial output is all-reduced: 8x16 float32.
+    assert comm["by_kind"]["all_reduce"]["payload_bytes"] == batch * 16 * 4
+    assert comm["by_kind"]["all_reduce"]["calls"] == sum(tp["comm_debug"].values())
+
+
+# --- job report --------------------------------------------------------------
+
+
+def test_gathered_job_report_sums_ranks(two_ranks):
+    job = two_ranks[0]["gather"]["job"]
+    assert two_ranks[1]["gather"]["job"] is None
+    per_rank = [result["gather"]["report"]["total"]["value"] for result in two_ranks]
+    assert job["total"] == {**job["total"], "status": "complete", "value": sum(per_rank)}
+    assert [job["per_rank"][str(r)]["value"] for r in (0, 1)] == per_rank
+    assert (job["rank_min"], job["rank_max"]) == (min(per_rank), max(per_rank))
+    assert job["imbalance"] == pytest.approx(max(per_rank) * 2 / sum(per_rank))
+    assert job["communication"]["by_kind"]["all_reduce"]["calls"] == 2
+    assert job["missing_ranks"] == []
+
+
+def test_failing_rank_is_missing_and_group_survives(two_ranks):
+    assert two_ranks[1]["failing"]["error"] == "this rank fails"
+    job = two_ranks[0]["failing"]["job"]
+    assert job["missing_ranks"] == [1]
+    assert job["total"]["status"] == "partial"
+    assert job["diagnostics"][0]["code"] == "missing_rank"
+    assert [result["failing"]["after"] for result in two_ranks] == [1.0, 1.0]
+
+
+def test_merge_files_offline_equals_gather(two_ranks, tmp_path):
+    import torchscan_dispatch
+
+    reports = [result["gather"]["report"] for result in two_ranks]
+    assert torchscan_dispatch.merge_rank_reports(reports) == {
+        **two_ranks[0]["gather"]["job"]}
+
+
+def test_merge_refuses_other_jobs(two_ranks):
+    import torchscan_dispatch
+
+    first = two_ranks[0]["gather"]["report"]
+    other = json.loads(json.dumps(two_ranks[1]["gather"]["report"]))
+    other["distributed"]["job_id"] = "another"
+    with pytest.raises(ValueError, match="not from one job: a has job id .* but b has job id another"):
+        torchscan_dispatch.merge_rank_reports([first, other], ["a", "b"])
+
+
+def test_compiled_collective_is_named_not_silently_missed(two_ranks):
+    compiled, eager = two_ranks[0]["compiled"]["compiled"], two_ranks[0]["compiled"]["eager"]
+    assert compiled["total"]["known_value"] == eager["total"]["known_value"] == 2 * 4 * 16 * 8
+    all_reduce = eager["communication"]["by_kind"]["all_reduce"]
+    assert (all_reduce["calls"], all_reduce["payload_bytes"]) == (1, 4 * 8 * 4)
+    # Compiled graphs do not describe collective volumes yet: a partial
+    # metric that names the collective.
+    communication = compiled["communication"]
+    assert communication["status"] == "partial"
+    assert communication["unreadable"]["_c10d_functional.all_reduce"]["calls"] == 1
+    assert communication["diagnostics"][0]["code"] == "unreadable_collective"
+
+
+# --- MFU ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_step_flops_equal_flop_counter_mode(two_ranks, rank):
+    mfu = two_ranks[rank]["mfu"]
+    assert mfu["flops"] == mfu["flop_counter_mode"]
+    assert sum(mfu["by_phase"].values()) == mfu["flops"]
+    assert mfu["by_phase"]["optimizer"] == 0
+    assert mfu["mfu"] == pytest.approx(mfu["flops"] / mfu["seconds"] / 1e12)
+
+
+def test_cli_merge_equals_in_process_gather(two_ranks, tmp_path):
+    cli = os.environ.get("TORCHSCAN_CLI")
+    if not cli:
+        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
+    paths = []
+    for result in two_ranks:
+        path = tmp_path / f"rank{result['rank']}.json"
+        path.write_text(json.dumps(result["gather"]["report"]))
+        paths.append(str(path))
+    merged = subprocess.run([cli, "merge", *paths, "--json", str(tmp_path / "job.json")],
+                            capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0, merged.stderr
+    assert json.loads((tmp_path / "job.json").read_text()) == two_ranks[0]["gather"]["job"]
+    assert "total FLOPs: 3072 (complete)" in merged.stdout
+    refused = subprocess.run([cli, "merge", paths[0], paths[0]], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2
+    assert f"rank 0 appears twice: in {paths[0]} and in {paths[0]}" in refused.stderr
+
+
+def test_compiled_step_counts_equal_eager():
+    import torch
+    from torch import nn
+    from torch.utils.flop_counter import FlopCounterMode
+
+    import torchscan_dispatch
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    x = torch.randn(8, 16)
+
+    def step():
+        model(x).sum().backward()
+
+    compiled = torch.compile(step)
+    compiled()  # compile outside the measurement
+    meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+    with meter.step():
+        compiled()
+    with FlopCounterMode(display=False) as mode:
+        step()
+    assert meter.steps[-1].flops == mode.get_total_flops() == 22528
+
+
+# --- FSDP2 on four ranks -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def four_ranks(tmp_path_factory):
+    return run_job(tmp_path_factory.mktemp("job4"), 4, ["fsdp", "gather"])
+
+
+@pytest.mark.parametrize("rank", [0, 3])
+def test_fsdp2_gathers_and_reduce_scatters_every_parameter_byte(four_ranks, rank):
+    fsdp = four_ranks[rank]["fsdp"]
+    comm = communication(fsdp)
+    assert comm["status"] == "complete"
+    # Parameters split evenly over 4 ranks: no padding in the flat buffers.
+    for kind in ("all_gather", "reduce_scatter"):
+        assert comm["by_kind"][kind]["payload_bytes"] == fsdp["parameter_bytes"], kind
+        assert list(comm["by_kind"][kind]["by_group_size"]) == ["4"]
+    assert comm["by_kind"]["all_gather"]["bus_bytes"] == fsdp["parameter_bytes"] * 3 // 4
+    ours = {op: n for op, n in comm["by_operator"].items()}
+    assert ours == fsdp["comm_debug"]
+
+
+@pytest.mark.parametrize("rank", [0, 3])
+def test_fsdp2_flops_per_rank(four_ranks, rank):
+    batch, dims = 8, (16, 32, 4)
+    forward = 2 * batch * (dims[0] * dims[1] + dims[1] * dims[2])
+    backward = forward + 2 * batch * dims[1] * dims[2]
+    assert four_ranks[rank]["fsdp"]["report"]["total"]["known_value"] == forward + backward
+
+
+def test_four_rank_job_report(four_ranks):
+    job = four_ranks[0]["gather"]["job"]
+    per_rank = [result["gather"]["report"]["total"]["value"] for result in four_ranks]
+    assert job["ranks"] == [0, 1, 2, 3]
+    assert job["total"]["value"] == sum(per_rank)
+    assert job["communication"]["by_kind"]["all_reduce"]["by_group_size"]["4"]["calls"] == 4
+
+
+# --- the example ---------------------------------------------------------------
+
+
+def test_example_training_script(tmp_path):
+    script = Path(__file__).resolve().parents[2] / "examples" / "distributed_gpt.py"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("TORCHELASTIC_RUN_ID", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+         "--master-port", str(_free_port()), str(script), "--steps", "2", "--width", "32",
+         "--length", "16", "--vocab", "64", "--layers", "1", "--peak-tflops", "1",
+         "--report", str(tmp_path / "job.json")],
+        capture_output=True, text=True, timeout=RANK_TIMEOUT_S, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for rank in (0, 1):
+        assert f"rank {rank} step 1:" in result.stdout
+    job = json.loads((tmp_path / "job.json").read_text())
+    assert job["ranks"] == [0, 1] and job["world_size"] == 2
+    assert job["total"]["known_value"] == sum(entry["known_value"] for entry in job["per_rank"].values())
+    # DDP all-reduces every parameter's gradient once per step on each rank.
+    assert job["communication"]["by_kind"]["all_reduce"]["calls"] >= 2

@@ -1,0 +1,101 @@
+"""FlopCounter (the context-manager form) and StepMeter's peak table, in one
+process (the distributed behaviour is test_distributed.py's)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+import torchscan_dispatch
+from torchscan_dispatch import mfu
+
+
+def small_model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)), torch.randn(8, 16)
+
+
+def test_counter_equals_flop_counter_mode_and_measure_flops():
+    model, x = small_model()
+    with torchscan_dispatch.FlopCounter() as counter:
+        model(x).sum().backward()
+    with FlopCounterMode(display=False) as mode:
+        model(x).sum().backward()
+    measured = torchscan_dispatch.measure_flops(lambda: model(x).sum().backward())
+    assert counter.get_total_flops() == mode.get_total_flops() == 22528
+    for field in ("total", "by_operator", "by_module"):
+        assert counter.report()[field] == measured[field]
+    assert counter.report()["by_module"]["Sequential.0"] == mode.get_flop_counts()["Sequential.0"][
+        torch.ops.aten.addmm] + mode.get_flop_counts()["Sequential.0"][torch.ops.aten.mm]
+
+
+def test_exception_propagates_and_leaves_no_report():
+    counter = torchscan_dispatch.FlopCounter()
+    error = ValueError("from the workload")
+    with pytest.raises(ValueError) as raised:
+        with counter:
+            torch.randn(4, 4) @ torch.randn(4, 4)
+            raise error
+    assert raised.value is error
+    with pytest.raises(RuntimeError, match="has not finished"):
+        counter.report()
+    # Counting is off again: nothing leaks into a later counter.
+    with torchscan_dispatch.FlopCounter() as later:
+        pass
+    assert later.get_total_flops() == 0
+
+
+def test_counters_nest():
+    a, b = torch.randn(8, 16), torch.randn(16, 4)
+    with torchscan_dispatch.FlopCounter(track_modules=False) as outer:
+        a @ b
+        with torchscan_dispatch.FlopCounter(track_modules=False) as inner:
+            a @ b
+    assert inner.get_total_flops() == 1024
+    assert outer.get_total_flops() == 2048
+
+
+def test_counter_reports_no_distributed_context_outside_a_group():
+    with torchscan_dispatch.FlopCounter() as counter:
+        torch.randn(2, 2) @ torch.randn(2, 2)
+    assert "distributed" not in counter.report()
+    assert "communication" not in counter.report()
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype", "expected"),
+    [
+        ("NVIDIA H100 80GB HBM3", torch.bfloat16, 989.5e12),
+        ("NVIDIA H100 PCIe", torch.bfloat16, 756e12),
+        ("NVIDIA H200", torch.float8_e4m3fn, 1979e12),
+        ("NVIDIA B200", torch.bfloat16, 2250e12),
+        ("NVIDIA A100-SXM4-80GB", torch.float16, 312e12),
+        ("AMD Instinct MI300X", torch.bfloat16, 1307.4e12),
+        ("NVIDIA L4", torch.float32, 60e12),
+        ("NVIDIA A100-SXM4-80GB", torch.float8_e4m3fn, None),
+        ("Some CPU", torch.bfloat16, None),
+    ],
+)
+def test_peak_table(name, dtype, expected):
+    assert mfu.peak_flops_per_second(name, dtype) == expected
+
+
+def test_step_meter_on_cpu_needs_a_peak():
+    model, x = small_model()
+    meter = torchscan_dispatch.StepMeter(device="cpu")
+    with meter.step() as step:
+        model(x).sum().backward()
+    assert step.flops == 22528 and step.mfu is None and step.achieved_flops_per_second > 0
+    with pytest.raises(ValueError, match="must be positive"):
+        torchscan_dispatch.StepMeter(peak_flops_per_second=0)
+
+
+def test_phase_outside_its_step_is_an_error():
+    meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+    with meter.step() as step:
+        pass
+    with pytest.raises(RuntimeError, match="only valid inside"):
+        with step.phase("forward"):
+            pass
