@@ -69,7 +69,7 @@ Py<ExactCount> ResidualFlops(const DropoutParams& dropout,
                              const PyTuple& inputs, ExactCount input_flops) {
   ExactCount flops = 0;
   if (dropout.training) {
-    Py<ExactCount> dropped = DropoutModuleFlops(dropout, inputs);
+    Py<ExactCount> dropped = DropoutFlops(dropout, inputs);
     if (!dropped.ok()) return dropped.error();
     flops = *dropped;
   }

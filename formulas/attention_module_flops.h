@@ -8,17 +8,10 @@
 #include "formulas/exact_count.h"
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
+#include "formulas/module_family_formulas.h"
 #include "pycompat/python_semantics.h"
 
 namespace torchscan::formulas::module_internal {
-
-// flops_linear / flops_layernorm / flops_dropout on a Python tuple of inputs.
-pycompat::Py<ExactCount> LinearFlops(const LinearParams& linear,
-                                     const pycompat::PyTuple& inputs);
-pycompat::Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
-                                        const pycompat::PyTuple& inputs);
-pycompat::Py<ExactCount> DropoutModuleFlops(const DropoutParams& dropout,
-                                            const pycompat::PyTuple& inputs);
 
 // flops_mha(module, inputs, out); `out` nullptr stands for the default None.
 pycompat::Py<ExactCount> MultiheadAttentionFlops(

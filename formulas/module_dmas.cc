@@ -6,15 +6,13 @@
 
 #include "absl/status/status.h"
 #include "base/status_macros.h"
+#include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
 #include "pycompat/python_semantics.h"
 
-namespace torchscan::formulas {
-namespace {
+namespace torchscan::formulas::module_internal {
 
-using module_internal::AdaptiveKernelSize;
-using module_internal::ParamsOf;
 using pycompat::Py;
 
 // inp.numel() * input_reads + extra + (0 if inplace else out.numel()).
@@ -51,6 +49,14 @@ Py<ExactCount> ConvDmas(const ConvParams& conv, Count parameters,
       conv.groups);
   if (!input_dmas.ok()) return input_dmas.error();
   return *input_dmas + parameters + *out_numel;
+}
+
+// Stride, padding and kernel size are read per spatial dimension.
+Py<ExactCount> ConvTransposeDmas(const ConvParams& conv, Count parameters,
+                                 const CallValue& out) {
+  Py<ExactCount> conv_dmas = ConvDmas(conv, parameters, out);
+  if (!conv_dmas.ok()) return conv_dmas.error();
+  return ExactCount(5) * pycompat::LengthOf(conv.kernel_size) + *conv_dmas;
 }
 
 Py<ExactCount> BatchNormDmas(const BatchNormParams& bn, const CallValue& inp,
@@ -104,81 +110,4 @@ Py<ExactCount> AdaptivePoolDmas(const CallValue& inp, const CallValue& out) {
   return volume * *out_numel + *out_numel;
 }
 
-}  // namespace
-
-absl::StatusOr<FormulaOutcome<Count>> ModuleDmas(
-    const ModuleDescription& module, const ModuleCall& call) {
-  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
-  const CallValue& inp = pycompat::OrNone(FirstTensor(call.inputs));
-  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
-  auto inplace = [&module] {
-    return ParamsOf<ActivationParams>(module).inplace;
-  };
-  Py<ExactCount> dmas = ExactCount(0);
-  switch (module.family) {
-    case ModuleFamily::kIdentity:
-      dmas = ReadWriteDmas(inp, out, 1, 0, /*inplace=*/true);
-      break;
-    case ModuleFamily::kFlatten:
-      dmas = ReadWriteDmas(inp, out, 2, 0, /*inplace=*/true);
-      break;
-    case ModuleFamily::kLinear:
-      dmas = LinearDmas(module.parameter_count, inp, out);
-      break;
-    case ModuleFamily::kReLU:
-    case ModuleFamily::kReLU6:
-      dmas = ReadWriteDmas(inp, out, 1, 0, inplace());
-      break;
-    case ModuleFamily::kELU:
-    case ModuleFamily::kLeakyReLU:
-      // One more access for alpha or the negative slope.
-      dmas = ReadWriteDmas(inp, out, 1, 1, inplace());
-      break;
-    case ModuleFamily::kSigmoid:
-      dmas = ReadWriteDmas(inp, out, 1, 0, /*inplace=*/false);
-      break;
-    case ModuleFamily::kTanh:
-      // The input is read for both exponentials.
-      dmas = ReadWriteDmas(inp, out, 2, 0, /*inplace=*/false);
-      break;
-    case ModuleFamily::kConvTranspose: {
-      // Stride, padding and kernel size are read per spatial dimension.
-      const ConvParams& conv = ParamsOf<ConvParams>(module);
-      Py<ExactCount> conv_dmas = ConvDmas(conv, module.parameter_count, out);
-      dmas = conv_dmas.ok()
-                 ? Py<ExactCount>(ExactCount(5) *
-                                      pycompat::LengthOf(conv.kernel_size) +
-                                  *conv_dmas)
-                 : conv_dmas;
-      break;
-    }
-    case ModuleFamily::kConv:
-      dmas =
-          ConvDmas(ParamsOf<ConvParams>(module), module.parameter_count, out);
-      break;
-    case ModuleFamily::kBatchNorm:
-      dmas = BatchNormDmas(ParamsOf<BatchNormParams>(module), inp, out);
-      break;
-    case ModuleFamily::kMaxPool:
-    case ModuleFamily::kAvgPool:
-      dmas = PoolDmas(ParamsOf<PoolParams>(module), inp, out);
-      break;
-    case ModuleFamily::kAdaptiveMaxPool:
-    case ModuleFamily::kAdaptiveAvgPool:
-      dmas = AdaptivePoolDmas(inp, out);
-      break;
-    case ModuleFamily::kDropout:
-      // One more access for the probability.
-      dmas = ReadWriteDmas(inp, out, 1, 1,
-                           ParamsOf<DropoutParams>(module).inplace);
-      break;
-    case ModuleFamily::kMultiheadAttention:
-    case ModuleFamily::kLayerNorm:
-    case ModuleFamily::kTransformer:
-    case ModuleFamily::kUnsupported:
-      return module_internal::UnsupportedCount(module);
-  }
-  return module_internal::Finish(dmas, "module DMAs");
-}
-
-}  // namespace torchscan::formulas
+}  // namespace torchscan::formulas::module_internal

@@ -9,17 +9,13 @@
 #include "absl/status/status.h"
 #include "base/status_macros.h"
 #include "formulas/attention_module_flops.h"
+#include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
 #include "pycompat/python_semantics.h"
 
-namespace torchscan::formulas {
-namespace {
+namespace torchscan::formulas::module_internal {
 
-using module_internal::AdaptiveKernelSize;
-using module_internal::Finish;
-using module_internal::ParamsOf;
-using module_internal::PoolKernelVolume;
 using pycompat::Py;
 using pycompat::PyTuple;
 
@@ -119,10 +115,6 @@ Py<ExactCount> DropoutFlops(const DropoutParams& dropout,
   return ElementwiseFlops(inputs, 1);
 }
 
-}  // namespace
-
-namespace module_internal {
-
 Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
   Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
   if (!x.ok()) return x.error();
@@ -149,88 +141,4 @@ Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
          (norm.bias ? *numel : ExactCount(0));
 }
 
-Py<ExactCount> DropoutModuleFlops(const DropoutParams& dropout,
-                                  const PyTuple& inputs) {
-  return DropoutFlops(dropout, inputs);
-}
-
-}  // namespace module_internal
-
-absl::StatusOr<FormulaOutcome<Count>> ModuleFlops(
-    const ModuleDescription& module, const ModuleCall& call) {
-  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
-  const PyTuple inputs = pycompat::TupleOf(call.inputs);
-  // Every formula but MultiheadAttention's sees the first output tensor.
-  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
-  Py<ExactCount> flops = ExactCount(0);
-  switch (module.family) {
-    case ModuleFamily::kIdentity:
-    case ModuleFamily::kFlatten:
-      break;
-    case ModuleFamily::kLinear:
-      flops =
-          module_internal::LinearFlops(ParamsOf<LinearParams>(module), inputs);
-      break;
-    case ModuleFamily::kReLU:
-      flops = ElementwiseFlops(inputs, 1);
-      break;
-    case ModuleFamily::kELU:
-      flops = ElementwiseFlops(inputs, 6);
-      break;
-    case ModuleFamily::kLeakyReLU:
-      flops = ElementwiseFlops(inputs, 4);
-      break;
-    case ModuleFamily::kReLU6:
-      flops = ElementwiseFlops(inputs, 2);
-      break;
-    case ModuleFamily::kTanh:
-      flops = ElementwiseFlops(inputs, 6);
-      break;
-    case ModuleFamily::kSigmoid:
-      flops = ElementwiseFlops(inputs, 4);
-      break;
-    case ModuleFamily::kConvTranspose:
-      flops = ConvTransposeFlops(ParamsOf<ConvParams>(module), inputs, out);
-      break;
-    case ModuleFamily::kConv:
-      flops = ConvFlops(ParamsOf<ConvParams>(module), inputs, out);
-      break;
-    case ModuleFamily::kBatchNorm:
-      flops = BatchNormFlops(ParamsOf<BatchNormParams>(module), inputs);
-      break;
-    case ModuleFamily::kMaxPool:
-      flops = MaxPoolFlops(ParamsOf<PoolParams>(module), out);
-      break;
-    case ModuleFamily::kAvgPool:
-      flops = AvgPoolFlops(ParamsOf<PoolParams>(module), inputs, out);
-      break;
-    case ModuleFamily::kAdaptiveMaxPool:
-      flops = AdaptivePoolFlops(inputs, out, /*average=*/false);
-      break;
-    case ModuleFamily::kAdaptiveAvgPool:
-      flops = AdaptivePoolFlops(inputs, out, /*average=*/true);
-      break;
-    case ModuleFamily::kDropout:
-      flops = DropoutFlops(ParamsOf<DropoutParams>(module), inputs);
-      break;
-    case ModuleFamily::kMultiheadAttention:
-      // The only formula that sees the whole output: a returned 3-D
-      // attention-weights tensor adds the head averaging.
-      flops = module_internal::MultiheadAttentionFlops(
-          ParamsOf<MultiheadAttentionParams>(module), inputs, &call.output);
-      break;
-    case ModuleFamily::kLayerNorm:
-      flops = module_internal::LayerNormFlops(ParamsOf<LayerNormParams>(module),
-                                              inputs);
-      break;
-    case ModuleFamily::kTransformer:
-      flops = module_internal::TransformerFlops(
-          ParamsOf<TransformerParams>(module), inputs);
-      break;
-    case ModuleFamily::kUnsupported:
-      return module_internal::UnsupportedCount(module);
-  }
-  return Finish(flops, "module FLOPs");
-}
-
-}  // namespace torchscan::formulas
+}  // namespace torchscan::formulas::module_internal

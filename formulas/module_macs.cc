@@ -5,16 +5,13 @@
 
 #include "absl/status/status.h"
 #include "base/status_macros.h"
+#include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
 #include "pycompat/python_semantics.h"
 
-namespace torchscan::formulas {
-namespace {
+namespace torchscan::formulas::module_internal {
 
-using module_internal::AdaptiveKernelSize;
-using module_internal::ParamsOf;
-using module_internal::PoolKernelVolume;
 using pycompat::Py;
 
 // One multiply-accumulate per input feature and output element; the bias
@@ -36,6 +33,14 @@ Py<ExactCount> ConvMacs(const ConvParams& conv, const CallValue& inp,
   Py<ExactCount> grouped = pycompat::FloorDivide(*channels, conv.groups);
   if (!grouped.ok()) return grouped.error();
   return *out_numel * *grouped * pycompat::ProductOf(conv.kernel_size);
+}
+
+// Four more per spatial dimension for the output padding computation.
+Py<ExactCount> ConvTransposeMacs(const ConvParams& conv, const CallValue& inp,
+                                 const CallValue& out) {
+  Py<ExactCount> conv_macs = ConvMacs(conv, inp, out);
+  if (!conv_macs.ok()) return conv_macs.error();
+  return ExactCount(4) * pycompat::LengthOf(conv.kernel_size) + *conv_macs;
 }
 
 Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
@@ -87,64 +92,4 @@ Py<ExactCount> AdaptivePoolMacs(const CallValue& inp, const CallValue& out,
   return *out_numel * per_output;
 }
 
-}  // namespace
-
-absl::StatusOr<FormulaOutcome<Count>> ModuleMacs(
-    const ModuleDescription& module, const ModuleCall& call) {
-  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
-  const CallValue& inp = pycompat::OrNone(FirstTensor(call.inputs));
-  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
-  Py<ExactCount> macs = ExactCount(0);
-  switch (module.family) {
-    case ModuleFamily::kLinear:
-      macs = LinearMacs(ParamsOf<LinearParams>(module), out);
-      break;
-    case ModuleFamily::kIdentity:
-    case ModuleFamily::kReLU:
-    case ModuleFamily::kELU:
-    case ModuleFamily::kLeakyReLU:
-    case ModuleFamily::kReLU6:
-    case ModuleFamily::kTanh:
-    case ModuleFamily::kSigmoid:
-    case ModuleFamily::kFlatten:
-    case ModuleFamily::kDropout:
-      break;
-    case ModuleFamily::kConvTranspose: {
-      // Four more per spatial dimension for the output padding computation.
-      const ConvParams& conv = ParamsOf<ConvParams>(module);
-      Py<ExactCount> conv_macs = ConvMacs(conv, inp, out);
-      macs = conv_macs.ok()
-                 ? Py<ExactCount>(ExactCount(4) *
-                                      pycompat::LengthOf(conv.kernel_size) +
-                                  *conv_macs)
-                 : conv_macs;
-      break;
-    }
-    case ModuleFamily::kConv:
-      macs = ConvMacs(ParamsOf<ConvParams>(module), inp, out);
-      break;
-    case ModuleFamily::kBatchNorm:
-      macs = BatchNormMacs(ParamsOf<BatchNormParams>(module), inp);
-      break;
-    case ModuleFamily::kMaxPool:
-      macs = MaxPoolMacs(ParamsOf<PoolParams>(module), out);
-      break;
-    case ModuleFamily::kAvgPool:
-      macs = AvgPoolMacs(ParamsOf<PoolParams>(module), inp, out);
-      break;
-    case ModuleFamily::kAdaptiveMaxPool:
-      macs = AdaptivePoolMacs(inp, out, /*average=*/false);
-      break;
-    case ModuleFamily::kAdaptiveAvgPool:
-      macs = AdaptivePoolMacs(inp, out, /*average=*/true);
-      break;
-    case ModuleFamily::kMultiheadAttention:
-    case ModuleFamily::kLayerNorm:
-    case ModuleFamily::kTransformer:
-    case ModuleFamily::kUnsupported:
-      return module_internal::UnsupportedCount(module);
-  }
-  return module_internal::Finish(macs, "module MACs");
-}
-
-}  // namespace torchscan::formulas
+}  // namespace torchscan::formulas::module_internal

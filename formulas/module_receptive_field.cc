@@ -7,18 +7,19 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
 #include "pycompat/python_semantics.h"
 
-namespace torchscan::formulas {
-namespace {
+namespace torchscan::formulas::module_internal {
 
-using module_internal::ParamsOf;
 using pycompat::Py;
 using report::MetricValue;
 
 ReceptiveField IdentityField() { return {1.0, 1.0, 0.0}; }
+
+namespace {
 
 // An int or string hyper-parameter as a metric value (First() unwrapped any
 // tuple already).
@@ -26,6 +27,8 @@ MetricValue AsMetricValue(const HyperParameter& value) {
   if (value.kind == HyperParameter::Kind::kString) return value.text;
   return Count(value.ints.front());
 }
+
+}  // namespace
 
 // (-kernel, 1.0 / stride, 0.0): a negative kernel and a fractional stride.
 Py<ReceptiveField> ConvTransposeField(const ConvParams& conv) {
@@ -85,58 +88,4 @@ Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
                         static_cast<double>(padding_twice) / 2.0};
 }
 
-}  // namespace
-
-absl::StatusOr<FormulaOutcome<ReceptiveField>> ModuleReceptiveField(
-    const ModuleDescription& module, const ModuleCall& call) {
-  TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
-  using Outcome = FormulaOutcome<ReceptiveField>;
-  const CallValue& inp = pycompat::OrNone(FirstTensor(call.inputs));
-  const CallValue& out = pycompat::OrNone(FirstTensor(call.output));
-  Py<ReceptiveField> field = IdentityField();
-  switch (module.family) {
-    case ModuleFamily::kIdentity:
-    case ModuleFamily::kFlatten:
-    case ModuleFamily::kReLU:
-    case ModuleFamily::kELU:
-    case ModuleFamily::kLeakyReLU:
-    case ModuleFamily::kReLU6:
-    case ModuleFamily::kTanh:
-    case ModuleFamily::kSigmoid:
-    case ModuleFamily::kBatchNorm:
-    case ModuleFamily::kDropout:
-    case ModuleFamily::kLinear:
-      break;
-    case ModuleFamily::kConvTranspose:
-      field = ConvTransposeField(ParamsOf<ConvParams>(module));
-      break;
-    case ModuleFamily::kConv: {
-      const ConvParams& conv = ParamsOf<ConvParams>(module);
-      field = KernelField(conv.kernel_size, &conv.dilation, conv.stride,
-                          conv.padding);
-      break;
-    }
-    case ModuleFamily::kMaxPool:
-    case ModuleFamily::kAvgPool: {
-      const PoolParams& pool = ParamsOf<PoolParams>(module);
-      field = KernelField(pool.kernel_size,
-                          pool.dilation ? &*pool.dilation : nullptr,
-                          pool.stride, pool.padding);
-      break;
-    }
-    case ModuleFamily::kAdaptiveMaxPool:
-    case ModuleFamily::kAdaptiveAvgPool:
-      field = AdaptivePoolField(inp, out);
-      break;
-    case ModuleFamily::kMultiheadAttention:
-    case ModuleFamily::kLayerNorm:
-    case ModuleFamily::kTransformer:
-    case ModuleFamily::kUnsupported:
-      return Outcome::Value(IdentityField(),
-                            {UnsupportedModuleWarning(module.type)});
-  }
-  if (!field.ok()) return Outcome::Error(field.error());
-  return Outcome::Value(*field);
-}
-
-}  // namespace torchscan::formulas
+}  // namespace torchscan::formulas::module_internal
