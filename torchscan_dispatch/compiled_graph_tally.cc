@@ -49,7 +49,12 @@ absl::StatusOr<Value> ParseValue(const Json& node, absl::string_view where) {
   if (!node.is_object() || node.size() != 1) {
     return Malformed(where, "a value is an object with one kind");
   }
-  const auto& [kind, body] = *node.items().begin();
+  // NOTE: through the object's own iterator, whose key() refers into the
+  // object; a structured binding over `*node.items().begin()` would bind to
+  // a temporary iteration proxy that dies at the end of the statement.
+  const Json::const_iterator entry = node.cbegin();
+  const std::string& kind = entry.key();
+  const Json& body = entry.value();
   Value value;
   if (kind == "tensor" || kind == "ints" || kind == "int") {
     value.kind = kind == "tensor" ? Kind::kTensor
