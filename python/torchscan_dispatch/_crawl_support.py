@@ -86,6 +86,49 @@ def generated_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.d
     return torch.rand(*shape, device=device).to(dtype=dtype)
 
 
+def layer_record(
+    path: str,
+    call_index: int,
+    type_name: str,
+    call_input: dict[str, Any],
+    parameters: tuple[int, int, int, bool],
+    buffers: tuple[int, int, bool],
+) -> dict[str, Any]:
+    """A layer call's record as crawl_module starts it: its output pending.
+
+    `parameters` is (trainable, frozen, bytes, shared) and `buffers`
+    (elements, bytes, shared), each counting only tensors no earlier layer
+    claimed."""
+    trainable, frozen, parameter_bytes, parameter_shared = parameters
+    buffer_elements, buffer_bytes, buffer_shared = buffers
+    return {
+        "path": path,
+        "call_index": call_index,
+        "name": path.rpartition(".")[-1] or type_name.lower(),
+        "depth": 0 if not path else path.count(".") + 1,
+        "type": type_name,
+        "input": call_input,
+        "output": {"kind": "pending"},
+        "parameters": {
+            "trainable": trainable,
+            "frozen": frozen,
+            "bytes": parameter_bytes,
+            "shared": parameter_shared,
+        },
+        "buffers": {"elements": buffer_elements, "bytes": buffer_bytes, "shared": buffer_shared},
+        "metrics": {
+            "calls": {
+                "status": "complete",
+                "value": 1,
+                "known_value": 1,
+                "unit": "calls",
+                "scope": "module_call",
+                "method": "pytorch_hook",
+            }
+        },
+    }
+
+
 def model_totals(
     parameters: Iterable[torch.Tensor], buffers: Iterable[torch.Tensor]
 ) -> tuple[dict[str, int], list[torch.Tensor]]:

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
-from torchscan_dispatch._crawl_support import crawl_context, finish_report, model_totals, prepare_inputs
+from torchscan_dispatch._crawl_support import crawl_context, finish_report, layer_record, model_totals, prepare_inputs
 from torchscan_dispatch._describe import describe_call, describe_module, describe_value
 from torchscan_dispatch._library import load_library
 from torchscan_dispatch._native import Measurement
@@ -164,32 +164,16 @@ class _Crawl:
                 self._seen_tensors.add(id(buffer))
                 buffer_elements += buffer.numel()
                 buffer_bytes += buffer.numel() * buffer.element_size()
-            self.layers.append({
-                "path": path,
-                "call_index": call_index,
-                "name": path.rpartition(".")[-1] or type(hooked).__name__.lower(),
-                "depth": 0 if not path else path.count(".") + 1,
-                "type": type(hooked).__name__,
-                "input": describe_call(args, kwargs),
-                "output": {"kind": "pending"},
-                "parameters": {
-                    "trainable": trainable,
-                    "frozen": frozen,
-                    "bytes": parameter_bytes,
-                    "shared": parameter_shared,
-                },
-                "buffers": {"elements": buffer_elements, "bytes": buffer_bytes, "shared": buffer_shared},
-                "metrics": {
-                    "calls": {
-                        "status": "complete",
-                        "value": 1,
-                        "known_value": 1,
-                        "unit": "calls",
-                        "scope": "module_call",
-                        "method": "pytorch_hook",
-                    }
-                },
-            })
+            self.layers.append(
+                layer_record(
+                    path,
+                    call_index,
+                    type(hooked).__name__,
+                    describe_call(args, kwargs),
+                    (trainable, frozen, parameter_bytes, parameter_shared),
+                    (buffer_elements, buffer_bytes, buffer_shared),
+                )
+            )
             index = len(self.layers) - 1
             self._pending.setdefault(id(hooked), []).append(index)
             if measurement is not None:

@@ -41,6 +41,7 @@ from torchscan_dispatch._crawl_support import (
     crawl_context,
     finish_report,
     generated_tensor,
+    layer_record,
     model_totals,
     prepare_inputs,
 )
@@ -357,32 +358,16 @@ class _ProgramCrawl:
             )
             buffer_elements, _, buffer_bytes, buffer_shared = self._claim(self._owned(self.buffers, call.path, recurse))
             short_type = call.type_name.rpartition(".")[2]
-            self.layers.append({
-                "path": call.path,
-                "call_index": call.call_index,
-                "name": call.path.rpartition(".")[-1] or short_type.lower(),
-                "depth": 0 if not call.path else call.path.count(".") + 1,
-                "type": short_type,
-                "input": call_input or describe_call(values, {}),
-                "output": {"kind": "pending"},
-                "parameters": {
-                    "trainable": trainable,
-                    "frozen": frozen,
-                    "bytes": parameter_bytes,
-                    "shared": parameter_shared,
-                },
-                "buffers": {"elements": buffer_elements, "bytes": buffer_bytes, "shared": buffer_shared},
-                "metrics": {
-                    "calls": {
-                        "status": "complete",
-                        "value": 1,
-                        "known_value": 1,
-                        "unit": "calls",
-                        "scope": "module_call",
-                        "method": "pytorch_hook",
-                    }
-                },
-            })
+            self.layers.append(
+                layer_record(
+                    call.path,
+                    call.call_index,
+                    short_type,
+                    call_input or describe_call(values, {}),
+                    (trainable, frozen, parameter_bytes, parameter_shared),
+                    (buffer_elements, buffer_bytes, buffer_shared),
+                )
+            )
             call.layer = len(self.layers) - 1
             self._inputs[call.layer] = [describe_value(value) for value in values]
         # A call interrupted by its caller's operators enters its scope again.
