@@ -54,7 +54,7 @@ libfuzzer_build() {
     LIBFUZZER_CFLAGS="$(pkg-config --cflags "${modules[@]}")" \
     xargs -P "$(nproc)" -I{} sh -c '
       object="${LIBFUZZER_OBJECTS}/$(echo "{}" | tr / _ | sed "s/\.cc$/.o/")"
-      clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
+      clang++ -std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined -I. ${LIBFUZZER_CFLAGS} \
         -c "{}" -o "${object}"' < <(printf '%s\n' "$@")
   clang++ -fsanitize=fuzzer,address,undefined "${work}"/objects/*.o \
