@@ -46,6 +46,10 @@ void ExerciseReport(const report::AnalysisReport& built) {
   const std::string text = pycompat::DumpPythonJson(json);
   absl::StatusOr<report::AnalysisReport> again =
       report::ParseAnalysisReport(text);
+  if (!again.ok()) {
+    std::fprintf(stderr, "%s\n%s\n", again.status().ToString().c_str(),
+                 text.c_str());
+  }
   Require(again.ok(), "a built report parses");
   Require(*again == built, "a built report reads back equal");
   Require(report::AnalysisReportToJson(*again) == json,
