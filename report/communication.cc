@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "report/diagnostic.h"
 #include "report/json_field_helpers.h"
 #include "report/json_reader.h"
@@ -55,10 +56,7 @@ absl::Status Accumulate(Count& sum, Count value, absl::string_view what) {
 }
 
 absl::Status AddTally(CollectiveTally& into, const CollectiveTally& from) {
-  if (absl::Status s = Accumulate(into.calls, from.calls, "collective calls");
-      !s.ok()) {
-    return s;
-  }
+  TS_RETURN_IF_ERROR(Accumulate(into.calls, from.calls, "collective calls"));
   return Accumulate(into.payload_bytes, from.payload_bytes, "payload bytes");
 }
 
@@ -104,11 +102,8 @@ absl::Status CommunicationReport::Add(absl::string_view op, CollectiveKind kind,
     return AddUnreadable(
         op, absl::StrCat("the process group has ", group_size, " ranks"));
   }
-  if (absl::Status s = AddTally(by_kind[kind][group_size],
-                                CollectiveTally{1, payload_bytes});
-      !s.ok()) {
-    return s;
-  }
+  TS_RETURN_IF_ERROR(
+      AddTally(by_kind[kind][group_size], CollectiveTally{1, payload_bytes}));
   return Accumulate(by_operator[std::string(op)], 1, "collective calls");
 }
 
@@ -123,25 +118,16 @@ absl::Status CommunicationReport::AddUnreadable(absl::string_view op,
 absl::Status CommunicationReport::Merge(const CommunicationReport& other) {
   for (const auto& [kind, sizes] : other.by_kind) {
     for (const auto& [size, tally] : sizes) {
-      if (absl::Status s = AddTally(by_kind[kind][size], tally); !s.ok()) {
-        return s;
-      }
+      TS_RETURN_IF_ERROR(AddTally(by_kind[kind][size], tally));
     }
   }
   for (const auto& [op, calls] : other.by_operator) {
-    if (absl::Status s = Accumulate(by_operator[op], calls, "collective calls");
-        !s.ok()) {
-      return s;
-    }
+    TS_RETURN_IF_ERROR(Accumulate(by_operator[op], calls, "collective calls"));
   }
   for (const auto& [op, entry] : other.unreadable) {
     UnreadableCollective& into = unreadable[op];
     if (into.calls == 0) into.reason = entry.reason;
-    if (absl::Status s =
-            Accumulate(into.calls, entry.calls, "collective calls");
-        !s.ok()) {
-      return s;
-    }
+    TS_RETURN_IF_ERROR(Accumulate(into.calls, entry.calls, "collective calls"));
   }
   return absl::OkStatus();
 }
@@ -211,69 +197,58 @@ Json CommunicationToJson(const CommunicationReport& report) {
 absl::StatusOr<CommunicationReport> CommunicationFromJson(
     const Json& node, absl::string_view field) {
   CommunicationReport report;
-  if (absl::Status s = ExpectObject(node, field); !s.ok()) return s;
-  absl::StatusOr<const Json*> by_kind = RequireMember(node, "by_kind", field);
-  if (!by_kind.ok()) return by_kind.status();
+  TS_RETURN_IF_ERROR(ExpectObject(node, field));
+  TS_ASSIGN_OR_RETURN(const Json* by_kind,
+                      RequireMember(node, "by_kind", field));
   const std::string kinds_field = MemberPath(field, "by_kind");
-  if (absl::Status s = ExpectObject(**by_kind, kinds_field); !s.ok()) return s;
-  for (const auto& [name, entry] : (*by_kind)->items()) {
+  TS_RETURN_IF_ERROR(ExpectObject(*by_kind, kinds_field));
+  for (const auto& [name, entry] : by_kind->items()) {
     const std::string kind_field = MemberPath(kinds_field, name);
     std::optional<CollectiveKind> kind = CollectiveKindFromName(name);
     if (!kind) return FieldError(kind_field, "is not a collective kind");
-    absl::StatusOr<const Json*> sizes =
-        RequireMember(entry, "by_group_size", kind_field);
-    if (!sizes.ok()) return sizes.status();
+    TS_ASSIGN_OR_RETURN(const Json* sizes,
+                        RequireMember(entry, "by_group_size", kind_field));
     const std::string sizes_field = MemberPath(kind_field, "by_group_size");
-    if (absl::Status s = ExpectObject(**sizes, sizes_field); !s.ok()) return s;
-    for (const auto& [size_text, tally] : (*sizes)->items()) {
+    TS_RETURN_IF_ERROR(ExpectObject(*sizes, sizes_field));
+    for (const auto& [size_text, tally] : sizes->items()) {
       const std::string tally_field = MemberPath(sizes_field, size_text);
       std::int64_t size = 0;
       if (!absl::SimpleAtoi(size_text, &size) || size < 1) {
         return FieldError(tally_field,
                           "a group size must be a positive integer");
       }
-      absl::StatusOr<Count> calls = RequireCount(tally, "calls", tally_field);
-      if (!calls.ok()) return calls.status();
-      absl::StatusOr<Count> payload =
-          RequireCount(tally, "payload_bytes", tally_field);
-      if (!payload.ok()) return payload.status();
-      report.by_kind[*kind][size] = CollectiveTally{*calls, *payload};
+      TS_ASSIGN_OR_RETURN(Count calls,
+                          RequireCount(tally, "calls", tally_field));
+      TS_ASSIGN_OR_RETURN(Count payload,
+                          RequireCount(tally, "payload_bytes", tally_field));
+      report.by_kind[*kind][size] = CollectiveTally{calls, payload};
     }
   }
-  absl::StatusOr<const Json*> by_operator =
-      RequireMember(node, "by_operator", field);
-  if (!by_operator.ok()) return by_operator.status();
+  TS_ASSIGN_OR_RETURN(const Json* by_operator,
+                      RequireMember(node, "by_operator", field));
   const std::string ops_field = MemberPath(field, "by_operator");
-  if (absl::Status s = ExpectObject(**by_operator, ops_field); !s.ok())
-    return s;
-  for (const auto& [op, calls] : (*by_operator)->items()) {
-    absl::StatusOr<Count> value =
-        NonNegativeCountValue(calls, MemberPath(ops_field, op));
-    if (!value.ok()) return value.status();
-    report.by_operator[op] = *value;
+  TS_RETURN_IF_ERROR(ExpectObject(*by_operator, ops_field));
+  for (const auto& [op, calls] : by_operator->items()) {
+    TS_ASSIGN_OR_RETURN(
+        report.by_operator[op],
+        NonNegativeCountValue(calls, MemberPath(ops_field, op)));
   }
-  absl::StatusOr<const Json*> unreadable =
-      RequireMember(node, "unreadable", field);
-  if (!unreadable.ok()) return unreadable.status();
+  TS_ASSIGN_OR_RETURN(const Json* unreadable,
+                      RequireMember(node, "unreadable", field));
   const std::string unreadable_field = MemberPath(field, "unreadable");
-  if (absl::Status s = ExpectObject(**unreadable, unreadable_field); !s.ok()) {
-    return s;
-  }
-  for (const auto& [op, entry] : (*unreadable)->items()) {
+  TS_RETURN_IF_ERROR(ExpectObject(*unreadable, unreadable_field));
+  for (const auto& [op, entry] : unreadable->items()) {
     const std::string entry_field = MemberPath(unreadable_field, op);
-    absl::StatusOr<Count> calls = RequireCount(entry, "calls", entry_field);
-    if (!calls.ok()) return calls.status();
-    absl::StatusOr<std::string> reason =
-        RequireString(entry, "reason", entry_field);
-    if (!reason.ok()) return reason.status();
-    report.unreadable[op] = UnreadableCollective{*calls, *std::move(reason)};
+    TS_ASSIGN_OR_RETURN(Count calls, RequireCount(entry, "calls", entry_field));
+    TS_ASSIGN_OR_RETURN(std::string reason,
+                        RequireString(entry, "reason", entry_field));
+    report.unreadable[op] = UnreadableCollective{calls, std::move(reason)};
   }
   // The derived fields must be what this report implies.
   const Json derived = CommunicationToJson(report);
   for (const char* key : {"status", "total", "by_kind", "diagnostics"}) {
-    absl::StatusOr<const Json*> value = RequireMember(node, key, field);
-    if (!value.ok()) return value.status();
-    if (**value != derived[key]) {
+    TS_ASSIGN_OR_RETURN(const Json* value, RequireMember(node, key, field));
+    if (*value != derived[key]) {
       return FieldError(MemberPath(field, key),
                         absl::StrCat("does not match the collectives listed "
                                      "(expected ",

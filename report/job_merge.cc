@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "report/aggregate.h"
 #include "report/diagnostic.h"
 #include "report/json_field_helpers.h"
@@ -58,48 +59,38 @@ Json DistributedContextToJson(const DistributedContext& context) {
 absl::StatusOr<DistributedContext> DistributedContextFromJson(
     const Json& node, absl::string_view field) {
   DistributedContext context;
-  if (absl::Status s = ExpectObject(node, field); !s.ok()) return s;
-  absl::StatusOr<std::string> job_id = RequireString(node, "job_id", field);
-  if (!job_id.ok()) return job_id.status();
-  if (job_id->empty())
+  TS_RETURN_IF_ERROR(ExpectObject(node, field));
+  TS_ASSIGN_OR_RETURN(context.job_id, RequireString(node, "job_id", field));
+  if (context.job_id.empty())
     return FieldError(MemberPath(field, "job_id"), "is empty");
-  context.job_id = *std::move(job_id);
-  absl::StatusOr<std::int64_t> rank = RequireIndex(node, "rank", field);
-  if (!rank.ok()) return rank.status();
-  absl::StatusOr<std::int64_t> world = RequireIndex(node, "world_size", field);
-  if (!world.ok()) return world.status();
-  if (*world < 1 || *rank >= *world) {
+  TS_ASSIGN_OR_RETURN(const std::int64_t rank,
+                      RequireIndex(node, "rank", field));
+  TS_ASSIGN_OR_RETURN(const std::int64_t world,
+                      RequireIndex(node, "world_size", field));
+  if (world < 1 || rank >= world) {
     return FieldError(
         field,
-        absl::StrCat("rank ", *rank, " is not in a world of size ", *world));
+        absl::StrCat("rank ", rank, " is not in a world of size ", world));
   }
-  context.rank = *rank;
-  context.world_size = *world;
-  absl::StatusOr<std::string> backend = RequireString(node, "backend", field);
-  if (!backend.ok()) return backend.status();
-  context.backend = *std::move(backend);
-  absl::StatusOr<const Json*> groups = RequireMember(node, "groups", field);
-  if (!groups.ok()) return groups.status();
+  context.rank = rank;
+  context.world_size = world;
+  TS_ASSIGN_OR_RETURN(context.backend, RequireString(node, "backend", field));
+  TS_ASSIGN_OR_RETURN(const Json* groups, RequireMember(node, "groups", field));
   const std::string groups_field = MemberPath(field, "groups");
-  if (absl::Status s = ExpectArray(**groups, groups_field); !s.ok()) return s;
-  for (std::size_t i = 0; i < (*groups)->size(); ++i) {
-    const Json& entry = (**groups)[i];
+  TS_RETURN_IF_ERROR(ExpectArray(*groups, groups_field));
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    const Json& entry = (*groups)[i];
     const std::string entry_field = IndexPath(groups_field, i);
     ProcessGroupLayout group;
-    absl::StatusOr<std::string> name =
-        RequireString(entry, "name", entry_field);
-    if (!name.ok()) return name.status();
-    group.name = *std::move(name);
-    absl::StatusOr<const Json*> ranks =
-        RequireMember(entry, "ranks", entry_field);
-    if (!ranks.ok()) return ranks.status();
+    TS_ASSIGN_OR_RETURN(group.name, RequireString(entry, "name", entry_field));
+    TS_ASSIGN_OR_RETURN(const Json* ranks,
+                        RequireMember(entry, "ranks", entry_field));
     const std::string ranks_field = MemberPath(entry_field, "ranks");
-    if (absl::Status s = ExpectArray(**ranks, ranks_field); !s.ok()) return s;
-    for (std::size_t j = 0; j < (*ranks)->size(); ++j) {
-      absl::StatusOr<std::int64_t> member =
-          IndexValue((**ranks)[j], IndexPath(ranks_field, j));
-      if (!member.ok()) return member.status();
-      group.ranks.push_back(*member);
+    TS_RETURN_IF_ERROR(ExpectArray(*ranks, ranks_field));
+    for (std::size_t j = 0; j < ranks->size(); ++j) {
+      TS_ASSIGN_OR_RETURN(const std::int64_t member,
+                          IndexValue((*ranks)[j], IndexPath(ranks_field, j)));
+      group.ranks.push_back(member);
     }
     context.groups.push_back(std::move(group));
   }
@@ -109,25 +100,22 @@ absl::StatusOr<DistributedContext> DistributedContextFromJson(
 absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
                                               absl::string_view field) {
   RankReport rank;
-  absl::StatusOr<FlopReport> flops = FlopReportFromJson(node, field);
-  if (!flops.ok()) return flops.status();
-  rank.flops = *std::move(flops);
+  TS_ASSIGN_OR_RETURN(rank.flops, FlopReportFromJson(node, field));
   auto distributed = node.find("distributed");
   if (distributed == node.end()) {
     return FieldError(MemberPath(field, "distributed"),
                       "is missing: the report was not made inside a process "
                       "group, so it cannot be merged into a job report");
   }
-  absl::StatusOr<DistributedContext> context = DistributedContextFromJson(
-      *distributed, MemberPath(field, "distributed"));
-  if (!context.ok()) return context.status();
-  rank.context = *std::move(context);
+  TS_ASSIGN_OR_RETURN(rank.context,
+                      DistributedContextFromJson(
+                          *distributed, MemberPath(field, "distributed")));
   auto communication = node.find("communication");
   if (communication != node.end()) {
-    absl::StatusOr<CommunicationReport> comm = CommunicationFromJson(
-        *communication, MemberPath(field, "communication"));
-    if (!comm.ok()) return comm.status();
-    rank.communication = *std::move(comm);
+    TS_ASSIGN_OR_RETURN(
+        rank.communication,
+        CommunicationFromJson(*communication,
+                              MemberPath(field, "communication")));
   }
   return rank;
 }
@@ -178,9 +166,7 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       if (!sum) return absl::OutOfRangeError("FLOPs overflow 128 bits");
       job.by_operator[op] = *sum;
     }
-    if (absl::Status s = job.communication.Merge(rank.communication); !s.ok()) {
-      return s;
-    }
+    TS_RETURN_IF_ERROR(job.communication.Merge(rank.communication));
     job.communication_per_rank[rank.context.rank] = rank.communication.Totals();
   }
   for (std::int64_t r = 0; r < job.world_size; ++r) {
@@ -191,10 +177,7 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
     }
   }
   const MetricKind kind{"FLOPs", "job", std::string(kOperatorFlopsMethod)};
-  absl::StatusOr<MetricResult> total =
-      AggregateMetrics(totals, kind, "job FLOPs");
-  if (!total.ok()) return total.status();
-  job.total = *std::move(total);
+  TS_ASSIGN_OR_RETURN(job.total, AggregateMetrics(totals, kind, "job FLOPs"));
   if (!job.missing_ranks.empty() && job.total.is_complete()) {
     job.total = MetricResult::Partial(*job.total.value(), kind);
   }
@@ -209,10 +192,9 @@ absl::StatusOr<JobReport> MergeRankReportsJson(
     absl::Span<const Json> reports, absl::Span<const std::string> names) {
   std::vector<RankReport> ranks;
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    absl::StatusOr<RankReport> rank =
-        RankReportFromJson(reports[i], ReportName(names, i));
-    if (!rank.ok()) return rank.status();
-    ranks.push_back(*std::move(rank));
+    TS_ASSIGN_OR_RETURN(RankReport rank,
+                        RankReportFromJson(reports[i], ReportName(names, i)));
+    ranks.push_back(std::move(rank));
   }
   return MergeRankReportsNamed(ranks, names);
 }

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "report/count.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
@@ -25,36 +26,31 @@ inline absl::Status ExpectArray(const Json& node, absl::string_view field) {
 inline absl::StatusOr<const Json*> RequireMember(const Json& object,
                                                  absl::string_view key,
                                                  absl::string_view field) {
-  absl::StatusOr<JsonObject> parsed =
-      JsonValue(object, std::string(field)).Object();
-  if (!parsed.ok()) return parsed.status();
-  absl::StatusOr<JsonValue> member = parsed->Member(key);
-  if (!member.ok()) return member.status();
-  return &member->node();
+  TS_ASSIGN_OR_RETURN(JsonObject parsed,
+                      JsonValue(object, std::string(field)).Object());
+  TS_ASSIGN_OR_RETURN(JsonValue member, parsed.Member(key));
+  return &member.node();
 }
 inline absl::StatusOr<std::string> RequireString(const Json& object,
                                                  absl::string_view key,
                                                  absl::string_view field) {
-  absl::StatusOr<JsonObject> parsed =
-      JsonValue(object, std::string(field)).Object();
-  if (!parsed.ok()) return parsed.status();
-  return parsed->String(key);
+  TS_ASSIGN_OR_RETURN(JsonObject parsed,
+                      JsonValue(object, std::string(field)).Object());
+  return parsed.String(key);
 }
 inline absl::StatusOr<Count> RequireCount(const Json& object,
                                           absl::string_view key,
                                           absl::string_view field) {
-  absl::StatusOr<JsonObject> parsed =
-      JsonValue(object, std::string(field)).Object();
-  if (!parsed.ok()) return parsed.status();
-  return parsed->NonNegativeCount(key);
+  TS_ASSIGN_OR_RETURN(JsonObject parsed,
+                      JsonValue(object, std::string(field)).Object());
+  return parsed.NonNegativeCount(key);
 }
 inline absl::StatusOr<std::int64_t> RequireIndex(const Json& object,
                                                  absl::string_view key,
                                                  absl::string_view field) {
-  absl::StatusOr<JsonObject> parsed =
-      JsonValue(object, std::string(field)).Object();
-  if (!parsed.ok()) return parsed.status();
-  return parsed->Index(key);
+  TS_ASSIGN_OR_RETURN(JsonObject parsed,
+                      JsonValue(object, std::string(field)).Object());
+  return parsed.Index(key);
 }
 inline absl::StatusOr<Count> NonNegativeCountValue(const Json& node,
                                                    absl::string_view field) {

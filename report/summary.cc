@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -368,10 +369,9 @@ absl::StatusOr<std::string> FormatInfo(
 absl::StatusOr<std::string> RenderSummary(const AnalysisReport& report,
                                           const SummaryOptions& options) {
   const AnalysisReport* display = &report;
-  absl::StatusOr<AnalysisReport> limited;
+  std::optional<AnalysisReport> limited;
   if (options.max_depth) {
-    limited = AggregateInfo(report, *options.max_depth);
-    if (!limited.ok()) return limited.status();
+    TS_ASSIGN_OR_RETURN(limited, AggregateInfo(report, *options.max_depth));
     display = &*limited;
   }
   std::optional<absl::string_view> wrap_mode;

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "report/render/folded_stacks.h"
 #include "report/render/html_report.h"
 
@@ -64,12 +65,9 @@ absl::Status WriteAnalysisViews(const report::AnalysisReport& report,
                                 const ViewOutputs& outputs, std::ostream& out,
                                 std::ostream& notes) {
   if (!outputs.html.empty()) {
-    if (absl::Status status =
-            WriteHtml(report::render::RenderHtml(report, {outputs.title}),
-                      outputs.html, out);
-        !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(
+        WriteHtml(report::render::RenderHtml(report, {outputs.title}),
+                  outputs.html, out));
   }
   if (!outputs.folded.empty()) {
     return WriteFolded(report::render::FoldedOperatorFlops(report),
@@ -94,14 +92,11 @@ absl::Status WriteCompareViews(const report::ReportDiff& diff,
       notes << "torchscan: note: --html shows the diff only, without charts: "
             << sides.message() << "\n";
     }
-    if (absl::Status status =
-            WriteHtml(report::render::RenderHtml(
-                          diff, sides.ok() ? &*before : nullptr,
-                          sides.ok() ? &*after : nullptr, {outputs.title}),
-                      outputs.html, out);
-        !status.ok()) {
-      return status;
-    }
+    TS_RETURN_IF_ERROR(WriteHtml(
+        report::render::RenderHtml(diff, sides.ok() ? &*before : nullptr,
+                                   sides.ok() ? &*after : nullptr,
+                                   {outputs.title}),
+        outputs.html, out));
   }
   if (!outputs.folded.empty()) {
     if (!sides.ok()) {

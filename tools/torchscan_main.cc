@@ -40,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "report/job_merge.h"
 #include "report/render/diagnostic_listing.h"
 #include "tools/cli_inputs.h"
@@ -91,6 +92,12 @@ int Fail(int code, absl::string_view message) {
   return code;
 }
 
+// The commands below return their exit code, or an error that is bad usage
+// or input: main prints it and exits with kBadInput.
+absl::Status CannotWrite(absl::string_view path) {
+  return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+}
+
 // The --html and --folded outputs; the title names what was analysed.
 torchscan::cli::ViewOutputs Views(std::string title) {
   return {absl::GetFlag(FLAGS_html), absl::GetFlag(FLAGS_folded),
@@ -127,30 +134,29 @@ void PrintJobReport(const torchscan::report::Json& job, std::ostream& out) {
   }
 }
 
-int Merge(const std::vector<char*>& positional) {
+absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
   if (positional.size() < 3) {
-    return Fail(kBadInput,
-                "usage: torchscan merge RANK0.json RANK1.json ... "
-                "[--json -|PATH]");
+    return absl::InvalidArgumentError(
+        "usage: torchscan merge RANK0.json RANK1.json ... [--json -|PATH]");
   }
   std::vector<torchscan::report::Json> reports;
   std::vector<std::string> names;
   for (std::size_t i = 2; i < positional.size(); ++i) {
-    absl::StatusOr<std::string> text = torchscan::cli::ReadFile(positional[i]);
-    if (!text.ok()) return Fail(kBadInput, text.status().message());
+    TS_ASSIGN_OR_RETURN(const std::string text,
+                        torchscan::cli::ReadFile(positional[i]));
     absl::StatusOr<torchscan::report::Json> parsed =
-        torchscan::report::ParseJson(*text);
+        torchscan::report::ParseJson(text);
     if (!parsed.ok()) {
-      return Fail(kBadInput,
-                  absl::StrCat(positional[i], ": ", parsed.status().message()));
+      // The parser's message does not say which file it read.
+      return absl::InvalidArgumentError(
+          absl::StrCat(positional[i], ": ", parsed.status().message()));
     }
     reports.push_back(*std::move(parsed));
     names.push_back(positional[i]);
   }
-  absl::StatusOr<torchscan::report::JobReport> job =
-      torchscan::report::MergeRankReportsJson(reports, names);
-  if (!job.ok()) return Fail(kBadInput, job.status().message());
-  const torchscan::report::Json json = torchscan::report::JobReportToJson(*job);
+  TS_ASSIGN_OR_RETURN(const torchscan::report::JobReport job,
+                      torchscan::report::MergeRankReportsJson(reports, names));
+  const torchscan::report::Json json = torchscan::report::JobReportToJson(job);
   const std::string json_path = absl::GetFlag(FLAGS_json);
   if (json_path != "-") PrintJobReport(json, std::cout);
   if (!json_path.empty()) {
@@ -160,52 +166,44 @@ int Merge(const std::vector<char*>& positional) {
     } else {
       std::ofstream file(json_path);
       file << text;
-      if (!file) {
-        return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
-      }
+      if (!file) return CannotWrite(json_path);
     }
   }
   return kOk;
 }
 
-int Compare(const std::vector<char*>& positional) {
+absl::StatusOr<int> Compare(const std::vector<char*>& positional) {
   if (positional.size() != 4) {
-    return Fail(
-        kBadInput,
+    return absl::InvalidArgumentError(
         "usage: torchscan compare BEFORE.json AFTER.json [--json -|PATH]");
   }
-  absl::StatusOr<std::string> before = torchscan::cli::ReadFile(positional[2]);
-  if (!before.ok()) return Fail(kBadInput, before.status().message());
-  absl::StatusOr<std::string> after = torchscan::cli::ReadFile(positional[3]);
-  if (!after.ok()) return Fail(kBadInput, after.status().message());
-  absl::StatusOr<torchscan::report::ReportDiff> diff =
-      torchscan::report::CompareReportTexts(*before, *after);
-  if (!diff.ok()) return Fail(kBadInput, diff.status().message());
-  if (absl::Status views = torchscan::cli::WriteCompareViews(
-          *diff, *before, *after,
-          Views(absl::StrCat(
-              std::filesystem::path(positional[2]).filename().string(),
-              " \u2192 ",
-              std::filesystem::path(positional[3]).filename().string())),
-          std::cout, std::cerr);
-      !views.ok()) {
-    return Fail(kBadInput, views.message());
-  }
+  TS_ASSIGN_OR_RETURN(const std::string before,
+                      torchscan::cli::ReadFile(positional[2]));
+  TS_ASSIGN_OR_RETURN(const std::string after,
+                      torchscan::cli::ReadFile(positional[3]));
+  TS_ASSIGN_OR_RETURN(const torchscan::report::ReportDiff diff,
+                      torchscan::report::CompareReportTexts(before, after));
+  TS_RETURN_IF_ERROR(torchscan::cli::WriteCompareViews(
+      diff, before, after,
+      Views(absl::StrCat(
+          std::filesystem::path(positional[2]).filename().string(), " \u2192 ",
+          std::filesystem::path(positional[3]).filename().string())),
+      std::cout, std::cerr));
   const std::string json_path = absl::GetFlag(FLAGS_json);
   if (!json_path.empty()) {
     const std::string text = torchscan::pycompat::DumpPythonJson(
-        torchscan::report::ReportDiffToJson(*diff), 2);
+        torchscan::report::ReportDiffToJson(diff), 2);
     if (json_path == "-") {
       std::cout << text << "\n";
       return kOk;
     }
     std::ofstream file(json_path);
     file << text << "\n";
-    if (!file) return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
+    if (!file) return CannotWrite(json_path);
   }
   if (WritesStdout()) return kOk;
   std::cout << "Totals (after - before):\n";
-  for (const auto& [name, metric] : diff->totals) {
+  for (const auto& [name, metric] : diff.totals) {
     std::cout << "  " << name << ": "
               << torchscan::report::MetricStatusName(metric.status);
     if (metric.delta) {
@@ -215,10 +213,10 @@ int Compare(const std::vector<char*>& positional) {
     }
     std::cout << "\n";
   }
-  std::cout << "Layer calls: " << diff->added.size() << " added, "
-            << diff->removed.size() << " removed, " << diff->changed.size()
+  std::cout << "Layer calls: " << diff.added.size() << " added, "
+            << diff.removed.size() << " removed, " << diff.changed.size()
             << " changed\n";
-  for (const torchscan::report::LayerDiff& change : diff->changed) {
+  for (const torchscan::report::LayerDiff& change : diff.changed) {
     std::vector<std::string> names;
     for (const auto& [name, unused] : change.metrics) names.push_back(name);
     std::cout << "  " << (change.path.empty() ? "<root>" : change.path) << " #"
@@ -228,8 +226,8 @@ int Compare(const std::vector<char*>& positional) {
   return kOk;
 }
 
-int Report(const torchscan::report::AnalysisReport& report, bool incomplete,
-           std::string title) {
+absl::StatusOr<int> Report(const torchscan::report::AnalysisReport& report,
+                           bool incomplete, std::string title) {
   const std::string json_path = absl::GetFlag(FLAGS_json);
   if (!WritesStdout()) {
     torchscan::report::SummaryOptions options;
@@ -237,13 +235,12 @@ int Report(const torchscan::report::AnalysisReport& report, bool incomplete,
       options.max_depth = absl::GetFlag(FLAGS_max_depth);
     options.receptive_field = absl::GetFlag(FLAGS_receptive_field);
     options.effective_rf_stats = absl::GetFlag(FLAGS_effective_rf_stats);
-    absl::StatusOr<std::string> table =
-        torchscan::report::RenderSummary(report, options);
-    if (!table.ok()) return Fail(kBadInput, table.status().message());
+    TS_ASSIGN_OR_RETURN(const std::string table,
+                        torchscan::report::RenderSummary(report, options));
     // A command line lists the diagnostics where Python's summary points at
     // report['diagnostics'].
     std::cout << torchscan::report::render::SummaryWithDiagnosticsListed(
-        *table, report.diagnostics);
+        table, report.diagnostics);
   }
   if (!json_path.empty()) {
     const std::string text = torchscan::pycompat::DumpPythonJson(
@@ -253,15 +250,11 @@ int Report(const torchscan::report::AnalysisReport& report, bool incomplete,
     } else {
       std::ofstream file(json_path);
       file << text << "\n";
-      if (!file)
-        return Fail(kBadInput, absl::StrCat("cannot write ", json_path));
+      if (!file) return CannotWrite(json_path);
     }
   }
-  if (absl::Status views = torchscan::cli::WriteAnalysisViews(
-          report, Views(std::move(title)), std::cout, std::cerr);
-      !views.ok()) {
-    return Fail(kBadInput, views.message());
-  }
+  TS_RETURN_IF_ERROR(torchscan::cli::WriteAnalysisViews(
+      report, Views(std::move(title)), std::cout, std::cerr));
   if (incomplete) {
     std::cerr << "torchscan: "
               << torchscan::report::IncompleteAnalysisMessage(report) << "\n";
@@ -287,62 +280,22 @@ std::vector<char*> NormalizeFlagNames(int argc, char** argv,
   return args;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "reports what a PyTorch model costs.\n"
-      "  torchscan MODEL.pt --input-shape 3,224,224 [--json report.json] "
-      "[--strict]\n"
-      "  torchscan --example resnet18\n"
-      "  torchscan compare BEFORE.json AFTER.json\n"
-      "  torchscan merge RANK0.json RANK1.json ...");
-  std::vector<std::string> storage;
-  std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
-  std::vector<char*> positional = absl::ParseCommandLine(
-      static_cast<int>(normalized.size()), normalized.data());
-
-  if (absl::GetFlag(FLAGS_list_examples)) {
-    for (const std::string& name : torchscan::examples::ExampleNames()) {
-      std::cout << name << ": "
-                << torchscan::examples::MakeExample(name)->description << "\n";
-    }
-    return kOk;
-  }
-  if (int{absl::GetFlag(FLAGS_json) == "-"} +
-          int{absl::GetFlag(FLAGS_html) == "-"} +
-          int{absl::GetFlag(FLAGS_folded) == "-"} >
-      1) {
-    return Fail(kBadInput,
-                "only one of --json, --html and --folded can be '-' "
-                "(standard output)");
-  }
-  if (positional.size() >= 2 && std::string(positional[1]) == "compare") {
-    return Compare(positional);
-  }
-  if (positional.size() >= 2 && std::string(positional[1]) == "merge") {
-    return Merge(positional);
-  }
-
+// An analysis of a TorchScript file or a built-in example.
+absl::StatusOr<int> Analyse(const std::vector<char*>& positional) {
   torchscan::CrawlOptions options;
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (mode == "structure") {
     options.mode = torchscan::CrawlMode::kStructure;
   } else if (mode != "full") {
-    return Fail(
-        kBadInput,
+    return absl::InvalidArgumentError(
         absl::StrCat("--mode must be 'full' or 'structure', got '", mode, "'"));
   }
   options.strict = absl::GetFlag(FLAGS_strict);
-  absl::StatusOr<std::vector<c10::ScalarType>> dtypes =
-      torchscan::cli::ParseDtypes(absl::GetFlag(FLAGS_dtype));
-  if (!dtypes.ok()) return Fail(kBadInput, dtypes.status().message());
-  options.dtypes = *dtypes;
+  TS_ASSIGN_OR_RETURN(options.dtypes,
+                      torchscan::cli::ParseDtypes(absl::GetFlag(FLAGS_dtype)));
   if (!absl::GetFlag(FLAGS_device).empty()) {
-    absl::StatusOr<c10::Device> device =
-        torchscan::cli::ParseDevice(absl::GetFlag(FLAGS_device));
-    if (!device.ok()) return Fail(kBadInput, device.status().message());
-    options.device = *device;
+    TS_ASSIGN_OR_RETURN(options.device, torchscan::cli::ParseDevice(
+                                            absl::GetFlag(FLAGS_device)));
   }
 
   torch::jit::Module module;
@@ -350,35 +303,32 @@ int main(int argc, char** argv) {
   // What the HTML page is titled: the file or the example analysed.
   std::string title;
   if (!example.empty()) {
-    if (positional.size() > 1)
-      return Fail(kBadInput, "pass either MODEL.pt or --example, not both");
-    absl::StatusOr<torchscan::examples::ExampleModel> model =
-        torchscan::examples::MakeExample(example);
-    if (!model.ok()) return Fail(kBadInput, model.status().message());
-    module = model->module;
-    options.input_shapes = model->input_shapes;
+    if (positional.size() > 1) {
+      return absl::InvalidArgumentError(
+          "pass either MODEL.pt or --example, not both");
+    }
+    TS_ASSIGN_OR_RETURN(const torchscan::examples::ExampleModel model,
+                        torchscan::examples::MakeExample(example));
+    module = model.module;
+    options.input_shapes = model.input_shapes;
     title = example;
   } else {
     if (positional.size() != 2) {
-      return Fail(kBadInput,
-                  "usage: torchscan MODEL.pt --input-shape 3,224,224 "
-                  "(or --example NAME, or compare BEFORE.json AFTER.json)");
+      return absl::InvalidArgumentError(
+          "usage: torchscan MODEL.pt --input-shape 3,224,224 "
+          "(or --example NAME, or compare BEFORE.json AFTER.json)");
     }
-    absl::StatusOr<torch::jit::Module> loaded =
-        torchscan::cli::LoadScriptModuleFile(positional[1]);
-    if (!loaded.ok()) return Fail(kBadInput, loaded.status().message());
-    module = *std::move(loaded);
+    TS_ASSIGN_OR_RETURN(module,
+                        torchscan::cli::LoadScriptModuleFile(positional[1]));
     title = std::filesystem::path(positional[1]).filename().string();
   }
   if (!absl::GetFlag(FLAGS_input_shape).empty()) {
-    absl::StatusOr<std::vector<std::vector<std::int64_t>>> shapes =
-        torchscan::cli::ParseInputShapes(absl::GetFlag(FLAGS_input_shape));
-    if (!shapes.ok()) return Fail(kBadInput, shapes.status().message());
-    options.input_shapes = *shapes;
+    TS_ASSIGN_OR_RETURN(
+        options.input_shapes,
+        torchscan::cli::ParseInputShapes(absl::GetFlag(FLAGS_input_shape)));
   }
   if (options.input_shapes.empty()) {
-    return Fail(
-        kBadInput,
+    return absl::InvalidArgumentError(
         "pass --input-shape (without the batch dimension, e.g. 3,224,224)");
   }
 
@@ -393,11 +343,55 @@ int main(int argc, char** argv) {
                 absl::StrCat("the model raised on the input: ", error.what()));
   }
   if (!report.ok()) {
+    // A strict failure carries the incomplete report, which is still shown.
     if (std::optional<torchscan::report::AnalysisReport> incomplete =
             torchscan::IncompleteAnalysisReport(report.status())) {
       return Report(*incomplete, /*incomplete=*/true, title);
     }
-    return Fail(kBadInput, report.status().message());
   }
-  return Report(*report, /*incomplete=*/false, title);
+  TS_ASSIGN_OR_RETURN(const torchscan::report::AnalysisReport complete,
+                      std::move(report));
+  return Report(complete, /*incomplete=*/false, title);
+}
+
+absl::StatusOr<int> Run(const std::vector<char*>& positional) {
+  if (absl::GetFlag(FLAGS_list_examples)) {
+    for (const std::string& name : torchscan::examples::ExampleNames()) {
+      std::cout << name << ": "
+                << torchscan::examples::MakeExample(name)->description << "\n";
+    }
+    return kOk;
+  }
+  if (int{absl::GetFlag(FLAGS_json) == "-"} +
+          int{absl::GetFlag(FLAGS_html) == "-"} +
+          int{absl::GetFlag(FLAGS_folded) == "-"} >
+      1) {
+    return absl::InvalidArgumentError(
+        "only one of --json, --html and --folded can be '-' (standard output)");
+  }
+  if (positional.size() >= 2 && std::string(positional[1]) == "compare") {
+    return Compare(positional);
+  }
+  if (positional.size() >= 2 && std::string(positional[1]) == "merge") {
+    return Merge(positional);
+  }
+  return Analyse(positional);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "reports what a PyTorch model costs.\n"
+      "  torchscan MODEL.pt --input-shape 3,224,224 [--json report.json] "
+      "[--strict]\n"
+      "  torchscan --example resnet18\n"
+      "  torchscan compare BEFORE.json AFTER.json\n"
+      "  torchscan merge RANK0.json RANK1.json ...");
+  std::vector<std::string> storage;
+  std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
+  std::vector<char*> positional = absl::ParseCommandLine(
+      static_cast<int>(normalized.size()), normalized.data());
+  const absl::StatusOr<int> code = Run(positional);
+  return code.ok() ? *code : Fail(kBadInput, code.status().message());
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -129,9 +130,8 @@ absl::StatusOr<Count> TensorBytes(const c10::IValue& value) {
   if (value.isList()) {
     Count sum = 0;
     for (const c10::IValue& element : value.toListRef()) {
-      absl::StatusOr<Count> bytes = TensorBytes(element);
-      if (!bytes.ok()) return bytes.status();
-      sum += *bytes;
+      TS_ASSIGN_OR_RETURN(const Count bytes, TensorBytes(element));
+      sum += bytes;
     }
     return sum;
   }
@@ -193,17 +193,15 @@ absl::StatusOr<CollectiveVolume> ReadCollective(
       group_argument >= static_cast<int>(arguments.size())) {
     return absl::InvalidArgumentError("it has no process-group argument");
   }
-  absl::StatusOr<std::int64_t> size = GroupSize(arguments[group_argument]);
-  if (!size.ok()) return size.status();
-  CollectiveVolume volume{*size, 0};
+  TS_ASSIGN_OR_RETURN(const std::int64_t size,
+                      GroupSize(arguments[group_argument]));
+  CollectiveVolume volume{size, 0};
   const int tensors = spec.payload == PayloadSource::kArgument1 ? 1 : 0;
   if (spec.payload == PayloadSource::kNone) return volume;
   if (tensors >= static_cast<int>(arguments.size())) {
     return absl::InvalidArgumentError("it has too few arguments");
   }
-  absl::StatusOr<Count> bytes = TensorBytes(arguments[tensors]);
-  if (!bytes.ok()) return bytes.status();
-  volume.payload_bytes = *bytes;
+  TS_ASSIGN_OR_RETURN(volume.payload_bytes, TensorBytes(arguments[tensors]));
   if (spec.payload == PayloadSource::kArgument0TimesGroup) {
     volume.payload_bytes *= volume.group_size;
   }

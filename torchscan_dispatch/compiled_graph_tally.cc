@@ -210,25 +210,30 @@ absl::StatusOr<std::vector<OperatorValue>> ToOperatorValues(
   return converted;
 }
 
-// The FLOPs of one call, or why they cannot be had; nullopt when the operator
-// has no formula (recorded by name, as the fallback records such calls).
+// The FLOPs of one call of an operator with a formula, or why they cannot be
+// had.
+absl::StatusOr<Count> EvaluateFormula(const CompiledGraphTally::Call& call,
+                                      absl::Span<const std::int64_t> symbols) {
+  TS_ASSIGN_OR_RETURN(const std::vector<OperatorValue> arguments,
+                      ToOperatorValues(call.arguments, symbols));
+  TS_ASSIGN_OR_RETURN(const std::vector<OperatorValue> results,
+                      ToOperatorValues(call.results, symbols));
+  try {
+    return call.info->formula->formula(
+        formulas::OperatorCall{arguments, results});
+  } catch (const std::exception& error) {
+    return absl::InternalError(
+        absl::StrCat("the FLOP formula threw: ", error.what()));
+  }
+}
+
+// EvaluateFormula's outcome; nullopt when the operator has no formula
+// (recorded by name, as the fallback records such calls).
 std::optional<absl::StatusOr<Count>> Evaluate(
     const CompiledGraphTally::Call& call,
     absl::Span<const std::int64_t> symbols) {
   if (call.info->formula == nullptr) return std::nullopt;
-  absl::StatusOr<std::vector<OperatorValue>> arguments =
-      ToOperatorValues(call.arguments, symbols);
-  if (!arguments.ok()) return absl::StatusOr<Count>(arguments.status());
-  absl::StatusOr<std::vector<OperatorValue>> results =
-      ToOperatorValues(call.results, symbols);
-  if (!results.ok()) return absl::StatusOr<Count>(results.status());
-  try {
-    return call.info->formula->formula(
-        formulas::OperatorCall{*arguments, *results});
-  } catch (const std::exception& error) {
-    return absl::StatusOr<Count>(absl::InternalError(
-        absl::StrCat("the FLOP formula threw: ", error.what())));
-  }
+  return EvaluateFormula(call, symbols);
 }
 
 const OperatorInfo& InfoForCall(const std::string& op,

@@ -4,6 +4,7 @@
 #include <utility>
 #include <variant>
 
+#include "base/status_macros.h"
 #include "torchscan_dispatch/flop_counting_guard.h"
 
 namespace torchscan {
@@ -34,9 +35,7 @@ absl::StatusOr<StepMeasurement> MeasureStep(
   measurement.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  absl::StatusOr<report::FlopReport> flops = guard.Report();
-  if (!flops.ok()) return flops.status();
-  measurement.flops = *std::move(flops);
+  TS_ASSIGN_OR_RETURN(measurement.flops, guard.Report());
   measurement.communication = guard.Communication();
   return measurement;
 }

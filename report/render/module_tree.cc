@@ -262,17 +262,15 @@ absl::StatusOr<ModuleTree> OperatorFlopsTree(const AnalysisReport& report) {
                                                     entry.path, "']")));
     builder.AddPart(entry.path, part);
   }
-  absl::StatusOr<ModuleTree> tree =
-      OneRootTree(builder, "FLOPs", "layer_operator_flops");
-  if (!tree.ok()) return tree;
+  TS_ASSIGN_OR_RETURN(ModuleTree tree,
+                      OneRootTree(builder, "FLOPs", "layer_operator_flops"));
   TS_ASSIGN_OR_RETURN(
       Part total, PartOf(report.operator_flops.total, "operator_flops.total"));
   // The workload is the root's forward call; the report's total says
   // whether anything ran outside it.
-  if (total.status != MetricStatus::kUnavailable &&
-      total.value >= tree->total) {
-    tree->status = total.status;
-    tree->total = total.value;
+  if (total.status != MetricStatus::kUnavailable && total.value >= tree.total) {
+    tree.status = total.status;
+    tree.total = total.value;
   }
   return tree;
 }
