@@ -7,11 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "report/diagnostic.h"
-#include "report/json_field_helpers.h"
 #include "report/json_reader.h"
 
 namespace torchscan::report {
-using namespace json_fields;  // NOLINT(build/namespaces)
 namespace {
 
 constexpr std::array<std::pair<CollectiveKind, absl::string_view>, 11>
@@ -197,62 +195,49 @@ Json CommunicationToJson(const CommunicationReport& report) {
 absl::StatusOr<CommunicationReport> CommunicationFromJson(
     const Json& node, absl::string_view field) {
   CommunicationReport report;
-  TS_RETURN_IF_ERROR(ExpectObject(node, field));
-  TS_ASSIGN_OR_RETURN(const Json* by_kind,
-                      RequireMember(node, "by_kind", field));
-  const std::string kinds_field = MemberPath(field, "by_kind");
-  TS_RETURN_IF_ERROR(ExpectObject(*by_kind, kinds_field));
-  for (const auto& [name, entry] : by_kind->items()) {
-    const std::string kind_field = MemberPath(kinds_field, name);
+  TS_ASSIGN_OR_RETURN(const JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_ASSIGN_OR_RETURN(const JsonObject by_kind, object.Object("by_kind"));
+  for (const auto& [name, entry] : by_kind.Members()) {
     std::optional<CollectiveKind> kind = CollectiveKindFromName(name);
-    if (!kind) return FieldError(kind_field, "is not a collective kind");
-    TS_ASSIGN_OR_RETURN(const Json* sizes,
-                        RequireMember(entry, "by_group_size", kind_field));
-    const std::string sizes_field = MemberPath(kind_field, "by_group_size");
-    TS_RETURN_IF_ERROR(ExpectObject(*sizes, sizes_field));
-    for (const auto& [size_text, tally] : sizes->items()) {
-      const std::string tally_field = MemberPath(sizes_field, size_text);
+    if (!kind) return entry.Error("is not a collective kind");
+    TS_ASSIGN_OR_RETURN(const JsonObject kind_object, entry.Object());
+    TS_ASSIGN_OR_RETURN(const JsonObject sizes,
+                        kind_object.Object("by_group_size"));
+    for (const auto& [size_text, tally] : sizes.Members()) {
       std::int64_t size = 0;
       if (!absl::SimpleAtoi(size_text, &size) || size < 1) {
-        return FieldError(tally_field,
-                          "a group size must be a positive integer");
+        return tally.Error("a group size must be a positive integer");
       }
-      TS_ASSIGN_OR_RETURN(Count calls,
-                          RequireCount(tally, "calls", tally_field));
-      TS_ASSIGN_OR_RETURN(Count payload,
-                          RequireCount(tally, "payload_bytes", tally_field));
+      TS_ASSIGN_OR_RETURN(const JsonObject tally_object, tally.Object());
+      TS_ASSIGN_OR_RETURN(const Count calls,
+                          tally_object.NonNegativeCount("calls"));
+      TS_ASSIGN_OR_RETURN(const Count payload,
+                          tally_object.NonNegativeCount("payload_bytes"));
       report.by_kind[*kind][size] = CollectiveTally{calls, payload};
     }
   }
-  TS_ASSIGN_OR_RETURN(const Json* by_operator,
-                      RequireMember(node, "by_operator", field));
-  const std::string ops_field = MemberPath(field, "by_operator");
-  TS_RETURN_IF_ERROR(ExpectObject(*by_operator, ops_field));
-  for (const auto& [op, calls] : by_operator->items()) {
-    TS_ASSIGN_OR_RETURN(
-        report.by_operator[op],
-        NonNegativeCountValue(calls, MemberPath(ops_field, op)));
+  TS_ASSIGN_OR_RETURN(const JsonObject by_operator,
+                      object.Object("by_operator"));
+  for (const auto& [op, calls] : by_operator.Members()) {
+    TS_ASSIGN_OR_RETURN(report.by_operator[op], calls.NonNegativeCount());
   }
-  TS_ASSIGN_OR_RETURN(const Json* unreadable,
-                      RequireMember(node, "unreadable", field));
-  const std::string unreadable_field = MemberPath(field, "unreadable");
-  TS_RETURN_IF_ERROR(ExpectObject(*unreadable, unreadable_field));
-  for (const auto& [op, entry] : unreadable->items()) {
-    const std::string entry_field = MemberPath(unreadable_field, op);
-    TS_ASSIGN_OR_RETURN(Count calls, RequireCount(entry, "calls", entry_field));
-    TS_ASSIGN_OR_RETURN(std::string reason,
-                        RequireString(entry, "reason", entry_field));
+  TS_ASSIGN_OR_RETURN(const JsonObject unreadable, object.Object("unreadable"));
+  for (const auto& [op, entry] : unreadable.Members()) {
+    TS_ASSIGN_OR_RETURN(const JsonObject entry_object, entry.Object());
+    TS_ASSIGN_OR_RETURN(const Count calls,
+                        entry_object.NonNegativeCount("calls"));
+    TS_ASSIGN_OR_RETURN(std::string reason, entry_object.String("reason"));
     report.unreadable[op] = UnreadableCollective{calls, std::move(reason)};
   }
   // The derived fields must be what this report implies.
   const Json derived = CommunicationToJson(report);
   for (const char* key : {"status", "total", "by_kind", "diagnostics"}) {
-    TS_ASSIGN_OR_RETURN(const Json* value, RequireMember(node, key, field));
-    if (*value != derived[key]) {
-      return FieldError(MemberPath(field, key),
-                        absl::StrCat("does not match the collectives listed "
-                                     "(expected ",
-                                     DumpJson(derived[key]), ")"));
+    TS_ASSIGN_OR_RETURN(const JsonValue value, object.Member(key));
+    if (value.node() != derived[key]) {
+      return value.Error(
+          absl::StrCat("does not match the collectives listed (expected ",
+                       DumpJson(derived[key]), ")"));
     }
   }
   return report;

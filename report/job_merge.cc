@@ -9,11 +9,9 @@
 #include "base/status_macros.h"
 #include "report/aggregate.h"
 #include "report/diagnostic.h"
-#include "report/json_field_helpers.h"
 #include "report/json_reader.h"
 
 namespace torchscan::report {
-using namespace json_fields;  // NOLINT(build/namespaces)
 namespace {
 
 // The known value of a FLOP total (0 when unavailable).
@@ -59,37 +57,29 @@ Json DistributedContextToJson(const DistributedContext& context) {
 absl::StatusOr<DistributedContext> DistributedContextFromJson(
     const Json& node, absl::string_view field) {
   DistributedContext context;
-  TS_RETURN_IF_ERROR(ExpectObject(node, field));
-  TS_ASSIGN_OR_RETURN(context.job_id, RequireString(node, "job_id", field));
-  if (context.job_id.empty())
-    return FieldError(MemberPath(field, "job_id"), "is empty");
-  TS_ASSIGN_OR_RETURN(const std::int64_t rank,
-                      RequireIndex(node, "rank", field));
-  TS_ASSIGN_OR_RETURN(const std::int64_t world,
-                      RequireIndex(node, "world_size", field));
+  TS_ASSIGN_OR_RETURN(const JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  TS_ASSIGN_OR_RETURN(context.job_id, object.String("job_id"));
+  if (context.job_id.empty()) {
+    return FieldError(object.PathOf("job_id"), "is empty");
+  }
+  TS_ASSIGN_OR_RETURN(const std::int64_t rank, object.Index("rank"));
+  TS_ASSIGN_OR_RETURN(const std::int64_t world, object.Index("world_size"));
   if (world < 1 || rank >= world) {
-    return FieldError(
-        field,
+    return object.Error(
         absl::StrCat("rank ", rank, " is not in a world of size ", world));
   }
   context.rank = rank;
   context.world_size = world;
-  TS_ASSIGN_OR_RETURN(context.backend, RequireString(node, "backend", field));
-  TS_ASSIGN_OR_RETURN(const Json* groups, RequireMember(node, "groups", field));
-  const std::string groups_field = MemberPath(field, "groups");
-  TS_RETURN_IF_ERROR(ExpectArray(*groups, groups_field));
-  for (std::size_t i = 0; i < groups->size(); ++i) {
-    const Json& entry = (*groups)[i];
-    const std::string entry_field = IndexPath(groups_field, i);
+  TS_ASSIGN_OR_RETURN(context.backend, object.String("backend"));
+  TS_ASSIGN_OR_RETURN(const JsonArray groups, object.Array("groups"));
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(const JsonObject entry, groups.Item(i).Object());
     ProcessGroupLayout group;
-    TS_ASSIGN_OR_RETURN(group.name, RequireString(entry, "name", entry_field));
-    TS_ASSIGN_OR_RETURN(const Json* ranks,
-                        RequireMember(entry, "ranks", entry_field));
-    const std::string ranks_field = MemberPath(entry_field, "ranks");
-    TS_RETURN_IF_ERROR(ExpectArray(*ranks, ranks_field));
-    for (std::size_t j = 0; j < ranks->size(); ++j) {
-      TS_ASSIGN_OR_RETURN(const std::int64_t member,
-                          IndexValue((*ranks)[j], IndexPath(ranks_field, j)));
+    TS_ASSIGN_OR_RETURN(group.name, entry.String("name"));
+    TS_ASSIGN_OR_RETURN(const JsonArray ranks, entry.Array("ranks"));
+    for (std::size_t j = 0; j < ranks.size(); ++j) {
+      TS_ASSIGN_OR_RETURN(const std::int64_t member, ranks.Item(j).Index());
       group.ranks.push_back(member);
     }
     context.groups.push_back(std::move(group));
@@ -101,21 +91,23 @@ absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
                                               absl::string_view field) {
   RankReport rank;
   TS_ASSIGN_OR_RETURN(rank.flops, FlopReportFromJson(node, field));
-  auto distributed = node.find("distributed");
-  if (distributed == node.end()) {
-    return FieldError(MemberPath(field, "distributed"),
+  TS_ASSIGN_OR_RETURN(const JsonObject object,
+                      JsonValue(node, std::string(field)).Object());
+  const std::optional<JsonValue> distributed =
+      object.OptionalMember("distributed");
+  if (!distributed) {
+    return FieldError(object.PathOf("distributed"),
                       "is missing: the report was not made inside a process "
                       "group, so it cannot be merged into a job report");
   }
-  TS_ASSIGN_OR_RETURN(rank.context,
-                      DistributedContextFromJson(
-                          *distributed, MemberPath(field, "distributed")));
-  auto communication = node.find("communication");
-  if (communication != node.end()) {
+  TS_ASSIGN_OR_RETURN(
+      rank.context,
+      DistributedContextFromJson(distributed->node(), distributed->path()));
+  if (const std::optional<JsonValue> communication =
+          object.OptionalMember("communication")) {
     TS_ASSIGN_OR_RETURN(
         rank.communication,
-        CommunicationFromJson(*communication,
-                              MemberPath(field, "communication")));
+        CommunicationFromJson(communication->node(), communication->path()));
   }
   return rank;
 }
