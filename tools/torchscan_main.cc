@@ -92,8 +92,9 @@ int Fail(int code, absl::string_view message) {
   return code;
 }
 
-// The commands below return their exit code, or an error that is bad usage
-// or input: main prints it and exits with kBadInput.
+// The commands below (Merge, Compare, Report, Analyse) return their exit
+// code, or an error that is bad usage or input, which main prints before
+// exiting with kBadInput. This is the error of an output file not written.
 absl::Status CannotWrite(absl::string_view path) {
   return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
 }
