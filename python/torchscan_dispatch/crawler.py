@@ -277,47 +277,47 @@ def crawl_module(
     measurement = Measurement() if mode == "full" else None
     crawl = _Crawl(module, mode, measurement)
     try:
-        module.eval()
-        for path, current in targets:
-            crawl.register(current, path)
-        if isinstance(module, nn.Transformer):
-            crawl.register_scope_only({id(m): path for path, m in module.named_modules() if path})
-        with torch.no_grad():
-            if measurement is None:
-                module(*call_args, **call_kwargs)
-            else:
-                try:
+        try:
+            module.eval()
+            for path, current in targets:
+                crawl.register(current, path)
+            if isinstance(module, nn.Transformer):
+                crawl.register_scope_only({id(m): path for path, m in module.named_modules() if path})
+            with torch.no_grad():
+                if measurement is None:
                     module(*call_args, **call_kwargs)
-                finally:
-                    measurement.stop()
-        operator_flops = measurement.flop_report() if measurement is not None else None
-        per_layer = measurement.layer_call_report() if measurement is not None else {}
+                else:
+                    try:
+                        module(*call_args, **call_kwargs)
+                    finally:
+                        measurement.stop()
+        finally:
+            for handle in crawl.handles:
+                handle.remove()
+            for child, training in training_flags:
+                child.training = training
+
+        totals, model_tensors = model_totals(module.parameters(), module.buffers())
+        record: dict[str, Any] = {
+            "mode": mode,
+            "layer_count": len(crawl.layers),
+            "torch_version": torch.__version__,
+            "model": totals,
+        }
+        if measurement is not None:
+            # The operator FLOPs stay in C++: the measurement hands them to
+            # the evaluation directly.
+            record["leaf_calls"] = crawl.leaf_calls
+        context = crawl_context(
+            f"{type(module).__module__}.{type(module).__qualname__}",
+            "evaluation_no_grad",
+            training_flags[0][1],
+            model_tensors,
+        )
+        return finish_report(record, crawl.layers, context, input_metadata, strict, measurement)
     finally:
-        for handle in crawl.handles:
-            handle.remove()
-        for child, training in training_flags:
-            child.training = training
         if measurement is not None:
             measurement.finish()
-
-    totals, model_tensors = model_totals(module.parameters(), module.buffers())
-    record: dict[str, Any] = {
-        "mode": mode,
-        "layer_count": len(crawl.layers),
-        "torch_version": torch.__version__,
-        "model": totals,
-    }
-    if operator_flops is not None:
-        record["leaf_calls"] = crawl.leaf_calls
-        record["operator_flops"] = operator_flops
-        record["layer_call_flops"] = per_layer
-    context = crawl_context(
-        f"{type(module).__module__}.{type(module).__qualname__}",
-        "evaluation_no_grad",
-        training_flags[0][1],
-        model_tensors,
-    )
-    return finish_report(record, crawl.layers, context, input_metadata, strict)
 
 
 def _crawl_script_module(
