@@ -4,9 +4,11 @@
 // Python's crawl_module keeps its layer records (sending every layer's
 // metadata to C++ and parsing it back would cost more than the work) and
 // sends the rest of its CrawlRecord: the mode, the number of layers, the
-// model totals, the leaf calls (module descriptions and calls,
-// formulas/module_json.h), the operator FlopReport and each layer call's
-// operator FLOPs:
+// model totals and the leaf calls (module descriptions and calls,
+// formulas/module_json.h). A crawl that measured its operators in this process
+// hands their FlopReport and each layer call's operator FLOPs to
+// EvaluateMeasuredCrawlText directly; otherwise (the fuzzer, records from
+// elsewhere) they come in the JSON too:
 //
 //   {"mode": "full"|"structure", "layer_count": n, "torch_version": str,
 //    "model": {"trainable_parameters": n, "frozen_parameters": n,
