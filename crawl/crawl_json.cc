@@ -1,26 +1,31 @@
 #include "crawl/crawl_json.h"
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "formulas/module_call.h"
 #include "formulas/module_json.h"
 #include "report/json_reader.h"
 #include "report/metric_map.h"
+#include "report/metric_result.h"
 #include "report/strict.h"
 
 namespace torchscan::crawl {
 namespace {
 
+using formulas::CapturedModuleCall;
+using report::Json;
 using report::JsonArray;
 using report::JsonObject;
 using report::JsonValue;
-using formulas::CapturedModuleCall;
-using report::Json;
 
 absl::StatusOr<report::ModelTensorTotals> ModelTotalsFromJson(
     const JsonObject& crawl) {
@@ -56,9 +61,8 @@ absl::StatusOr<std::size_t> LayerIndex(const JsonValue& value,
   return static_cast<std::size_t>(index);
 }
 
-}  // namespace
-
-absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const Json& node) {
+// The record; its operator FLOPs too when `with_flops`.
+absl::StatusOr<CrawlRecord> ReadCrawlRecord(const Json& node, bool with_flops) {
   TS_ASSIGN_OR_RETURN(JsonObject crawl, JsonValue(node, "crawl").Object());
   CrawlRecord record;
   TS_ASSIGN_OR_RETURN(std::string mode, CrawlMode(crawl));
@@ -103,6 +107,7 @@ absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const Json& node) {
                         formulas::ModuleCallFromJson(call.node(), call.path()));
     record.leaf_calls.push_back(CapturedLeafCall{index, std::move(captured)});
   }
+  if (!with_flops) return record;
   TS_ASSIGN_OR_RETURN(JsonValue flops, crawl.Member("operator_flops"));
   TS_ASSIGN_OR_RETURN(record.operator_flops,
                       report::FlopReportFromJson(flops.node(), flops.path()));
@@ -121,6 +126,12 @@ absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const Json& node) {
     }
   }
   return record;
+}
+
+}  // namespace
+
+absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const Json& node) {
+  return ReadCrawlRecord(node, /*with_flops=*/true);
 }
 
 Json CrawlPartsToJson(const report::AnalysisReport& report) {
@@ -152,6 +163,176 @@ Json CrawlPartsToJson(const report::AnalysisReport& report) {
                             ? Json(report::IncompleteAnalysisMessage(report))
                             : Json();
   return parts;
+}
+
+namespace {
+
+// CrawlPartsToJson's document, written as compact text without building it
+// (the crawl's largest output: every layer's metrics). Scalars go through
+// nlohmann's own serializer, as in DumpJson.
+
+void AppendScalar(const Json& scalar, std::string& out) {
+  out += scalar.dump();
+}
+
+// A string as nlohmann writes it: printable ASCII without quotes or
+// backslashes as is, anything else through its serializer.
+void AppendString(absl::string_view text, std::string& out) {
+  for (const char c : text) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      AppendScalar(Json(std::string(text)), out);
+      return;
+    }
+  }
+  out += '"';
+  out.append(text.data(), text.size());
+  out += '"';
+}
+
+void AppendKey(absl::string_view key, std::string& out) {
+  AppendString(key, out);
+  out += ':';
+}
+
+void AppendMetricValue(const std::optional<report::MetricValue>& value,
+                       std::string& out) {
+  if (!value) {
+    out += "null";
+  } else if (const report::Count* count = std::get_if<report::Count>(&*value)) {
+    out += report::CountToString(*count);
+  } else if (const double* real = std::get_if<double>(&*value)) {
+    AppendScalar(Json(*real), out);
+  } else {
+    AppendString(std::get<std::string>(*value), out);
+  }
+}
+
+void AppendMetricResult(const report::MetricResult& result, std::string& out) {
+  out += "{\"status\":";
+  AppendString(report::MetricStatusName(result.status()), out);
+  out += ",\"value\":";
+  AppendMetricValue(result.value(), out);
+  out += ",\"known_value\":";
+  AppendMetricValue(result.known_value(), out);
+  out += ",\"unit\":";
+  AppendString(result.unit(), out);
+  out += ",\"scope\":";
+  AppendString(result.scope(), out);
+  out += ",\"method\":";
+  AppendString(result.method(), out);
+  out += '}';
+}
+
+void AppendMetricMap(const report::MetricMap& metrics, std::string& out) {
+  out += '{';
+  bool first = true;
+  for (const auto& [name, result] : metrics) {
+    if (!first) out += ',';
+    first = false;
+    AppendKey(name, out);
+    AppendMetricResult(result, out);
+  }
+  out += '}';
+}
+
+void AppendLayerCallFlops(const report::LayerOperatorFlops& entry,
+                          std::string& out) {
+  out += "{\"total\":";
+  AppendMetricResult(entry.total, out);
+  out += ",\"by_operator\":{";
+  bool first = true;
+  for (const auto& [op, flops] : entry.by_operator) {
+    if (!first) out += ',';
+    first = false;
+    AppendKey(op, out);
+    out += report::CountToString(flops);
+  }
+  out += "}}";
+}
+
+void AppendOptionalString(const std::optional<std::string>& value,
+                          std::string& out) {
+  if (value) {
+    AppendString(*value, out);
+  } else {
+    out += "null";
+  }
+}
+
+}  // namespace
+
+std::string CrawlPartsText(const report::AnalysisReport& report) {
+  std::string out;
+  out.reserve(1024 + 1024 * report.layers.size());
+  out += "{\"layer_metrics\":{";
+  bool first = true;
+  for (std::size_t i = 0; i < report.layers.size(); ++i) {
+    if (report.layers[i].metrics.empty()) continue;
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    out += std::to_string(i);
+    out += "\":";
+    AppendMetricMap(report.layers[i].metrics, out);
+  }
+  out += "},\"operator_flops\":";
+  out += report::DumpJson(report::FlopReportToJson(report.operator_flops));
+  if (report.layer_operator_flops) {
+    out += ",\"layer_operator_flops\":[";
+    first = true;
+    for (const report::LayerOperatorFlops& entry :
+         *report.layer_operator_flops) {
+      if (!first) out += ',';
+      first = false;
+      AppendLayerCallFlops(entry, out);
+    }
+    out += ']';
+  }
+  out += ",\"totals\":";
+  AppendMetricMap(report.totals, out);
+  out += ",\"diagnostics\":[";
+  first = true;
+  for (const report::Diagnostic& diagnostic : report.diagnostics) {
+    if (!first) out += ',';
+    first = false;
+    out += report::DumpJson(report::DiagnosticToJson(diagnostic));
+  }
+  out += "],\"analysis_mode\":";
+  AppendOptionalString(report.context.analysis_mode, out);
+  out += ",\"incomplete\":";
+  AppendOptionalString(report::IsIncomplete(report)
+                           ? std::optional<std::string>(
+                                 report::IncompleteAnalysisMessage(report))
+                           : std::nullopt,
+                       out);
+  out += '}';
+  return out;
+}
+
+absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
+    const Json& node, report::FlopReport operator_flops,
+    std::map<std::string, report::LayerOperatorFlops> layer_call_flops) {
+  TS_ASSIGN_OR_RETURN(CrawlRecord record,
+                      ReadCrawlRecord(node, /*with_flops=*/false));
+  if (node["mode"] != "full") {
+    return absl::InvalidArgumentError(
+        "crawl.mode: a measured crawl must be 'full'");
+  }
+  const std::size_t layer_count = record.parts.layers.size();
+  for (auto& [label, flops] : layer_call_flops) {
+    std::optional<report::Count> index = report::ParseCount(label);
+    if (!index || *index < 0 ||
+        *index >= static_cast<report::Count>(layer_count)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "crawl.layer_call_flops.", label, ": is not a layer index"));
+    }
+    record.layer_call_flops[static_cast<std::size_t>(*index)] =
+        std::move(flops);
+  }
+  record.operator_flops = std::move(operator_flops);
+  TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
+                      BuildAnalysisReport(std::move(record)));
+  return CrawlPartsText(report);
 }
 
 absl::StatusOr<Json> EvaluateCrawlParts(const Json& node) {

@@ -4,9 +4,11 @@
 // Python's crawl_module keeps its layer records (sending every layer's
 // metadata to C++ and parsing it back would cost more than the work) and
 // sends the rest of its CrawlRecord: the mode, the number of layers, the
-// model totals, the leaf calls (module descriptions and calls,
-// formulas/module_json.h), the operator FlopReport and each layer call's
-// operator FLOPs:
+// model totals and the leaf calls (module descriptions and calls,
+// formulas/module_json.h). A crawl that measured its operators in this process
+// hands their FlopReport and each layer call's operator FLOPs to
+// EvaluateMeasuredCrawlText directly; otherwise (the fuzzer, records from
+// elsewhere) they come in the JSON too:
 //
 //   {"mode": "full"|"structure", "layer_count": n, "torch_version": str,
 //    "model": {"trainable_parameters": n, "frozen_parameters": n,
@@ -31,9 +33,13 @@
 #ifndef TORCHSCAN_CRAWL_CRAWL_JSON_H_
 #define TORCHSCAN_CRAWL_CRAWL_JSON_H_
 
+#include <map>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "crawl/crawl_record.h"
 #include "report/analysis_report.h"
+#include "report/flop_report.h"
 #include "report/json_io.h"
 
 namespace torchscan::crawl {
@@ -44,9 +50,21 @@ absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node);
 
 // The computed parts of a report built from such a record.
 report::Json CrawlPartsToJson(const report::AnalysisReport& report);
+// The same document as compact JSON text, written without building it
+// (scalars are serialized by nlohmann, as DumpJson serializes them).
+std::string CrawlPartsText(const report::AnalysisReport& report);
 
 // CrawlRecordFromJson, BuildAnalysisReport, CrawlPartsToJson.
 absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node);
+
+// The same, as CrawlPartsText, for a full-mode record whose operator FLOPs come
+// straight from the measurement that counted them (no JSON in between): `node`
+// carries neither "operator_flops" nor "layer_call_flops" (they are not read),
+// and `layer_call_flops` is keyed by layer index in decimal, as the counting
+// session labels layer calls.
+absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
+    const report::Json& node, report::FlopReport operator_flops,
+    std::map<std::string, report::LayerOperatorFlops> layer_call_flops);
 
 }  // namespace torchscan::crawl
 

@@ -6,6 +6,8 @@
 #include "absl/status/statusor.h"
 #include "formulas/module_description.h"
 #include "gtest/gtest.h"
+#include "pycompat/python_json.h"
+#include "report/analysis_report.h"
 #include "report/flop_report.h"
 #include "report/metric_result.h"
 
@@ -92,6 +94,40 @@ TEST(CrawlRecordTest, ALeafCallMustNameARecordedLayer) {
   record.leaf_calls[0].layer = 1;
   EXPECT_EQ(BuildAnalysisReport(std::move(record)).status().message(),
             "leaf call of '' names layer 1 of 1");
+}
+
+// Found by //crawl:crawl_fuzz_test: Conv2d(2, 4, 3) with groups set to -1
+// after construction makes TorchScan 0.2's formulas negative. The report
+// says unavailable (a negative value is no count and does not read back).
+TEST(CrawlRecordTest, ANegativeFormulaResultIsUnavailableAndReadsBack) {
+  CrawlRecord record = LinearCrawl(/*full=*/true);
+  formulas::ModuleDescription conv{
+      .type = "Conv2d",
+      .family = formulas::ModuleFamily::kConv,
+      .params =
+          formulas::ConvParams{
+              .in_channels = 2,
+              .kernel_size = formulas::HyperParameter::Tuple({3, 3}),
+              .stride = formulas::HyperParameter::Tuple({1, 1}),
+              .padding = formulas::HyperParameter::Tuple({1, 1}),
+              .dilation = formulas::HyperParameter::Tuple({1, 1}),
+              .groups = -1},
+      .parameter_count = 4 * 2 * 9 + 4};
+  record.leaf_calls[0].call = formulas::CapturedModuleCall{
+      "", std::move(conv),
+      formulas::ModuleCall{{CallValue::Tensor({1, 2, 5, 5})},
+                           CallValue::Tensor({1, 4, 5, 5})}};
+  absl::StatusOr<report::AnalysisReport> report =
+      BuildAnalysisReport(std::move(record));
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(MetricStatus::kUnavailable,
+            report->layers[0].metrics.Find("module_flops")->status());
+  EXPECT_EQ(MetricStatus::kUnavailable,
+            report->totals.Find("module_flops")->status());
+  absl::StatusOr<report::AnalysisReport> again = report::ParseAnalysisReport(
+      pycompat::DumpPythonJson(report::AnalysisReportToJson(*report)));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*report, *again);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 
@@ -70,6 +71,19 @@ MetricResult RecordCountMetric(absl::string_view metric, absl::string_view unit,
   if (!outcome.ok()) {
     AddDiagnostic(diagnostics, report::kModuleMetricError, metric, path,
                   outcome.error->ToString());
+    return MetricResult::Unavailable(kind);
+  }
+  // NOTE: a count of work is never negative, and a report that says so does
+  // not read back (report/metric_map.cc). TorchScan 0.2's formulas are plain
+  // arithmetic on the module's attributes, so attributes torch itself would
+  // refuse (groups=-1 set after construction, say) give a negative "count";
+  // that is no lower bound of anything, so the metric is unavailable.
+  if (*outcome.value < 0) {
+    AddDiagnostic(diagnostics, report::kModuleMetricError, metric, path,
+                  absl::StrCat("the ", unit, " formula gave a negative count (",
+                               report::CountToString(*outcome.value),
+                               "): the module's attributes are outside what "
+                               "torch accepts"));
     return MetricResult::Unavailable(kind);
   }
   if (outcome.warnings.empty())

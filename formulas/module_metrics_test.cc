@@ -233,5 +233,22 @@ TEST(ModuleMetrics, WarningRulesOfTheCrawler) {
   EXPECT_EQ(result.method(), "torchscan_module_formula");
 }
 
+TEST(ModuleMetrics, NegativeCountIsUnavailable) {
+  // Conv2d(groups=-1) makes TorchScan 0.2's FLOPs formula negative; a count
+  // of work cannot be, so the metric is unavailable and says why.
+  std::vector<Diagnostic> diagnostics;
+  MetricResult result =
+      RecordCountMetric("module_flops", "FLOPs", "conv",
+                        FormulaOutcome<Count>::Value(-13824), diagnostics);
+  EXPECT_EQ(MetricStatus::kUnavailable, result.status());
+  EXPECT_EQ(std::nullopt, result.known_value());
+  ASSERT_EQ(1u, diagnostics.size());
+  EXPECT_EQ(Diagnostic::ForPath("module_metric_error", "module_flops", "conv",
+                                "the FLOPs formula gave a negative count "
+                                "(-13824): the module's attributes are "
+                                "outside what torch accepts"),
+            diagnostics[0]);
+}
+
 }  // namespace
 }  // namespace torchscan::formulas

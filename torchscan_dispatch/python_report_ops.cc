@@ -5,14 +5,20 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "crawl/crawl_json.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
+#include "report/flop_report.h"
 #include "report/json_io.h"
 #include "report/summary.h"
+#include "torchscan_dispatch/counting_session.h"
+#include "torchscan_dispatch/open_measurements.h"
 #include "torchscan_dispatch/own_operators.h"
 #include "torchscan_dispatch/value_arguments.h"
 
@@ -27,6 +33,29 @@ std::string EvaluateCrawl(std::string crawl_json) {
       crawl::EvaluateCrawlParts(ParseJsonArgument(crawl_json));
   CheckValue(parts.status());
   return report::DumpJson(*parts);
+}
+
+// The same for a full-mode crawl measured by session `handle`: its
+// operator FlopReport and layer calls' operator FLOPs are read from the
+// session, not from the record.
+std::string EvaluateMeasuredCrawl(std::int64_t handle, std::string crawl_json) {
+  CountingSession& session = OpenMeasurements::Get().Session(handle);
+  absl::StatusOr<report::FlopReport> flops = session.BuildReport();
+  TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().ToString());
+  absl::StatusOr<std::map<std::string, ScopedFlops>> scopes =
+      session.BuildLayerCallReport();
+  TORCH_CHECK(scopes.ok(), "torchscan: ", scopes.status().ToString());
+  std::map<std::string, report::LayerOperatorFlops> layer_call_flops;
+  for (auto& [label, scope] : *scopes) {
+    report::LayerOperatorFlops& entry = layer_call_flops[label];
+    entry.total = std::move(scope.total);
+    entry.by_operator = std::move(scope.by_operator);
+  }
+  absl::StatusOr<std::string> parts = crawl::EvaluateMeasuredCrawlText(
+      ParseJsonArgument(crawl_json), *std::move(flops),
+      std::move(layer_call_flops));
+  CheckValue(parts.status());
+  return *std::move(parts);
 }
 
 // Options: {"wrap_mode": str|null, "max_depth": int|null,
@@ -62,9 +91,12 @@ std::string CompareReports(std::string before, std::string after) {
 
 const OwnOperators registration(
     torch::Library::FRAGMENT,
-    {"_evaluate_crawl", "_render_summary", "_compare_reports"},
+    {"_evaluate_crawl", "_evaluate_measured_crawl", "_render_summary",
+     "_compare_reports"},
     [](torch::Library& library) {
       library.def("_evaluate_crawl(str crawl) -> str", &EvaluateCrawl);
+      library.def("_evaluate_measured_crawl(int handle, str crawl) -> str",
+                  &EvaluateMeasuredCrawl);
       library.def("_render_summary(str report, str options) -> str",
                   &RenderSummary);
       library.def("_compare_reports(str before, str after) -> str",

@@ -94,6 +94,10 @@ void ExerciseDocument(const Json& json) {
           report::ParseJson(pycompat::DumpPythonJson(CrawlPartsToJson(*built)))
               .ok(),
           "crawl parts JSON parses");
+      absl::StatusOr<Json> written = report::ParseJson(CrawlPartsText(*built));
+      Require(written.ok() && *written == *report::ParseJson(report::DumpJson(
+                                              CrawlPartsToJson(*built))),
+              "CrawlPartsText writes CrawlPartsToJson's document");
     }
   }
   ExerciseModuleDocument(json);

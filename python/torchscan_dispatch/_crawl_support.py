@@ -17,6 +17,7 @@ from torch import nn
 
 from torchscan_dispatch import _version
 from torchscan_dispatch._describe import describe_call
+from torchscan_dispatch._native import Measurement
 from torchscan_dispatch.report import IncompleteAnalysisError
 
 
@@ -167,15 +168,24 @@ def finish_report(
     context: dict[str, Any],
     input_metadata: dict[str, Any],
     strict: bool,
+    measurement: Measurement | None = None,
 ) -> dict[str, Any]:
     """Evaluates a crawl record in C++ (module formulas, totals,
     diagnostics) and assembles the AnalysisReport around ``layers``, the
     front end's layer records (filled in place with their metrics).
 
     The layer records stay in Python: sending them across and back would
-    cost more than the work.
+    cost more than the work. With ``measurement`` (stopped, not finished),
+    a full-mode record leaves out ``operator_flops`` and
+    ``layer_call_flops``: C++ reads them from the measurement itself.
     """
-    parts = json.loads(torch.ops.torchscan._evaluate_crawl(json.dumps(record)))
+    if measurement is None:
+        text = torch.ops.torchscan._evaluate_crawl(json.dumps(record, separators=(",", ":")))
+    else:
+        text = torch.ops.torchscan._evaluate_measured_crawl(
+            measurement.handle, json.dumps(record, separators=(",", ":"))
+        )
+    parts = json.loads(text)
     for index, metrics in parts["layer_metrics"].items():
         layers[int(index)]["metrics"].update(metrics)
     if parts["analysis_mode"] is not None:

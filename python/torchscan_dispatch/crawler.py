@@ -77,6 +77,8 @@ class _Crawl:
         self._pending: dict[int, list[int]] = {}
         self._call_counts: dict[int, int] = {}
         self._seen_tensors: set[int] = set()
+        self._claimed_modules: dict[int, tuple[tuple[int, int, int, bool], tuple[int, int, bool]]] = {}
+        self._descriptions: dict[int, dict[str, Any]] = {}
         self._signatures: dict[Any, inspect.Signature | None] = {}
         # FlopCounterMode's module labels: the root's class name, then the
         # attribute path ("Net", "Net.blocks.0").
@@ -103,6 +105,55 @@ class _Crawl:
         if key is not None:
             self._signatures[key] = signature
         return signature
+
+    def _claim_tensors(
+        self, module: nn.Module, recurse: bool
+    ) -> tuple[tuple[int, int, int, bool], tuple[int, int, bool]]:
+        """A layer call's parameter and buffer tallies: (trainable, frozen,
+        bytes, shared) and (elements, bytes, shared), counting only the
+        tensors no earlier layer call claimed, and claiming them. A module's
+        tensors are read once per crawl: from its second call on, every one
+        of them is claimed already."""
+        key = id(module)
+        if key in self._claimed_modules:
+            return self._claimed_modules[key]
+        seen = self._seen_tensors
+        trainable = frozen = parameter_bytes = buffer_elements = buffer_bytes = 0
+        parameter_shared = buffer_shared = False
+        has_parameters = has_buffers = False
+        for parameter in module.parameters(recurse=recurse):
+            has_parameters = True
+            if id(parameter) in seen:
+                parameter_shared = True
+                continue
+            seen.add(id(parameter))
+            numel = parameter.numel()
+            if parameter.requires_grad:
+                trainable += numel
+            else:
+                frozen += numel
+            parameter_bytes += numel * parameter.element_size()
+        for buffer in module.buffers(recurse=recurse):
+            has_buffers = True
+            if id(buffer) in seen:
+                buffer_shared = True
+                continue
+            seen.add(id(buffer))
+            numel = buffer.numel()
+            buffer_elements += numel
+            buffer_bytes += numel * buffer.element_size()
+        # Later calls of the same module find all of its tensors claimed.
+        self._claimed_modules[key] = ((0, 0, 0, has_parameters), (0, 0, has_buffers))
+        return (trainable, frozen, parameter_bytes, parameter_shared), (buffer_elements, buffer_bytes, buffer_shared)
+
+    def _description(self, module: nn.Module) -> dict[str, Any]:
+        """describe_module, once per module per crawl (its hyper-parameters
+        do not change during the forward call)."""
+        key = id(module)
+        description = self._descriptions.get(key)
+        if description is None:
+            description = self._descriptions[key] = describe_module(module)
+        return description
 
     def module_label(self, path: str) -> str:
         return f"{self._root_label}.{path}" if path else self._root_label
@@ -145,33 +196,15 @@ class _Crawl:
                 return
             call_index = self._call_counts.get(id(hooked), 0)
             self._call_counts[id(hooked)] = call_index + 1
-            trainable = frozen = parameter_bytes = buffer_elements = buffer_bytes = 0
-            parameter_shared = buffer_shared = False
-            for parameter in hooked.parameters(recurse=recurse):
-                if id(parameter) in self._seen_tensors:
-                    parameter_shared = True
-                    continue
-                self._seen_tensors.add(id(parameter))
-                if parameter.requires_grad:
-                    trainable += parameter.numel()
-                else:
-                    frozen += parameter.numel()
-                parameter_bytes += parameter.numel() * parameter.element_size()
-            for buffer in hooked.buffers(recurse=recurse):
-                if id(buffer) in self._seen_tensors:
-                    buffer_shared = True
-                    continue
-                self._seen_tensors.add(id(buffer))
-                buffer_elements += buffer.numel()
-                buffer_bytes += buffer.numel() * buffer.element_size()
+            parameters, buffers = self._claim_tensors(hooked, recurse)
             self.layers.append(
                 layer_record(
                     path,
                     call_index,
                     type(hooked).__name__,
                     describe_call(args, kwargs),
-                    (trainable, frozen, parameter_bytes, parameter_shared),
-                    (buffer_elements, buffer_bytes, buffer_shared),
+                    parameters,
+                    buffers,
                 )
             )
             index = len(self.layers) - 1
@@ -192,7 +225,7 @@ class _Crawl:
                 self.leaf_calls.append({
                     "layer": index,
                     "path": path,
-                    "module": describe_module(hooked),
+                    "module": self._description(hooked),
                     "call": {"inputs": [describe_value(v) for v in ordered], "output": describe_value(output)},
                 })
 
@@ -244,47 +277,47 @@ def crawl_module(
     measurement = Measurement() if mode == "full" else None
     crawl = _Crawl(module, mode, measurement)
     try:
-        module.eval()
-        for path, current in targets:
-            crawl.register(current, path)
-        if isinstance(module, nn.Transformer):
-            crawl.register_scope_only({id(m): path for path, m in module.named_modules() if path})
-        with torch.no_grad():
-            if measurement is None:
-                module(*call_args, **call_kwargs)
-            else:
-                try:
+        try:
+            module.eval()
+            for path, current in targets:
+                crawl.register(current, path)
+            if isinstance(module, nn.Transformer):
+                crawl.register_scope_only({id(m): path for path, m in module.named_modules() if path})
+            with torch.no_grad():
+                if measurement is None:
                     module(*call_args, **call_kwargs)
-                finally:
-                    measurement.stop()
-        operator_flops = measurement.flop_report() if measurement is not None else None
-        per_layer = measurement.layer_call_report() if measurement is not None else {}
+                else:
+                    try:
+                        module(*call_args, **call_kwargs)
+                    finally:
+                        measurement.stop()
+        finally:
+            for handle in crawl.handles:
+                handle.remove()
+            for child, training in training_flags:
+                child.training = training
+
+        totals, model_tensors = model_totals(module.parameters(), module.buffers())
+        record: dict[str, Any] = {
+            "mode": mode,
+            "layer_count": len(crawl.layers),
+            "torch_version": torch.__version__,
+            "model": totals,
+        }
+        if measurement is not None:
+            # The operator FLOPs stay in C++: the measurement hands them to
+            # the evaluation directly.
+            record["leaf_calls"] = crawl.leaf_calls
+        context = crawl_context(
+            f"{type(module).__module__}.{type(module).__qualname__}",
+            "evaluation_no_grad",
+            training_flags[0][1],
+            model_tensors,
+        )
+        return finish_report(record, crawl.layers, context, input_metadata, strict, measurement)
     finally:
-        for handle in crawl.handles:
-            handle.remove()
-        for child, training in training_flags:
-            child.training = training
         if measurement is not None:
             measurement.finish()
-
-    totals, model_tensors = model_totals(module.parameters(), module.buffers())
-    record: dict[str, Any] = {
-        "mode": mode,
-        "layer_count": len(crawl.layers),
-        "torch_version": torch.__version__,
-        "model": totals,
-    }
-    if operator_flops is not None:
-        record["leaf_calls"] = crawl.leaf_calls
-        record["operator_flops"] = operator_flops
-        record["layer_call_flops"] = per_layer
-    context = crawl_context(
-        f"{type(module).__module__}.{type(module).__qualname__}",
-        "evaluation_no_grad",
-        training_flags[0][1],
-        model_tensors,
-    )
-    return finish_report(record, crawl.layers, context, input_metadata, strict)
 
 
 def _crawl_script_module(

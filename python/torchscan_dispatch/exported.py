@@ -458,27 +458,24 @@ def crawl_exported_program(
     measurement = Measurement() if mode == "full" else None
     try:
         crawl.run(call_args, call_kwargs, measurement)
-        operator_flops = measurement.flop_report() if measurement is not None else None
-        per_layer = measurement.layer_call_report() if measurement is not None else {}
+        totals, model_tensors = model_totals(
+            (tensor for tensors in crawl.parameters.values() for _, tensor in tensors),
+            (tensor for tensors in crawl.buffers.values() for _, tensor in tensors),
+        )
+        record: dict[str, Any] = {
+            "mode": mode,
+            "layer_count": len(crawl.layers),
+            "torch_version": torch.__version__,
+            "model": totals,
+            "diagnostics": crawl.diagnostics,
+        }
+        if measurement is not None:
+            # The operator FLOPs stay in C++: the measurement hands them to
+            # the evaluation directly.
+            record["leaf_calls"] = crawl.leaf_calls
+        context = crawl_context(root_type, EXECUTION_MODE, False, model_tensors)
+        return finish_report(record, crawl.layers, context, input_metadata, strict, measurement)
     finally:
         if measurement is not None:
             measurement.finish()
-
-    totals, model_tensors = model_totals(
-        (tensor for tensors in crawl.parameters.values() for _, tensor in tensors),
-        (tensor for tensors in crawl.buffers.values() for _, tensor in tensors),
-    )
-    record: dict[str, Any] = {
-        "mode": mode,
-        "layer_count": len(crawl.layers),
-        "torch_version": torch.__version__,
-        "model": totals,
-        "diagnostics": crawl.diagnostics,
-    }
-    if operator_flops is not None:
-        record["leaf_calls"] = crawl.leaf_calls
-        record["operator_flops"] = operator_flops
-        record["layer_call_flops"] = per_layer
-    context = crawl_context(root_type, EXECUTION_MODE, False, model_tensors)
-    return finish_report(record, crawl.layers, context, input_metadata, strict)
 
