@@ -147,6 +147,19 @@ if [[ -z "${TORCHSCAN_TEST_MACHINE_SOURCED:-}" ]]; then
   export TMPDIR
   : "${TORCHSCAN_BAZEL_JOBS:=$(test_machine_bazel_jobs)}"
   export TORCHSCAN_BAZEL_JOBS
+  # NOTE: Bazel 4 hashes the client's PATH into every action (no
+  # --incompatible_strict_action_env). A python3 that is a version manager's
+  # shim (pyenv) runs Python with its own directories in front of PATH, so a
+  # Bazel command started from the Python tests (the docs' shell blocks) saw
+  # another PATH than the build stage and recompiled everything: 8 of the
+  # python stage's 18 minutes in a clean-clone run. Every stage takes
+  # Python's PATH, so every Bazel command sees the same one.
+  python_path="$("${TORCHSCAN_PYTHON:-python3}" -c 'import os; print(os.environ.get("PATH", ""))' 2>/dev/null || true)"
+  if [[ -n "${python_path}" ]]; then
+    PATH="${python_path}"
+    export PATH
+  fi
+  unset python_path
 fi
 
 bazel_flags=("--jobs=${TORCHSCAN_BAZEL_JOBS}")
