@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -16,79 +17,82 @@ namespace {
 using formulas::OperatorValue;
 using Kind = formulas::OperatorValue::Kind;
 using report::Json;
+using report::JsonArray;
+using report::JsonObject;
+using report::JsonValue;
 using Dimension = CompiledGraphTally::Dimension;
 using Value = CompiledGraphTally::Value;
 
-absl::Status Malformed(absl::string_view where, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("compiled graph spec: ", where, ": ", what));
-}
-
-absl::StatusOr<Dimension> ParseDimension(const Json& node,
-                                         absl::string_view where) {
-  if (node.is_number_integer()) return Dimension(node.get<std::int64_t>());
-  if (node.is_object() && node.size() == 1 && node.contains("symbol") &&
-      node["symbol"].is_number_unsigned()) {
-    return Dimension(node["symbol"].get<std::size_t>());
+// NOTE [Reading a spec]
+// The spec comes from our own graph pass (_compiled_graphs.py), so an error
+// here is our bug, and it names the path of the bad field. Integers are read
+// as int64 or rejected: an integer outside that range (which the pass
+// describes as "other") must never wrap to a negative size.
+absl::StatusOr<Dimension> ParseDimension(const JsonValue& node) {
+  if (node.node().is_object()) {
+    TS_ASSIGN_OR_RETURN(JsonObject symbol, node.Object());
+    TS_RETURN_IF_ERROR(symbol.RejectUnknownKeys({"symbol"}));
+    TS_ASSIGN_OR_RETURN(std::int64_t index, symbol.Index("symbol"));
+    return Dimension(static_cast<std::size_t>(index));
   }
-  return Malformed(where, "a dimension is an integer or {\"symbol\": i}");
+  if (!node.node().is_number_integer()) {
+    return node.Expected("an integer or {\"symbol\": i}");
+  }
+  TS_ASSIGN_OR_RETURN(std::int64_t size, node.Int64());
+  return Dimension(size);
 }
 
-absl::StatusOr<std::vector<Dimension>> ParseDimensions(
-    const Json& node, absl::string_view where) {
-  if (!node.is_array()) return Malformed(where, "expected a list");
+absl::StatusOr<std::vector<Dimension>> ParseDimensions(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
   std::vector<Dimension> dimensions;
-  for (const Json& item : node) {
-    TS_ASSIGN_OR_RETURN(Dimension dimension, ParseDimension(item, where));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(Dimension dimension, ParseDimension(items.Item(i)));
     dimensions.push_back(dimension);
   }
   return dimensions;
 }
 
-absl::StatusOr<Value> ParseValue(const Json& node, absl::string_view where) {
-  if (!node.is_object() || node.size() != 1) {
-    return Malformed(where, "a value is an object with one kind");
+absl::StatusOr<Value> ParseValue(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  std::vector<std::pair<std::string, JsonValue>> members = object.Members();
+  if (members.size() != 1) {
+    return node.Error("a value is an object with one kind");
   }
-  // NOTE: through the object's own iterator, whose key() refers into the
-  // object; a structured binding over `*node.items().begin()` would bind to
-  // a temporary iteration proxy that dies at the end of the statement.
-  const Json::const_iterator entry = node.cbegin();
-  const std::string& kind = entry.key();
-  const Json& body = entry.value();
+  const auto& [kind, body] = members.front();
   Value value;
-  if (kind == "tensor" || kind == "ints" || kind == "int") {
-    value.kind = kind == "tensor" ? Kind::kTensor
-                 : kind == "ints" ? Kind::kIntList
-                                  : Kind::kInt;
-    TS_ASSIGN_OR_RETURN(std::vector<Dimension> dimensions,
-                        kind == "int"
-                            ? ParseDimensions(Json::array({body}), where)
-                            : ParseDimensions(body, where));
-    value.dimensions = std::move(dimensions);
+  if (kind == "tensor" || kind == "ints") {
+    value.kind = kind == "tensor" ? Kind::kTensor : Kind::kIntList;
+    TS_ASSIGN_OR_RETURN(value.dimensions, ParseDimensions(body));
+  } else if (kind == "int") {
+    value.kind = Kind::kInt;
+    TS_ASSIGN_OR_RETURN(Dimension dimension, ParseDimension(body));
+    value.dimensions = {dimension};
   } else if (kind == "tensors") {
     value.kind = Kind::kTensorList;
-    if (!body.is_array()) return Malformed(where, "tensors is a list");
-    for (const Json& item : body) {
+    TS_ASSIGN_OR_RETURN(JsonArray items, body.Array());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const JsonValue item = items.Item(i);
       if (item.is_null()) {
         value.tensor_dimensions.emplace_back(std::nullopt);
         continue;
       }
       TS_ASSIGN_OR_RETURN(std::vector<Dimension> dimensions,
-                          ParseDimensions(item, where));
+                          ParseDimensions(item));
       value.tensor_dimensions.emplace_back(std::move(dimensions));
     }
-  } else if (kind == "bool" && body.is_boolean()) {
+  } else if (kind == "bool") {
     value.kind = Kind::kBool;
-    value.boolean = body.get<bool>();
-  } else if (kind == "bools" && body.is_array()) {
+    TS_ASSIGN_OR_RETURN(value.boolean, body.Bool());
+  } else if (kind == "bools") {
     value.kind = Kind::kBoolList;
-    for (const Json& item : body) {
-      if (!item.is_boolean()) return Malformed(where, "bools holds booleans");
-      value.booleans.push_back(item.get<bool>());
+    TS_ASSIGN_OR_RETURN(JsonArray items, body.Array());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      TS_ASSIGN_OR_RETURN(bool item, items.Item(i).Bool());
+      value.booleans.push_back(item);
     }
-  } else if (kind == "float" && body.is_number()) {
+  } else if (kind == "float") {
     value.kind = Kind::kDouble;
-    value.real = body.get<double>();
+    TS_ASSIGN_OR_RETURN(value.real, body.Number());
   } else if (kind == "none") {
     value.kind = Kind::kNone;
   } else if (kind == "unknown_tensor") {
@@ -97,17 +101,16 @@ absl::StatusOr<Value> ParseValue(const Json& node, absl::string_view where) {
   } else if (kind == "other") {
     value.kind = Kind::kOther;
   } else {
-    return Malformed(where, absl::StrCat("unknown value kind '", kind, "'"));
+    return node.Error(absl::StrCat("unknown value kind '", kind, "'"));
   }
   return value;
 }
 
-absl::StatusOr<std::vector<Value>> ParseValues(const Json& node,
-                                               absl::string_view where) {
-  if (!node.is_array()) return Malformed(where, "expected a list of values");
+absl::StatusOr<std::vector<Value>> ParseValues(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
   std::vector<Value> values;
-  for (const Json& item : node) {
-    TS_ASSIGN_OR_RETURN(Value value, ParseValue(item, where));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(Value value, ParseValue(items.Item(i)));
     values.push_back(std::move(value));
   }
   return values;
@@ -246,34 +249,40 @@ const OperatorInfo& InfoForCall(const std::string& op,
   return SyntheticOperatorInfo(op, formulas::FindOperatorFormula(op), "");
 }
 
-absl::StatusOr<CompiledGraphTally::Call> ParseCall(const Json& node,
-                                                   std::size_t index) {
-  const std::string where = absl::StrCat("calls[", index, "]");
-  if (!node.is_object() || !node.contains("op") || !node["op"].is_string() ||
-      !node.contains("overload") || !node["overload"].is_string()) {
-    return Malformed(where, "a call names its op and overload");
+absl::StatusOr<CompiledGraphTally::ModuleEntry> ParseModuleEntry(
+    const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonArray entry, node.Array());
+  if (entry.size() != 3) {
+    return node.Error("a module entry is [root, path, type]");
   }
+  TS_ASSIGN_OR_RETURN(std::string root, entry.Item(0).String());
+  TS_ASSIGN_OR_RETURN(std::string path, entry.Item(1).String());
+  TS_ASSIGN_OR_RETURN(std::string type, entry.Item(2).String());
+  return CompiledGraphTally::ModuleEntry{std::move(root), std::move(path),
+                                         std::move(type)};
+}
+
+absl::StatusOr<CompiledGraphTally::Call> ParseCall(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
+      {"op", "overload", "modules", "arguments", "results"}));
+  TS_ASSIGN_OR_RETURN(std::string op, object.String("op"));
+  TS_ASSIGN_OR_RETURN(std::string overload, object.String("overload"));
   CompiledGraphTally::Call call;
-  call.info = &InfoForCall(node["op"].get<std::string>(),
-                           node["overload"].get<std::string>());
-  if (node.contains("modules")) {
-    for (const Json& entry : node["modules"]) {
-      if (!entry.is_array() || entry.size() != 3 || !entry[0].is_string() ||
-          !entry[1].is_string() || !entry[2].is_string()) {
-        return Malformed(where, "a module entry is [root, path, type]");
-      }
-      call.modules.push_back({entry[0].get<std::string>(),
-                              entry[1].get<std::string>(),
-                              entry[2].get<std::string>()});
+  call.info = &InfoForCall(op, overload);
+  if (std::optional<JsonValue> modules = object.OptionalMember("modules")) {
+    TS_ASSIGN_OR_RETURN(JsonArray entries, modules->Array());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      TS_ASSIGN_OR_RETURN(CompiledGraphTally::ModuleEntry entry,
+                          ParseModuleEntry(entries.Item(i)));
+      call.modules.push_back(std::move(entry));
     }
   }
   for (auto [field, target] : {std::pair{"arguments", &call.arguments},
                                std::pair{"results", &call.results}}) {
-    if (!node.contains(field)) continue;
-    TS_ASSIGN_OR_RETURN(
-        std::vector<Value> values,
-        ParseValues(node[field], absl::StrCat(where, ".", field)));
-    *target = std::move(values);
+    std::optional<JsonValue> values = object.OptionalMember(field);
+    if (!values) continue;
+    TS_ASSIGN_OR_RETURN(*target, ParseValues(*values));
   }
   bool symbolic = false;
   for (const Value& value : call.arguments) symbolic |= UsesSymbols(value);
@@ -312,25 +321,50 @@ std::optional<std::string> LabelOf(
 
 absl::StatusOr<std::unique_ptr<CompiledGraphTally>> CompiledGraphTally::Parse(
     absl::string_view spec) {
-  TS_ASSIGN_OR_RETURN(Json parsed, report::ParseJson(spec));
-  const Json& root = parsed;
-  if (!root.is_object() || !root.contains("calls") ||
-      !root["calls"].is_array()) {
-    return Malformed("spec", "expected {\"family\": ..., \"calls\": [...]}");
-  }
   std::unique_ptr<CompiledGraphTally> tally(new CompiledGraphTally());
-  if (root.contains("family") && root["family"].is_string()) {
-    tally->family_ = root["family"].get<std::string>();
-  }
-  if (root.contains("unseen") && root["unseen"].is_string()) {
-    tally->unseen_ = root["unseen"].get<std::string>();
-  }
-  std::size_t index = 0;
-  for (const Json& node : root["calls"]) {
-    TS_ASSIGN_OR_RETURN(Call call, ParseCall(node, index++));
-    tally->calls_.push_back(std::move(call));
+  if (absl::Status read = tally->Read(spec); !read.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compiled graph ", read.message()));
   }
   return tally;
+}
+
+absl::Status CompiledGraphTally::Read(absl::string_view spec) {
+  absl::StatusOr<Json> document = report::ParseJson(spec);
+  if (!document.ok()) {
+    return report::FieldError("spec", document.status().message());
+  }
+  TS_ASSIGN_OR_RETURN(JsonObject root, JsonValue(*document, "spec").Object());
+  TS_RETURN_IF_ERROR(
+      root.RejectUnknownKeys({"version", "family", "unseen", "calls"}));
+  if (root.Contains("family")) {
+    TS_ASSIGN_OR_RETURN(family_, root.String("family"));
+  }
+  if (root.Contains("unseen")) {
+    TS_ASSIGN_OR_RETURN(unseen_, root.String("unseen"));
+  }
+  // NOTE [Specs of another version]
+  // Inductor's FX graph cache keeps a graph's code, spec included, across
+  // processes, so a graph compiled under another release of this library
+  // may run here. Its spec is not ours to read: its work is unseen, named,
+  // and the workload runs on.
+  if (root.Contains("version")) {
+    TS_ASSIGN_OR_RETURN(std::int64_t version, root.Index("version"));
+    if (version != kSpecVersion) {
+      unseen_ = absl::StrCat(
+          "this compiled graph was described by another release of "
+          "torchscan_dispatch (spec version ",
+          version, "; this library reads version ", kSpecVersion,
+          "), so its FLOPs are missing");
+      return absl::OkStatus();
+    }
+  }
+  TS_ASSIGN_OR_RETURN(JsonArray calls, root.Array("calls"));
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(Call call, ParseCall(calls.Item(i)));
+    calls_.push_back(std::move(call));
+  }
+  return absl::OkStatus();
 }
 
 std::uint32_t CompiledGraphTally::ModuleScopeOf(

@@ -13,7 +13,8 @@
 // loaded from a compilation cache, which skips the passes.
 //
 // The description (the "spec") is JSON:
-//   {"family": "0/0",             // Dynamo's compile id: a forward graph and
+//   {"version": 1,                // kSpecVersion; absent means this one
+//    "family": "0/0",             // Dynamo's compile id: a forward graph and
 //                                  // its backward share it
 //    "calls": [{"op": "aten::mm", "overload": "default",
 //               "modules": [["L['self']", "layers.0", "Block"], ...],
@@ -22,10 +23,11 @@
 // {"ints": [DIM, ...]}, {"bool": b}, {"bools": [b, ...]}, {"float": x},
 // {"tensors": [[DIM, ...] or null, ...]}, {"none": null},
 // {"unknown_tensor": null} or {"other": null}, and a DIM is an integer or
-// {"symbol": i}, the i-th value of the SymInt list the call passes. A spec
-// with "unseen": "<reason>" stands for a graph the pass could not describe.
-// Operators
-// that are not dispatcher operators are named "higher_order::<name>".
+// {"symbol": i}, the i-th value of the SymInt list the call passes; every
+// integer fits in 64 bits (the pass describes a larger one as "other"). A
+// spec with "unseen": "<reason>" stands for a graph the pass could not
+// describe, and so does a spec of another version. Operators that are not
+// dispatcher operators are named "higher_order::<name>".
 
 #ifndef TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
 #define TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
@@ -51,6 +53,10 @@ namespace torchscan::dispatch {
 
 class CompiledGraphTally {
  public:
+  // The spec format this library writes and reads (_SPEC_VERSION in
+  // python/torchscan_dispatch/_compiled_graphs.py).
+  static constexpr std::int64_t kSpecVersion = 1;
+
   // A dimension: a constant, or the index of a run-time symbol.
   using Dimension = std::variant<std::int64_t, std::size_t>;
   // A value as the spec describes it; `dimensions` hold the tensor's sizes,
@@ -98,6 +104,8 @@ class CompiledGraphTally {
 
  private:
   CompiledGraphTally() = default;
+  // Parse's work; errors name the field's path in the spec.
+  absl::Status Read(absl::string_view spec);
   // The module labels of call `index` under `root_label`, interned in
   // `session`'s current module scope (cached per session and scope).
   std::uint32_t ModuleScopeOf(CountingSession& session, std::size_t index,

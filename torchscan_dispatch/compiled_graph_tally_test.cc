@@ -40,10 +40,9 @@ report::FlopReport Recorded(const std::string& spec,
   return ReportOf(guard);
 }
 
-constexpr char kMm[] =
-    R"({"calls":[{"op":"aten::mm","overload":"default",)"
-    R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
-    R"("results":[{"tensor":[8,16]}]}]})";
+constexpr char kMm[] = R"({"calls":[{"op":"aten::mm","overload":"default",)"
+                       R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
+                       R"("results":[{"tensor":[8,16]}]}]})";
 
 TEST(CompiledGraphTallyTest, CountsACallWithItsFormula) {
   report::FlopReport report = Recorded(kMm);
@@ -116,10 +115,89 @@ TEST(CompiledGraphTallyTest, MalformedSpecsAreErrorsThatSayWhere) {
   ASSERT_FALSE(tally.ok());
   EXPECT_NE(std::string::npos, tally.status().message().find("calls[0]"));
   EXPECT_FALSE(CompiledGraphTally::Parse("not json").ok());
-  EXPECT_FALSE(CompiledGraphTally::Parse(
-                   R"({"calls":[{"op":"aten::mm","overload":"",)"
-                   R"("arguments":[{"tensor":[{"sym":0}]}]}]})")
-                   .ok());
+  EXPECT_FALSE(
+      CompiledGraphTally::Parse(R"({"calls":[{"op":"aten::mm","overload":"",)"
+                                R"("arguments":[{"tensor":[{"sym":0}]}]}]})")
+          .ok());
+}
+
+TEST(CompiledGraphTallyTest, AnErrorNamesThePathOfTheBadField) {
+  absl::StatusOr<std::unique_ptr<CompiledGraphTally>> tally =
+      CompiledGraphTally::Parse(
+          R"({"calls":[{"op":"aten::mm","overload":"default",)"
+          R"("arguments":[{"tensor":[8,"32"]}]}]})");
+  ASSERT_FALSE(tally.ok());
+  EXPECT_EQ(
+      "compiled graph spec.calls[0].arguments[0].tensor[1]: expected an "
+      "integer or {\"symbol\": i}, got string",
+      tally.status().message());
+}
+
+// Before the spec was read as int64, a size of 2^63 wrapped to -2^63 and the
+// product's FLOPs came out negative.
+TEST(CompiledGraphTallyTest, ASizeBeyondInt64IsAnErrorNotAWrappedSize) {
+  absl::StatusOr<std::unique_ptr<CompiledGraphTally>> tally =
+      CompiledGraphTally::Parse(
+          R"({"calls":[{"op":"aten::mm","overload":"default",)"
+          R"("arguments":[{"tensor":[9223372036854775808,32]},)"
+          R"({"tensor":[32,16]}],"results":[{"tensor":[8,16]}]}]})");
+  ASSERT_FALSE(tally.ok());
+  EXPECT_EQ(
+      "compiled graph spec.calls[0].arguments[0].tensor[0]: does not fit in "
+      "64 bits",
+      tally.status().message());
+}
+
+TEST(CompiledGraphTallyTest, AnUnknownFieldIsAnError) {
+  absl::StatusOr<std::unique_ptr<CompiledGraphTally>> tally =
+      CompiledGraphTally::Parse(
+          R"({"calls":[{"op":"aten::mm","overload":"default","shapes":[]}]})");
+  ASSERT_FALSE(tally.ok());
+  EXPECT_EQ("compiled graph spec.calls[0].shapes: unknown field",
+            tally.status().message());
+}
+
+TEST(CompiledGraphTallyTest, ASpecOfAnotherVersionIsUnseenWorkNotAnError) {
+  const std::string spec =
+      R"({"version":2,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
+      R"("results":[{"tensor":[8,16]}]}]})";
+  report::FlopReport report = Recorded(spec);
+  EXPECT_FALSE(report.total.is_complete());
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ("unseen_work", report.diagnostics[0].code);
+  EXPECT_NE(std::string::npos,
+            report.diagnostics[0].message.find("spec version 2"));
+}
+
+// Unseen work is one pseudo-operator per name; each graph keeps its reason.
+TEST(CompiledGraphTallyTest, TwoGraphsUnseenForDifferentReasonsNameBoth) {
+  std::unique_ptr<CompiledGraphTally> first =
+      Parse(R"({"calls":[],"unseen":"reason one"})");
+  std::unique_ptr<CompiledGraphTally> second =
+      Parse(R"({"calls":[],"unseen":"reason two"})");
+  ASSERT_NE(nullptr, first);
+  ASSERT_NE(nullptr, second);
+  FlopCountingGuard guard;
+  first->Record(*CountingSession::Current(), {}, std::nullopt);
+  second->Record(*CountingSession::Current(), {}, std::nullopt);
+  first->Record(*CountingSession::Current(), {}, std::nullopt);
+  report::FlopReport report = ReportOf(guard);
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ(
+      "inductor.compiled_graph ran 3 time(s) without any operator call: "
+      "reason one; reason two",
+      report.diagnostics[0].message);
+}
+
+TEST(CompiledGraphTallyTest, ASpecOfThisVersionIsRead) {
+  const std::string spec =
+      R"({"version":1,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
+      R"("results":[{"tensor":[8,16]}]}]})";
+  report::FlopReport report = Recorded(spec);
+  EXPECT_EQ(MatmulFlops(8, 32, 16), FlopsOf(report, "aten.mm"));
+  EXPECT_TRUE(report.total.is_complete());
 }
 
 constexpr char kModuleCall[] =

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
 
@@ -414,6 +415,9 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   // id but is the same operator to the reader.
   std::map<std::string, report::OperatorObservation> observations;
   std::map<std::string, Count> by_module;
+  // Unseen work of one name may have several reasons (two compiled graphs
+  // the pass could not describe): each is named once, in sorted order.
+  std::map<std::string, std::set<std::string>> unseen_reasons;
   for (const auto& [key, stats] : merged) {
     const OperatorInfo& info = OperatorInfoById(key.operator_id);
     report::OperatorObservation& op = observations[info.report_name];
@@ -428,7 +432,9 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     op.failed_calls += stats.failed_calls;
     if (info.ignored != nullptr)
       op.ignored_reason = std::string(info.ignored->reason);
-    if (!info.unseen_reason.empty()) op.unseen_reason = info.unseen_reason;
+    if (!info.unseen_reason.empty()) {
+      unseen_reasons[info.report_name].insert(info.unseen_reason);
+    }
     if (stats.counted_calls > 0) {
       for (const std::string& label :
            ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
@@ -436,6 +442,9 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
             report::AddCount(by_module[label], stats.flops, label));
       }
     }
+  }
+  for (const auto& [name, reasons] : unseen_reasons) {
+    observations[name].unseen_reason = absl::StrJoin(reasons, "; ");
   }
   std::vector<report::OperatorObservation> list;
   list.reserve(observations.size());

@@ -50,7 +50,8 @@ class Registry {
                                 const formulas::OperatorFormulaEntry* formula,
                                 const std::string& unseen_reason) {
     absl::MutexLock lock(&mu_);
-    auto [it, inserted] = synthetic_.try_emplace(packet, nullptr);
+    auto [it, inserted] =
+        synthetic_.try_emplace(std::make_pair(packet, unseen_reason), nullptr);
     if (inserted) {
       OperatorInfo info;
       info.id = static_cast<std::uint32_t>(infos_.size());
@@ -87,8 +88,10 @@ class Registry {
   absl::flat_hash_map<OperatorKey, const OperatorInfo*> by_key_
       ABSL_GUARDED_BY(mu_);
   std::deque<OperatorInfo> infos_ ABSL_GUARDED_BY(mu_);  // stable addresses
-  absl::flat_hash_map<std::string, const OperatorInfo*> synthetic_
-      ABSL_GUARDED_BY(mu_);
+  // (packet, unseen reason): two graphs left unseen for different reasons
+  // keep both reasons.
+  absl::flat_hash_map<std::pair<std::string, std::string>, const OperatorInfo*>
+      synthetic_ ABSL_GUARDED_BY(mu_);
 };
 
 class ForgetRemovedOperators : public c10::OpRegistrationListener {

@@ -72,7 +72,8 @@ const OperatorInfo* OperatorInfoForName(const std::string& packet,
 // An operator the dispatcher does not know: a higher-order operator of a
 // compiled graph ("higher_order::flex_attention"), with `formula` if we have
 // one, or a pseudo-operator for unseen work (`unseen_reason` set). Made once
-// per name; the reference stays valid for the life of the process.
+// per name and reason; the reference stays valid for the life of the
+// process.
 const OperatorInfo& SyntheticOperatorInfo(
     const std::string& packet, const formulas::OperatorFormulaEntry* formula,
     const std::string& unseen_reason);

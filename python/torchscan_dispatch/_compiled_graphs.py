@@ -52,7 +52,8 @@ import torch
 from torchscan_dispatch._library import compiled_region_calls, load_library
 from torchscan_dispatch._version import __version__
 
-_SPEC_VERSION = 1
+_SPEC_VERSION = 1  # CompiledGraphTally::kSpecVersion
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _lock = threading.Lock()
 _installed = False
 
@@ -142,7 +143,11 @@ class _GraphDescription:
             # A data-dependent size is only known once the graph has run
             # past its producer: the formula cannot have it.
             return None if _unbacked(value) else self._symbol(value)
-        return value if isinstance(value, int) else None
+        # The spec's integers are int64 (compiled_graph_tally.h); a larger
+        # Python int is a value no formula can read, not a wrapped size.
+        if isinstance(value, int) and _INT64_MIN <= value <= _INT64_MAX:
+            return value
+        return None
 
     def _tensor(self, tensor: torch.Tensor) -> dict[str, Any]:
         if tensor.is_nested or getattr(tensor, "layout", torch.strided) not in (torch.strided,):

@@ -379,6 +379,22 @@ def test_compiled_graph_with_a_graph_break(fresh_dynamo):
     assert_honest(report, truth)
 
 
+def test_an_integer_beyond_int64_in_a_compiled_graph_is_no_size(fresh_dynamo):
+    # The graph's spec reads integers as int64 (compiled_graph_tally.h); a
+    # larger constant is described as a value no formula reads, so the
+    # graph's other work is still counted and the workload runs on.
+    _seeded()
+    x, w = torch.randn(8, 32), torch.randn(32, 16)
+    f = lambda x: (x @ w) * 2**63  # noqa: E731
+    compiled = torch.compile(f)
+    compiled(x)
+    report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+    truth = fcm_total(lambda: f(x))
+    assert truth == mm(8, 32, 16)
+    assert report["total"]["known_value"] == truth
+    assert_honest(report, truth)
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_other_backends_are_counted_as_the_eager_code_they_run(fresh_dynamo, backend):
     _seeded()
