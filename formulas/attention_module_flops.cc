@@ -48,19 +48,15 @@ template <typename Layer>
 Py<ExactCount> FeedForwardFlops(const Layer& layer, const PyTuple& inputs) {
   if (!layer.activation_is_relu)
     return pycompat::Raise("NotImplementedError", kReluOnly);
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<const Dims*> shape = pycompat::ShapeOf(**x);
-  if (!shape.ok()) return shape.error();
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(*x));
   const ExactCount hidden =
-      ExactProduct(pycompat::AllButLast(**shape)) * layer.linear1.out_features;
+      ExactProduct(pycompat::AllButLast(*shape)) * layer.linear1.out_features;
   const ExactCount dropout =
       layer.dropout.training && layer.dropout.p > 0 ? hidden : ExactCount(0);
-  Py<ExactCount> first = LinearFlops(layer.linear1, inputs);
-  if (!first.ok()) return first.error();
-  Py<ExactCount> second = LinearFlops(layer.linear2, inputs);
-  if (!second.ok()) return second.error();
-  return *first + hidden + dropout + *second;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount first, LinearFlops(layer.linear1, inputs));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount second, LinearFlops(layer.linear2, inputs));
+  return first + hidden + dropout + second;
 }
 
 // `(flops_dropout(d, inputs) if d.training else 0) + input_flops`: the
@@ -69,9 +65,8 @@ Py<ExactCount> ResidualFlops(const DropoutParams& dropout,
                              const PyTuple& inputs, ExactCount input_flops) {
   ExactCount flops = 0;
   if (dropout.training) {
-    Py<ExactCount> dropped = DropoutFlops(dropout, inputs);
-    if (!dropped.ok()) return dropped.error();
-    flops = *dropped;
+    TS_PY_ASSIGN_OR_RAISE(ExactCount dropped, DropoutFlops(dropout, inputs));
+    flops = dropped;
   }
   return flops + input_flops;
 }
@@ -82,9 +77,8 @@ using Step = absl::FunctionRef<Py<ExactCount>()>;
 Py<ExactCount> SumInOrder(std::initializer_list<Step> steps) {
   ExactCount total = 0;
   for (const Step& step : steps) {
-    Py<ExactCount> flops = step();
-    if (!flops.ok()) return flops.error();
-    total += *flops;
+    TS_PY_ASSIGN_OR_RAISE(ExactCount flops, step());
+    total += flops;
   }
   return total;
 }
@@ -103,9 +97,8 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
   }
   const std::array<const CallValue*, 3> qkv = {inputs[0], inputs[1], inputs[2]};
   for (const CallValue* tensor : qkv) {
-    Py<std::int64_t> ndim = pycompat::NdimOf(*tensor);
-    if (!ndim.ok()) return ndim.error();
-    if (*ndim != 3) return pycompat::Raise("NotImplementedError", kBatched3d);
+    TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, pycompat::NdimOf(*tensor));
+    if (ndim != 3) return pycompat::Raise("NotImplementedError", kBatched3d);
   }
   if (mha.bias_k || mha.bias_v || mha.add_zero_attn) {
     return pycompat::Raise("NotImplementedError", kBiasKvOrZeroAttn);
@@ -138,24 +131,22 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
   flops += rows * (ExactCount(3) * source - 1);  // softmax
   if (mha.training && mha.dropout > 0) flops += rows * source;
   flops += rows * head_dim * (ExactCount(2) * source - 1);  // weights @ V
-  Py<ExactCount> projection = LinearFlops(mha.out_proj, {qkv[0]});
-  if (!projection.ok()) return projection.error();
-  flops += *projection;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount projection,
+                        LinearFlops(mha.out_proj, {qkv[0]}));
+  flops += projection;
   if (ReturnsHeadAveragedWeights(out)) flops += rows * source;
   return flops;
 }
 
 Py<ExactCount> TransformerEncoderLayerFlops(
     const TransformerEncoderLayerParams& layer, const PyTuple& inputs) {
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<ExactCount> input_flops = pycompat::NumelOf(**x);
-  if (!input_flops.ok()) return input_flops.error();
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount input_flops, pycompat::NumelOf(*x));
   const CallValue* src_mask = pycompat::ItemOrNone(inputs, 1);
   const CallValue* key_padding_mask = pycompat::ItemOrNone(inputs, 2);
   const PyTuple attention_inputs = {
-      *x, *x, *x, key_padding_mask, &pycompat::FalseValue(), src_mask};
-  const ExactCount residual = *input_flops;
+      x, x, x, key_padding_mask, &pycompat::FalseValue(), src_mask};
+  const ExactCount residual = input_flops;
   return SumInOrder({
       [&] {
         return MultiheadAttentionFlops(layer.self_attn, attention_inputs,
@@ -171,24 +162,21 @@ Py<ExactCount> TransformerEncoderLayerFlops(
 
 Py<ExactCount> TransformerDecoderLayerFlops(
     const TransformerDecoderLayerParams& layer, const PyTuple& inputs) {
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<ExactCount> input_flops = pycompat::NumelOf(**x);
-  if (!input_flops.ok()) return input_flops.error();
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount input_flops, pycompat::NumelOf(*x));
   const CallValue* tgt_mask = pycompat::ItemOrNone(inputs, 2);
   const CallValue* memory_mask = pycompat::ItemOrNone(inputs, 3);
   const CallValue* tgt_key_padding_mask = pycompat::ItemOrNone(inputs, 4);
   const CallValue* memory_key_padding_mask = pycompat::ItemOrNone(inputs, 5);
   const PyTuple self_attention = {
-      *x, *x, *x, tgt_key_padding_mask, &pycompat::FalseValue(), tgt_mask};
-  const ExactCount residual = *input_flops;
+      x, x, x, tgt_key_padding_mask, &pycompat::FalseValue(), tgt_mask};
+  const ExactCount residual = input_flops;
   // Cross-attention reads inputs[1], the memory, only when it gets there.
   auto cross_attention = [&]() -> Py<ExactCount> {
-    Py<const CallValue*> memory = pycompat::ItemAt(inputs, 1);
-    if (!memory.ok()) return memory.error();
-    const PyTuple attention_inputs = {*x,
-                                      *memory,
-                                      *memory,
+    TS_PY_ASSIGN_OR_RAISE(const CallValue* memory, pycompat::ItemAt(inputs, 1));
+    const PyTuple attention_inputs = {x,
+                                      memory,
+                                      memory,
                                       memory_key_padding_mask,
                                       &pycompat::FalseValue(),
                                       memory_mask};
@@ -223,14 +211,12 @@ Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
   const CallValue* src_key_padding_mask = pycompat::ItemOrNone(inputs, 5);
   const CallValue* tgt_key_padding_mask = pycompat::ItemOrNone(inputs, 6);
   const CallValue* memory_key_padding_mask = pycompat::ItemOrNone(inputs, 7);
-  Py<const CallValue*> src = pycompat::ItemAt(inputs, 0);
-  if (!src.ok()) return src.error();
-  Py<const CallValue*> tgt = pycompat::ItemAt(inputs, 1);
-  if (!tgt.ok()) return tgt.error();
-  const PyTuple encoder_inputs = {*src, src_mask, src_key_padding_mask};
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* src, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* tgt, pycompat::ItemAt(inputs, 1));
+  const PyTuple encoder_inputs = {src, src_mask, src_key_padding_mask};
   // The decoder's memory is the raw src, not the encoder output (quirk 14).
-  const PyTuple decoder_inputs = {*tgt,
-                                  *src,
+  const PyTuple decoder_inputs = {tgt,
+                                  src,
                                   tgt_mask,
                                   memory_mask,
                                   tgt_key_padding_mask,
@@ -246,7 +232,7 @@ Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
     if (!add(flops)) return flops;
   }
   if (transformer.encoder_norm) {
-    Py<ExactCount> flops = LayerNormFlops(*transformer.encoder_norm, {*src});
+    Py<ExactCount> flops = LayerNormFlops(*transformer.encoder_norm, {src});
     if (!add(flops)) return flops;
   }
   for (const TransformerDecoderLayerParams& layer :
@@ -255,7 +241,7 @@ Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
     if (!add(flops)) return flops;
   }
   if (transformer.decoder_norm) {
-    Py<ExactCount> flops = LayerNormFlops(*transformer.decoder_norm, {*tgt});
+    Py<ExactCount> flops = LayerNormFlops(*transformer.decoder_norm, {tgt});
     if (!add(flops)) return flops;
   }
   return total;

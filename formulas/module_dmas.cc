@@ -18,51 +18,45 @@ using pycompat::Py;
 // inp.numel() * input_reads + extra + (0 if inplace else out.numel()).
 Py<ExactCount> ReadWriteDmas(const CallValue& inp, const CallValue& out,
                              int input_reads, int extra, bool inplace) {
-  Py<ExactCount> in_numel = pycompat::NumelOf(inp);
-  if (!in_numel.ok()) return in_numel.error();
-  ExactCount dmas = *in_numel * input_reads + extra;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount in_numel, pycompat::NumelOf(inp));
+  ExactCount dmas = in_numel * input_reads + extra;
   if (inplace) return dmas;
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return dmas + *out_numel;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return dmas + out_numel;
 }
 
 // Reads the input, the weight and the bias; writes the output.
 Py<ExactCount> LinearDmas(Count parameters, const CallValue& inp,
                           const CallValue& out) {
-  Py<ExactCount> in_numel = pycompat::NumelOf(inp);
-  if (!in_numel.ok()) return in_numel.error();
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return *in_numel + parameters + *out_numel;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount in_numel, pycompat::NumelOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return in_numel + parameters + out_numel;
 }
 
 // Every output element reads its kernel window in each grouped input
 // channel (the module's in_channels, not the input's), plus the parameters.
 Py<ExactCount> ConvDmas(const ConvParams& conv, Count parameters,
                         const CallValue& out) {
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  Py<ExactCount> input_dmas = pycompat::FloorDivide(
-      ExactCount(conv.in_channels) * pycompat::ProductOf(conv.kernel_size) *
-          *out_numel,
-      conv.groups);
-  if (!input_dmas.ok()) return input_dmas.error();
-  return *input_dmas + parameters + *out_numel;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(
+      ExactCount input_dmas,
+      pycompat::FloorDivide(ExactCount(conv.in_channels) *
+                                pycompat::ProductOf(conv.kernel_size) *
+                                out_numel,
+                            conv.groups));
+  return input_dmas + parameters + out_numel;
 }
 
 // Stride, padding and kernel size are read per spatial dimension.
 Py<ExactCount> ConvTransposeDmas(const ConvParams& conv, Count parameters,
                                  const CallValue& out) {
-  Py<ExactCount> conv_dmas = ConvDmas(conv, parameters, out);
-  if (!conv_dmas.ok()) return conv_dmas.error();
-  return ExactCount(5) * pycompat::LengthOf(conv.kernel_size) + *conv_dmas;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount conv_dmas, ConvDmas(conv, parameters, out));
+  return ExactCount(5) * pycompat::LengthOf(conv.kernel_size) + conv_dmas;
 }
 
 Py<ExactCount> BatchNormDmas(const BatchNormParams& bn, const CallValue& inp,
                              const CallValue& out) {
-  Py<ExactCount> in_numel = pycompat::NumelOf(inp);
-  if (!in_numel.ok()) return in_numel.error();
+  TS_PY_ASSIGN_OR_RAISE(ExactCount in_numel, pycompat::NumelOf(inp));
   const bool has_running_stats =
       bn.running_mean_numel.has_value() && bn.running_var_numel.has_value();
   ExactCount ops = 1;  // eps
@@ -77,9 +71,8 @@ Py<ExactCount> BatchNormDmas(const BatchNormParams& bn, const CallValue& inp,
     // num_batches_tracked and both running statistics are updated.
     ops += ExactCount(1) + *bn.running_mean_numel + *bn.running_var_numel;
   }
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return *in_numel + ops + *out_numel;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return in_numel + ops + out_numel;
 }
 
 // An int kernel is expanded to (k,) * (inp.ndim - 2) here, unlike in the
@@ -88,26 +81,23 @@ Py<ExactCount> PoolDmas(const PoolParams& pool, const CallValue& inp,
                         const CallValue& out) {
   ExactCount volume = pycompat::ProductOf(pool.kernel_size);
   if (pool.kernel_size.kind != HyperParameter::Kind::kTuple) {
-    Py<std::int64_t> ndim = pycompat::NdimOf(inp);
-    if (!ndim.ok()) return ndim.error();
+    TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, pycompat::NdimOf(inp));
     volume = 1;
-    for (std::int64_t i = 0; i < *ndim - 2; ++i) {
+    for (std::int64_t i = 0; i < ndim - 2; ++i) {
       volume = volume * pool.kernel_size.ints.front();
     }
   }
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return volume * *out_numel + *out_numel;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return volume * out_numel + out_numel;
 }
 
 Py<ExactCount> AdaptivePoolDmas(const CallValue& inp, const CallValue& out) {
-  Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(inp, out);
-  if (!kernel.ok()) return kernel.error();
+  TS_PY_ASSIGN_OR_RAISE(std::vector<ExactCount> kernel,
+                        AdaptiveKernelSize(inp, out));
   ExactCount volume = 1;
-  for (const ExactCount& size : *kernel) volume = volume * size;
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return volume * *out_numel + *out_numel;
+  for (const ExactCount& size : kernel) volume = volume * size;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return volume * out_numel + out_numel;
 }
 
 }  // namespace torchscan::formulas::module_internal

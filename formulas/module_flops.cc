@@ -22,11 +22,9 @@ using pycompat::PyTuple;
 // inputs[0].numel() * factor: ReLU (1), ReLU6 (2), Sigmoid and LeakyReLU (4),
 // ELU and Tanh (6).
 Py<ExactCount> ElementwiseFlops(const PyTuple& inputs, int factor) {
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<ExactCount> numel = pycompat::NumelOf(**x);
-  if (!numel.ok()) return numel.error();
-  return *numel * factor;
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(*x));
+  return numel * factor;
 }
 
 // Kernel volume times grouped input channels, two operations per term minus
@@ -34,78 +32,65 @@ Py<ExactCount> ElementwiseFlops(const PyTuple& inputs, int factor) {
 Py<ExactCount> ConvFlops(const ConvParams& conv, const PyTuple& inputs,
                          const CallValue& out) {
   const ExactCount kernel = pycompat::ProductOf(conv.kernel_size);
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<const Dims*> shape = pycompat::ShapeOf(**x);
-  if (!shape.ok()) return shape.error();
-  Py<std::int64_t> channels = pycompat::DimAt(**shape, 1);
-  if (!channels.ok()) return channels.error();
-  Py<ExactCount> grouped = pycompat::FloorDivide(*channels, conv.groups);
-  if (!grouped.ok()) return grouped.error();
-  const ExactCount terms = kernel * *grouped;
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return *out_numel * (ExactCount(2) * terms - 1 + (conv.bias ? 1 : 0));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t channels, pycompat::DimAt(*shape, 1));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount grouped,
+                        pycompat::FloorDivide(channels, conv.groups));
+  const ExactCount terms = kernel * grouped;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return out_numel * (ExactCount(2) * terms - 1 + (conv.bias ? 1 : 0));
 }
 
 Py<ExactCount> ConvTransposeFlops(const ConvParams& conv, const PyTuple& inputs,
                                   const CallValue& out) {
   // Upstream adds eight operations per spatial dimension for the output
   // padding computation.
-  Py<ExactCount> conv_flops = ConvFlops(conv, inputs, out);
-  if (!conv_flops.ok()) return conv_flops.error();
-  return ExactCount(8) * pycompat::LengthOf(conv.kernel_size) + *conv_flops;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount conv_flops, ConvFlops(conv, inputs, out));
+  return ExactCount(8) * pycompat::LengthOf(conv.kernel_size) + conv_flops;
 }
 
 Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
                               const PyTuple& inputs) {
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<ExactCount> numel = pycompat::NumelOf(**x);
-  if (!numel.ok()) return numel.error();
-  ExactCount flops = ExactCount(bn.num_features) * 2 + *numel * 2;
-  if (bn.affine) flops += *numel * 2;
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(*x));
+  ExactCount flops = ExactCount(bn.num_features) * 2 + numel * 2;
+  if (bn.affine) flops += numel * 2;
   if (bn.track_running_stats && bn.training) {
     if (!bn.momentum.has_value()) flops += 1;
     flops +=
-        *numel + ExactCount(3) * *numel + ExactCount(2) * bn.num_features * 3;
+        numel + ExactCount(3) * numel + ExactCount(2) * bn.num_features * 3;
   }
   return flops;
 }
 
 Py<ExactCount> MaxPoolFlops(const PoolParams& pool, const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return *out_numel * (kernel - 1);
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return out_numel * (kernel - 1);
 }
 
 Py<ExactCount> AvgPoolFlops(const PoolParams& pool, const PyTuple& inputs,
                             const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<std::int64_t> ndim = pycompat::NdimOf(**x);
-  if (!ndim.ok()) return ndim.error();
-  return *out_numel * (kernel - 1 + *ndim - 2);
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, pycompat::NdimOf(*x));
+  return out_numel * (kernel - 1 + ndim - 2);
 }
 
 // Adaptive pools: `extra` adds one division per spatial dimension (average).
 Py<ExactCount> AdaptivePoolFlops(const PyTuple& inputs, const CallValue& out,
                                  bool average) {
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(**x, out);
-  if (!kernel.ok()) return kernel.error();
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(std::vector<ExactCount> kernel,
+                        AdaptiveKernelSize(*x, out));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
   ExactCount volume = 1;
-  for (const ExactCount& size : *kernel) volume = volume * size;
+  for (const ExactCount& size : kernel) volume = volume * size;
   ExactCount per_output = volume - 1;
-  if (average) per_output += static_cast<std::int64_t>(kernel->size());
-  return *out_numel * per_output;
+  if (average) per_output += static_cast<std::int64_t>(kernel.size());
+  return out_numel * per_output;
 }
 
 // Counted whenever p > 0, training or not (quirk 9).
@@ -116,12 +101,10 @@ Py<ExactCount> DropoutFlops(const DropoutParams& dropout,
 }
 
 Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<const Dims*> shape = pycompat::ShapeOf(**x);
-  if (!shape.ok()) return shape.error();
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(*x));
   const ExactCount outputs = ExactCount(linear.out_features) *
-                             ExactProduct(pycompat::AllButLast(**shape));
+                             ExactProduct(pycompat::AllButLast(*shape));
   const ExactCount products =
       outputs * (ExactCount(2) * linear.in_features - 1);
   return products + (linear.bias ? outputs : ExactCount(0));
@@ -129,16 +112,14 @@ Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
 
 Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
                               const PyTuple& inputs) {
-  Py<const CallValue*> x = pycompat::ItemAt(inputs, 0);
-  if (!x.ok()) return x.error();
-  Py<ExactCount> numel = pycompat::NumelOf(**x);
-  if (!numel.ok()) return numel.error();
-  Py<ExactCount> rows =
-      pycompat::FloorDivide(*numel, ExactProduct(norm.normalized_shape));
-  if (!rows.ok()) return rows.error();
-  return ExactCount(6) * *numel + ExactCount(2) * *rows +
-         (norm.weight ? *numel : ExactCount(0)) +
-         (norm.bias ? *numel : ExactCount(0));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(
+      ExactCount rows,
+      pycompat::FloorDivide(numel, ExactProduct(norm.normalized_shape)));
+  return ExactCount(6) * numel + ExactCount(2) * rows +
+         (norm.weight ? numel : ExactCount(0)) +
+         (norm.bias ? numel : ExactCount(0));
 }
 
 }  // namespace torchscan::formulas::module_internal

@@ -11,12 +11,10 @@ using pycompat::Py;
 
 Py<std::vector<ExactCount>> AdaptiveKernelSize(const CallValue& inp,
                                                const CallValue& out) {
-  Py<const Dims*> in_shape = pycompat::ShapeOf(inp);
-  if (!in_shape.ok()) return in_shape.error();
-  Py<const Dims*> out_shape = pycompat::ShapeOf(out);
-  if (!out_shape.ok()) return out_shape.error();
-  absl::Span<const std::int64_t> in_dims = pycompat::DimsFrom(**in_shape, 2);
-  absl::Span<const std::int64_t> out_dims = pycompat::DimsFrom(**out_shape, 2);
+  TS_PY_ASSIGN_OR_RAISE(const Dims* in_shape, pycompat::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* out_shape, pycompat::ShapeOf(out));
+  absl::Span<const std::int64_t> in_dims = pycompat::DimsFrom(*in_shape, 2);
+  absl::Span<const std::int64_t> out_dims = pycompat::DimsFrom(*out_shape, 2);
   std::vector<ExactCount> kernel;
   for (std::size_t i = 0; i < std::min(in_dims.size(), out_dims.size()); ++i) {
     const ExactCount in_size = in_dims[i];

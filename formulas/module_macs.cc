@@ -17,44 +17,36 @@ using pycompat::Py;
 // One multiply-accumulate per input feature and output element; the bias
 // rides along with the accumulation.
 Py<ExactCount> LinearMacs(const LinearParams& linear, const CallValue& out) {
-  Py<const Dims*> shape = pycompat::ShapeOf(out);
-  if (!shape.ok()) return shape.error();
-  return ExactCount(linear.in_features) * ExactProduct(**shape);
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(out));
+  return ExactCount(linear.in_features) * ExactProduct(*shape);
 }
 
 Py<ExactCount> ConvMacs(const ConvParams& conv, const CallValue& inp,
                         const CallValue& out) {
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  Py<const Dims*> shape = pycompat::ShapeOf(inp);
-  if (!shape.ok()) return shape.error();
-  Py<std::int64_t> channels = pycompat::DimAt(**shape, 1);
-  if (!channels.ok()) return channels.error();
-  Py<ExactCount> grouped = pycompat::FloorDivide(*channels, conv.groups);
-  if (!grouped.ok()) return grouped.error();
-  return *out_numel * *grouped * pycompat::ProductOf(conv.kernel_size);
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t channels, pycompat::DimAt(*shape, 1));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount grouped,
+                        pycompat::FloorDivide(channels, conv.groups));
+  return out_numel * grouped * pycompat::ProductOf(conv.kernel_size);
 }
 
 // Four more per spatial dimension for the output padding computation.
 Py<ExactCount> ConvTransposeMacs(const ConvParams& conv, const CallValue& inp,
                                  const CallValue& out) {
-  Py<ExactCount> conv_macs = ConvMacs(conv, inp, out);
-  if (!conv_macs.ok()) return conv_macs.error();
-  return ExactCount(4) * pycompat::LengthOf(conv.kernel_size) + *conv_macs;
+  TS_PY_ASSIGN_OR_RAISE(ExactCount conv_macs, ConvMacs(conv, inp, out));
+  return ExactCount(4) * pycompat::LengthOf(conv.kernel_size) + conv_macs;
 }
 
 Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
-  Py<ExactCount> numel = pycompat::NumelOf(inp);
-  if (!numel.ok()) return numel.error();
-  ExactCount macs = *numel * (bn.affine ? 2 : 1);
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(inp));
+  ExactCount macs = numel * (bn.affine ? 2 : 1);
   // Read unconditionally upstream, so a 0-d input fails even in eval mode.
-  Py<const Dims*> shape = pycompat::ShapeOf(inp);
-  if (!shape.ok()) return shape.error();
-  Py<std::int64_t> batch = pycompat::DimAt(**shape, 0);
-  if (!batch.ok()) return batch.error();
-  const ExactCount spatial = ExactProduct(pycompat::DimsFrom(**shape, 2));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t batch, pycompat::DimAt(*shape, 0));
+  const ExactCount spatial = ExactProduct(pycompat::DimsFrom(*shape, 2));
   if (bn.track_running_stats && bn.training) {
-    const ExactCount active = ExactCount(*batch) * spatial;
+    const ExactCount active = ExactCount(batch) * spatial;
     macs += ExactCount(bn.num_features) * (active - 1);
     macs += ExactCount(bn.num_features) * (ExactCount(2) * active - 1);
     macs += ExactCount(2) * bn.num_features * 2;
@@ -64,32 +56,28 @@ Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
 
 Py<ExactCount> MaxPoolMacs(const PoolParams& pool, const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  return *out_numel * (kernel - 1);
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  return out_numel * (kernel - 1);
 }
 
 Py<ExactCount> AvgPoolMacs(const PoolParams& pool, const CallValue& inp,
                            const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
-  Py<std::int64_t> ndim = pycompat::NdimOf(inp);
-  if (!ndim.ok()) return ndim.error();
-  return *out_numel * (kernel - 1 + *ndim - 2);
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, pycompat::NdimOf(inp));
+  return out_numel * (kernel - 1 + ndim - 2);
 }
 
 Py<ExactCount> AdaptivePoolMacs(const CallValue& inp, const CallValue& out,
                                 bool average) {
-  Py<std::vector<ExactCount>> kernel = AdaptiveKernelSize(inp, out);
-  if (!kernel.ok()) return kernel.error();
-  Py<ExactCount> out_numel = pycompat::NumelOf(out);
-  if (!out_numel.ok()) return out_numel.error();
+  TS_PY_ASSIGN_OR_RAISE(std::vector<ExactCount> kernel,
+                        AdaptiveKernelSize(inp, out));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
   ExactCount volume = 1;
-  for (const ExactCount& size : *kernel) volume = volume * size;
+  for (const ExactCount& size : kernel) volume = volume * size;
   ExactCount per_output = volume - 1;
-  if (average) per_output += static_cast<std::int64_t>(kernel->size());
-  return *out_numel * per_output;
+  if (average) per_output += static_cast<std::int64_t>(kernel.size());
+  return out_numel * per_output;
 }
 
 }  // namespace torchscan::formulas::module_internal

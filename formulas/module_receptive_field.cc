@@ -32,14 +32,13 @@ MetricValue AsMetricValue(const HyperParameter& value) {
 
 // (-kernel, 1.0 / stride, 0.0): a negative kernel and a fractional stride.
 Py<ReceptiveField> ConvTransposeField(const ConvParams& conv) {
-  Py<HyperParameter> kernel = pycompat::First(conv.kernel_size);
-  if (!kernel.ok()) return kernel.error();
-  Py<HyperParameter> stride = pycompat::First(conv.stride);
-  if (!stride.ok()) return stride.error();
-  const std::int64_t s = stride->ints.front();
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter kernel,
+                        pycompat::First(conv.kernel_size));
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter stride, pycompat::First(conv.stride));
+  const std::int64_t s = stride.ints.front();
   if (s == 0)
     return pycompat::Raise("ZeroDivisionError", pycompat::kFloatDivisionByZero);
-  return ReceptiveField{-Count(kernel->ints.front()),
+  return ReceptiveField{-Count(kernel.ints.front()),
                         1.0 / static_cast<double>(s), 0.0};
 }
 
@@ -50,40 +49,32 @@ Py<ReceptiveField> KernelField(const HyperParameter& kernel_size,
                                const HyperParameter* dilation,
                                const HyperParameter& stride,
                                const HyperParameter& padding) {
-  Py<HyperParameter> kernel = pycompat::First(kernel_size);
-  if (!kernel.ok()) return kernel.error();
-  Count field = kernel->ints.front();
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter kernel, pycompat::First(kernel_size));
+  Count field = kernel.ints.front();
   if (dilation != nullptr) {
-    Py<HyperParameter> d = pycompat::First(*dilation);
-    if (!d.ok()) return d.error();
-    field = Count(d->ints.front()) * (field - 1) + 1;
+    TS_PY_ASSIGN_OR_RAISE(HyperParameter d, pycompat::First(*dilation));
+    field = Count(d.ints.front()) * (field - 1) + 1;
   }
-  Py<HyperParameter> s = pycompat::First(stride);
-  if (!s.ok()) return s.error();
-  Py<HyperParameter> p = pycompat::First(padding);
-  if (!p.ok()) return p.error();
-  return ReceptiveField{field, AsMetricValue(*s), AsMetricValue(*p)};
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter s, pycompat::First(stride));
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter p, pycompat::First(padding));
+  return ReceptiveField{field, AsMetricValue(s), AsMetricValue(p)};
 }
 
 // stride = kernel = ceil(in / out) over the last dimension; padding
 // (in - kernel * stride) / 2, a float that may be negative.
 Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
                                      const CallValue& out) {
-  Py<const Dims*> in_shape = pycompat::ShapeOf(inp);
-  if (!in_shape.ok()) return in_shape.error();
-  Py<std::int64_t> in_size = pycompat::DimAt(**in_shape, -1);
-  if (!in_size.ok()) return in_size.error();
-  Py<const Dims*> out_shape = pycompat::ShapeOf(out);
-  if (!out_shape.ok()) return out_shape.error();
-  Py<std::int64_t> out_size = pycompat::DimAt(**out_shape, -1);
-  if (!out_size.ok()) return out_size.error();
-  if (*out_size == 0)
+  TS_PY_ASSIGN_OR_RAISE(const Dims* in_shape, pycompat::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t in_size, pycompat::DimAt(*in_shape, -1));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* out_shape, pycompat::ShapeOf(out));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t out_size, pycompat::DimAt(*out_shape, -1));
+  if (out_size == 0)
     return pycompat::Raise("ZeroDivisionError", pycompat::kDivisionByZero);
   // Python's true division then math.ceil; exact for sizes below 2^53.
   const double ratio =
-      static_cast<double>(*in_size) / static_cast<double>(*out_size);
+      static_cast<double>(in_size) / static_cast<double>(out_size);
   const auto stride = static_cast<std::int64_t>(std::ceil(ratio));
-  const Count padding_twice = Count(*in_size) - Count(stride) * stride;
+  const Count padding_twice = Count(in_size) - Count(stride) * stride;
   return ReceptiveField{Count(stride), Count(stride),
                         static_cast<double>(padding_twice) / 2.0};
 }

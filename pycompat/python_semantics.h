@@ -39,6 +39,19 @@ class Py {
   std::optional<formulas::FormulaError> error_;
 };
 
+// Python's exception propagation, for a function returning Py<U>: binds the
+// value of the Py<T> step `expr` to `lhs`, or returns the step's exception.
+//
+//   TS_PY_ASSIGN_OR_RAISE(const formulas::Dims* shape, ShapeOf(value));
+#define TS_PY_ASSIGN_OR_RAISE(lhs, expr) \
+  TS_PY_ASSIGN_OR_RAISE_IMPL_(TS_PY_CONCAT_(ts_py_step_, __LINE__), lhs, expr)
+#define TS_PY_ASSIGN_OR_RAISE_IMPL_(step, lhs, expr) \
+  auto step = (expr);                                \
+  if (!step.ok()) return step.error();               \
+  lhs = *step
+#define TS_PY_CONCAT_(a, b) TS_PY_CONCAT_IMPL_(a, b)
+#define TS_PY_CONCAT_IMPL_(a, b) a##b
+
 // CPython's messages (3.11).
 inline constexpr absl::string_view kIntegerDivisionByZero =
     "integer division or modulo by zero";  // a // 0
