@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "report/analysis_report.h"
 #include "report/json_io.h"
 #include "report/strict.h"

@@ -19,7 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "python/operators/gradient_watches.h"
+#include "python/operators/open_measurements.h"
+#include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
 #include "report/metric_result.h"
@@ -28,8 +34,6 @@
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
-#include "torchscan_dispatch/gradient_watches.h"
-#include "torchscan_dispatch/open_measurements.h"
 #include "torchscan_dispatch/own_operators.h"
 
 namespace torchscan::dispatch {

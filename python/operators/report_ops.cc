@@ -11,16 +11,17 @@
 #include <string>
 #include <utility>
 
+#include "absl/status/statusor.h"
 #include "crawl/crawl_json.h"
+#include "python/operators/open_measurements.h"
+#include "python/operators/value_arguments.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
 #include "report/summary.h"
 #include "torchscan_dispatch/counting_session.h"
-#include "torchscan_dispatch/open_measurements.h"
 #include "torchscan_dispatch/own_operators.h"
-#include "torchscan_dispatch/value_arguments.h"
 
 namespace torchscan::dispatch {
 namespace {
