@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -43,18 +44,13 @@ std::string EvaluateMeasuredCrawl(std::int64_t handle, std::string crawl_json) {
   CountingSession& session = OpenMeasurements::Get().Session(handle);
   absl::StatusOr<report::FlopReport> flops = session.BuildReport();
   TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().ToString());
-  absl::StatusOr<std::map<std::string, ScopedFlops>> scopes =
-      session.BuildLayerCallReport();
-  TORCH_CHECK(scopes.ok(), "torchscan: ", scopes.status().ToString());
-  std::map<std::string, report::LayerOperatorFlops> layer_call_flops;
-  for (auto& [label, scope] : *scopes) {
-    report::LayerOperatorFlops& entry = layer_call_flops[label];
-    entry.total = std::move(scope.total);
-    entry.by_operator = std::move(scope.by_operator);
-  }
+  absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
+      layer_call_flops = session.BuildLayerCallFlops();
+  TORCH_CHECK(layer_call_flops.ok(),
+              "torchscan: ", layer_call_flops.status().ToString());
   absl::StatusOr<std::string> parts = crawl::EvaluateMeasuredCrawlText(
       ParseJsonArgument(crawl_json), *std::move(flops),
-      std::move(layer_call_flops));
+      *std::move(layer_call_flops));
   CheckValue(parts.status());
   return *std::move(parts);
 }
