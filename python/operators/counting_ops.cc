@@ -269,7 +269,7 @@ std::vector<std::string> OperatorNames() {
   return names;
 }
 
-// This block owns the namespace (DEF); the memory and report operators are
+// This block owns the namespace (DEF); the other operators of this folder are
 // fragments.
 const OwnOperators registration(
     torch::Library::DEF, OperatorNames(),

@@ -1,6 +1,7 @@
-// What the operators Python calls with report documents share
-// (report_ops.cc, render_ops.cc): a bad report or bad options is a ValueError
-// in Python, as in TorchScan 0.2, with the message naming the problem.
+// What the operators Python calls with JSON documents share (crawl_ops.cc,
+// report_ops.cc, render_ops.cc): a bad crawl record, report or options is a
+// ValueError in Python, as in TorchScan 0.2, with the message naming the
+// problem.
 
 #ifndef TORCHSCAN_PYTHON_OPERATORS_VALUE_ARGUMENTS_H_
 #define TORCHSCAN_PYTHON_OPERATORS_VALUE_ARGUMENTS_H_
