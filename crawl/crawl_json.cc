@@ -311,7 +311,7 @@ std::string CrawlPartsText(const report::AnalysisReport& report) {
 
 absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
     const Json& node, report::FlopReport operator_flops,
-    std::map<std::string, report::LayerOperatorFlops> layer_call_flops) {
+    std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops) {
   TS_ASSIGN_OR_RETURN(CrawlRecord record,
                       ReadCrawlRecord(node, /*with_flops=*/false));
   if (node["mode"] != "full") {
@@ -319,15 +319,12 @@ absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
         "crawl.mode: a measured crawl must be 'full'");
   }
   const std::size_t layer_count = record.parts.layers.size();
-  for (auto& [label, flops] : layer_call_flops) {
-    std::optional<report::Count> index = report::ParseCount(label);
-    if (!index || *index < 0 ||
-        *index >= static_cast<report::Count>(layer_count)) {
+  for (auto& [index, flops] : layer_call_flops) {
+    if (index >= layer_count) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "crawl.layer_call_flops.", label, ": is not a layer index"));
+          "crawl.layer_call_flops.", index, ": is not a layer index"));
     }
-    record.layer_call_flops[static_cast<std::size_t>(*index)] =
-        std::move(flops);
+    record.layer_call_flops[index] = std::move(flops);
   }
   record.operator_flops = std::move(operator_flops);
   TS_ASSIGN_OR_RETURN(report::AnalysisReport report,

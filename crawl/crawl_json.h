@@ -33,6 +33,7 @@
 #ifndef TORCHSCAN_CRAWL_CRAWL_JSON_H_
 #define TORCHSCAN_CRAWL_CRAWL_JSON_H_
 
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -60,11 +61,11 @@ absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node);
 // The same, as CrawlPartsText, for a full-mode record whose operator FLOPs come
 // straight from the measurement that counted them (no JSON in between): `node`
 // carries neither "operator_flops" nor "layer_call_flops" (they are not read),
-// and `layer_call_flops` is keyed by layer index in decimal, as the counting
-// session labels layer calls.
+// and `layer_call_flops` is keyed by layer index; an index past the record's
+// layers is InvalidArgument.
 absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
     const report::Json& node, report::FlopReport operator_flops,
-    std::map<std::string, report::LayerOperatorFlops> layer_call_flops);
+    std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops);
 
 }  // namespace torchscan::crawl
 

@@ -370,14 +370,9 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
     record.parts.module_diagnostics = crawl.TakeDiagnostics();
     TS_ASSIGN_OR_RETURN(record.operator_flops,
                         counting->session().BuildReport());
-    TS_ASSIGN_OR_RETURN(auto per_layer,
-                        counting->session().BuildLayerCallReport());
-    // The counter's layer-call labels are the layers' indexes.
-    for (auto& [label, flops] : per_layer) {
-      record.layer_call_flops[std::stoul(label)] = report::LayerOperatorFlops{
-          .total = std::move(flops.total),
-          .by_operator = std::move(flops.by_operator)};
-    }
+    // PublishScopes labels each layer call with its layer's index.
+    TS_ASSIGN_OR_RETURN(record.layer_call_flops,
+                        counting->session().BuildLayerCallFlops());
   }
   return FinishCrawl(std::move(record), options.strict);
 }

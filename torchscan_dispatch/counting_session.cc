@@ -1,10 +1,15 @@
 #include "torchscan_dispatch/counting_session.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <map>
 #include <set>
 #include <string_view>
 #include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -488,6 +493,23 @@ CountingSession::BuildLayerCallReport() const {
         std::move(scope.by_operator)};
   }
   return result;
+}
+
+absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
+CountingSession::BuildLayerCallFlops() const {
+  TS_ASSIGN_OR_RETURN(auto by_label, BuildLayerCallReport());
+  std::map<std::size_t, report::LayerOperatorFlops> by_layer;
+  for (auto& [label, flops] : by_label) {
+    std::size_t layer = 0;
+    if (!absl::SimpleAtoi(label, &layer)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("layer call label '", label, "' is not a layer index"));
+    }
+    by_layer[layer] =
+        report::LayerOperatorFlops{.total = std::move(flops.total),
+                                   .by_operator = std::move(flops.by_operator)};
+  }
+  return by_layer;
 }
 
 }  // namespace dispatch

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "report/analysis_report.h"
 #include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/metric_result.h"
@@ -173,6 +175,12 @@ class CountingSession : public c10::DebugInfoBase,
   // Operator FLOPs per layer-call label, inclusive of nested layer calls.
   absl::StatusOr<std::map<std::string, ScopedFlops>> BuildLayerCallReport()
       const;
+  // The same for a crawl, whose front end labels each layer call with its
+  // layer's index in decimal: each layer call's `total` and `by_operator`,
+  // keyed by that index (`path` and `call_index` are the layer's to give).
+  // InvalidArgument for a label that is not an index.
+  absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
+  BuildLayerCallFlops() const;
 
  private:
   struct OperatorStats {

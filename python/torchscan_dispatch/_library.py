@@ -146,10 +146,11 @@ _check_at_import()
 
 
 class ScopeCalls:
-    """The library's C functions for module hooks (scope_calls.cc), called
-    through ctypes because torch.ops costs five times as much per call. Each
-    returns -1 on error; callers repeat the call through the operator of the
-    same name to raise the error's message."""
+    """The library's C functions for module hooks
+    (python/operators/scope_calls.cc), called through ctypes because torch.ops
+    costs five times as much per call. Each returns -1 on error; callers
+    repeat the call through the operator of the same name to raise the
+    error's message."""
 
     def __init__(self, library: ctypes.CDLL) -> None:
         self.change_scope_label = library.torchscan_change_scope_label
@@ -159,21 +160,22 @@ class ScopeCalls:
         self.set_scope_id.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
         self.set_scope_id.restype = ctypes.c_int32
         # Tensors pass as their TensorImpl addresses (Tensor._cdata), at most
-        # four (gradient_watches.cc, NOTE [Tensors through ctypes]).
+        # four (python/operators/gradient_watches.cc, NOTE [Tensors through
+        # ctypes]).
         self.watch_gradients = library.torchscan_watch_gradients
         self.watch_gradients.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32] + [
             ctypes.c_void_p
         ] * 4
         self.watch_gradients.restype = ctypes.c_int32
         # Bumped by the native gradient watches whenever they change a scope
-        # (gradient_watches.h); read in place, without a call.
+        # (python/operators/gradient_watches.h); read in place, without a call.
         self.gradient_scope_epoch = ctypes.c_uint64.in_dll(library, "torchscan_gradient_scope_epoch")
 
 
 class CompiledRegionCalls:
     """The library's C functions for the calls made around every compiled
-    call and compiled graph (compiled_region_calls.cc), through ctypes for
-    the same reason as ScopeCalls."""
+    call and compiled graph (python/operators/compiled_region_calls.cc),
+    through ctypes for the same reason as ScopeCalls."""
 
     def __init__(self, library: ctypes.CDLL) -> None:
         self.counting_key_bits = library.torchscan_counting_key_bits

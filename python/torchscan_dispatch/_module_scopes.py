@@ -7,7 +7,7 @@ for every module call, so they do as little as possible: the native session
 keeps the set, interned as scope ids, and the hooks replay cached
 transitions (scope id, label, entering) -> scope id with one native call.
 Backward follows ModuleTracker's gradient hooks, registered natively
-(torchscan_dispatch/gradient_watches.h) rather than through
+(python/operators/gradient_watches.h) rather than through
 register_multi_grad_hook.
 """
 

@@ -1,4 +1,4 @@
-#include "torchscan_dispatch/gradient_watches.h"
+#include "python/operators/gradient_watches.h"
 
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/function.h>
@@ -14,8 +14,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "python/operators/open_measurements.h"
 #include "torchscan_dispatch/counting_session.h"
-#include "torchscan_dispatch/open_measurements.h"
 
 std::uint64_t torchscan_gradient_scope_epoch = 0;
 

@@ -19,7 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "python/operators/gradient_watches.h"
+#include "python/operators/open_measurements.h"
+#include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
 #include "report/metric_result.h"
@@ -28,8 +34,6 @@
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
-#include "torchscan_dispatch/gradient_watches.h"
-#include "torchscan_dispatch/open_measurements.h"
 #include "torchscan_dispatch/own_operators.h"
 
 namespace torchscan::dispatch {
@@ -265,7 +269,7 @@ std::vector<std::string> OperatorNames() {
   return names;
 }
 
-// This block owns the namespace (DEF); the memory and report operators are
+// This block owns the namespace (DEF); the other operators of this folder are
 // fragments.
 const OwnOperators registration(
     torch::Library::DEF, OperatorNames(),

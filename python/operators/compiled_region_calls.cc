@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "torchscan_dispatch/compiled_graph_tally.h"
 #include "torchscan_dispatch/counting_session.h"
@@ -158,8 +159,7 @@ __attribute__((visibility("default"))) std::int32_t
 torchscan_exit_compiled_graph(std::uint64_t tallies_before) noexcept {
   torchscan::dispatch::ExecutionState& state = ThisThreadState().execution;
   --state.compiled_graph_depth;
-  return CountingSession::Current() != nullptr &&
-                 state.compiling_depth == 0 &&
+  return CountingSession::Current() != nullptr && state.compiling_depth == 0 &&
                  state.tallies_recorded == tallies_before
              ? 1
              : 0;
@@ -173,8 +173,8 @@ __attribute__((visibility("default"))) std::int32_t torchscan_record_unseen(
   try {
     CountingSession* session = CountingSession::Current();
     if (session == nullptr || what == nullptr || reason == nullptr) return -1;
-    session->RecordCall(torchscan::dispatch::SyntheticOperatorInfo(
-        what, nullptr, reason));
+    session->RecordCall(
+        torchscan::dispatch::SyntheticOperatorInfo(what, nullptr, reason));
     return 0;
   } catch (...) {
     return -1;

@@ -1,4 +1,4 @@
-#include "torchscan_dispatch/open_measurements.h"
+#include "python/operators/open_measurements.h"
 
 #include <c10/util/Exception.h>
 

@@ -1,10 +1,10 @@
-// What the operators Python calls with report documents share
-// (python_report_ops.cc, python_render_ops.cc): a bad report or bad options
-// is a ValueError in Python, as in TorchScan 0.2, with the message naming the
+// What the operators Python calls with JSON documents share (crawl_ops.cc,
+// report_ops.cc, render_ops.cc): a bad crawl record, report or options is a
+// ValueError in Python, as in TorchScan 0.2, with the message naming the
 // problem.
 
-#ifndef TORCHSCAN_DISPATCH_VALUE_ARGUMENTS_H_
-#define TORCHSCAN_DISPATCH_VALUE_ARGUMENTS_H_
+#ifndef TORCHSCAN_PYTHON_OPERATORS_VALUE_ARGUMENTS_H_
+#define TORCHSCAN_PYTHON_OPERATORS_VALUE_ARGUMENTS_H_
 
 #include <c10/util/Exception.h>
 
@@ -39,4 +39,4 @@ inline std::optional<report::Json> ParseOptionalJsonArgument(
 
 }  // namespace torchscan::dispatch
 
-#endif  // TORCHSCAN_DISPATCH_VALUE_ARGUMENTS_H_
+#endif  // TORCHSCAN_PYTHON_OPERATORS_VALUE_ARGUMENTS_H_

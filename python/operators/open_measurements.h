@@ -5,8 +5,8 @@
 // finish), so a measurement is named by an integer handle. The registry owns
 // each measurement's ActiveCounting until Finish.
 
-#ifndef TORCHSCAN_DISPATCH_OPEN_MEASUREMENTS_H_
-#define TORCHSCAN_DISPATCH_OPEN_MEASUREMENTS_H_
+#ifndef TORCHSCAN_PYTHON_OPERATORS_OPEN_MEASUREMENTS_H_
+#define TORCHSCAN_PYTHON_OPERATORS_OPEN_MEASUREMENTS_H_
 
 #include <cstdint>
 #include <map>
@@ -50,4 +50,4 @@ class OpenMeasurements {
 
 }  // namespace torchscan::dispatch
 
-#endif  // TORCHSCAN_DISPATCH_OPEN_MEASUREMENTS_H_
+#endif  // TORCHSCAN_PYTHON_OPERATORS_OPEN_MEASUREMENTS_H_

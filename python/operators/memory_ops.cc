@@ -11,6 +11,9 @@
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "report/json_io.h"
 #include "torchscan_dispatch/own_operators.h"

@@ -9,10 +9,11 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "python/operators/value_arguments.h"
 #include "report/json_io.h"
 #include "report/render/report_documents.h"
 #include "torchscan_dispatch/own_operators.h"
-#include "torchscan_dispatch/value_arguments.h"
 
 namespace torchscan::dispatch {
 namespace {

@@ -25,8 +25,8 @@
 // module only. Parity with FlopCounterMode is the contract, so we replay
 // ModuleTracker's events, at C++ cost.
 
-#ifndef TORCHSCAN_DISPATCH_GRADIENT_WATCHES_H_
-#define TORCHSCAN_DISPATCH_GRADIENT_WATCHES_H_
+#ifndef TORCHSCAN_PYTHON_OPERATORS_GRADIENT_WATCHES_H_
+#define TORCHSCAN_PYTHON_OPERATORS_GRADIENT_WATCHES_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -56,4 +56,4 @@ void EndGradientWatches(std::int64_t handle);
 extern "C" __attribute__((visibility("default")))
 std::uint64_t torchscan_gradient_scope_epoch;
 
-#endif  // TORCHSCAN_DISPATCH_GRADIENT_WATCHES_H_
+#endif  // TORCHSCAN_PYTHON_OPERATORS_GRADIENT_WATCHES_H_

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "report/job_merge.h"
 #include "report/json_io.h"
 #include "torchscan_dispatch/own_operators.h"

@@ -15,8 +15,8 @@
 #include <limits>
 #include <string>
 
+#include "python/operators/open_measurements.h"
 #include "torchscan_dispatch/counting_session.h"
-#include "torchscan_dispatch/open_measurements.h"
 
 extern "C" {
 
