@@ -458,14 +458,14 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
                                  std::move(by_module));
 }
 
-absl::StatusOr<std::map<std::string, ScopedFlops>>
-CountingSession::BuildLayerCallReport() const {
+absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
+CountingSession::BuildLayerCallFlops() const {
   struct Accumulated {
     Count known = 0;
     bool complete = true;
     std::map<std::string, Count> by_operator;
   };
-  std::map<std::string, Accumulated> by_label;
+  std::map<std::size_t, Accumulated> by_layer;
   for (const auto& [key, stats] : Merged()) {
     const OperatorInfo& info = OperatorInfoById(key.operator_id);
     const bool uncounted =
@@ -473,7 +473,12 @@ CountingSession::BuildLayerCallReport() const {
         (stats.counted_calls == 0 && info.ignored == nullptr);
     for (const std::string& label :
          ScopeLabels(ScopeChannel::kLayerCalls, key.scopes[1])) {
-      Accumulated& scope = by_label[label];
+      std::size_t layer = 0;
+      if (!absl::SimpleAtoi(label, &layer)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "layer call label '", label, "' is not a layer index"));
+      }
+      Accumulated& scope = by_layer[layer];
       if (uncounted) scope.complete = false;
       if (stats.counted_calls > 0) {
         TS_RETURN_IF_ERROR(report::AddCount(scope.known, stats.flops, label));
@@ -485,31 +490,15 @@ CountingSession::BuildLayerCallReport() const {
   // One layer call's operator FLOPs: the operator method, per module call.
   const report::MetricKind kind{"FLOPs", std::string(report::kModuleCallScope),
                                 std::string(report::kOperatorFlopsMethod)};
-  std::map<std::string, ScopedFlops> result;
-  for (auto& [label, scope] : by_label) {
-    result[label] = ScopedFlops{
-        scope.complete ? report::MetricResult::Complete(scope.known, kind)
-                       : report::MetricResult::Partial(scope.known, kind),
-        std::move(scope.by_operator)};
+  std::map<std::size_t, report::LayerOperatorFlops> result;
+  for (auto& [layer, scope] : by_layer) {
+    result[layer] = report::LayerOperatorFlops{
+        .total = scope.complete
+                     ? report::MetricResult::Complete(scope.known, kind)
+                     : report::MetricResult::Partial(scope.known, kind),
+        .by_operator = std::move(scope.by_operator)};
   }
   return result;
-}
-
-absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
-CountingSession::BuildLayerCallFlops() const {
-  TS_ASSIGN_OR_RETURN(auto by_label, BuildLayerCallReport());
-  std::map<std::size_t, report::LayerOperatorFlops> by_layer;
-  for (auto& [label, flops] : by_label) {
-    std::size_t layer = 0;
-    if (!absl::SimpleAtoi(label, &layer)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("layer call label '", label, "' is not a layer index"));
-    }
-    by_layer[layer] =
-        report::LayerOperatorFlops{.total = std::move(flops.total),
-                                   .by_operator = std::move(flops.by_operator)};
-  }
-  return by_layer;
 }
 
 }  // namespace dispatch

@@ -63,14 +63,6 @@ struct DeferredCall {
   std::vector<c10::IValue> results;
 };
 
-// Operator FLOPs inside one scope label, inclusive of nested scopes.
-struct ScopedFlops {
-  // Counted FLOPs; complete unless an operator without a formula (and not
-  // ignored) or a failing formula ran inside the scope.
-  report::MetricResult total = report::MetricResult::Unavailable({});
-  std::map<std::string, Count> by_operator;
-};
-
 class CountingSession : public c10::DebugInfoBase,
                         public std::enable_shared_from_this<CountingSession> {
  public:
@@ -172,12 +164,11 @@ class CountingSession : public c10::DebugInfoBase,
   // What the session saw so far, merged over threads; `by_module` holds the
   // inclusive FLOPs of every module label that had counted operators.
   absl::StatusOr<report::FlopReport> BuildReport() const;
-  // Operator FLOPs per layer-call label, inclusive of nested layer calls.
-  absl::StatusOr<std::map<std::string, ScopedFlops>> BuildLayerCallReport()
-      const;
-  // The same for a crawl, whose front end labels each layer call with its
-  // layer's index in decimal: each layer call's `total` and `by_operator`,
-  // keyed by that index (`path` and `call_index` are the layer's to give).
+  // Operator FLOPs per layer call, inclusive of nested layer calls. A crawl's
+  // front end labels each layer call with its layer's index in decimal: each
+  // layer call's `total` (complete unless an operator without a formula, and
+  // not ignored, or a failing formula ran inside it) and `by_operator`, keyed
+  // by that index (`path` and `call_index` are the layer's to give).
   // InvalidArgument for a label that is not an index.
   absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
   BuildLayerCallFlops() const;

@@ -48,22 +48,6 @@ Json ParseOrThrow(const std::string& text, const char* what) {
   return *std::move(parsed);
 }
 
-// {label: {"total": MetricResult, "by_operator": {op: flops}}}
-report::Json ScopedFlopsToJson(
-    const std::map<std::string, ScopedFlops>& scopes) {
-  report::Json out = report::Json::object();
-  for (const auto& [label, scope] : scopes) {
-    report::Json entry = report::Json::object();
-    entry["total"] = report::MetricResultToJson(scope.total);
-    entry["by_operator"] = report::Json::object();
-    for (const auto& [op, flops] : scope.by_operator) {
-      entry["by_operator"][op] = report::CountToJson(flops);
-    }
-    out[label] = std::move(entry);
-  }
-  return out;
-}
-
 // Deferred calls handed to Python and not resolved yet, by handle.
 class PendingCalls {
  public:
@@ -206,14 +190,6 @@ std::string FlopReportJson(std::int64_t handle) {
   return report::DumpJson(json);
 }
 
-// {label: {"total": MetricResult, "by_operator": {op: flops}}}
-std::string LayerCallReportJson(std::int64_t handle) {
-  absl::StatusOr<std::map<std::string, ScopedFlops>> scopes =
-      OpenMeasurements::Get().Session(handle).BuildLayerCallReport();
-  TORCH_CHECK(scopes.ok(), "torchscan: ", scopes.status().ToString());
-  return report::DumpJson(ScopedFlopsToJson(*scopes));
-}
-
 void FinishCounting(std::int64_t handle) {
   PendingCalls::Get().Take(handle);
   OpenMeasurements::Get().Finish(handle);
@@ -247,7 +223,6 @@ constexpr const char* kOperators[] = {
     "_take_deferred_calls(int handle) -> Any",
     "_resolve_deferred(int handle, str results) -> ()",
     "_flop_report(int handle) -> str",
-    "_layer_call_report(int handle) -> str",
     "_finish_counting(int handle) -> ()",
     "_build_info() -> str",
     "_enter_layer(int handle, int layer, str module_label) -> ()",
@@ -279,15 +254,14 @@ const OwnOperators registration(
       library.def(kOperators[2], &TakeDeferredCalls);
       library.def(kOperators[3], &ResolveDeferred);
       library.def(kOperators[4], &FlopReportJson);
-      library.def(kOperators[5], &LayerCallReportJson);
-      library.def(kOperators[6], &FinishCounting);
-      library.def(kOperators[7], &BuildInfo);
-      library.def(kOperators[8], &EnterLayer);
-      library.def(kOperators[9], &ExitLayer);
-      library.def(kOperators[10], &ChangeScopeLabel);
-      library.def(kOperators[11], &SetScopeId);
-      library.def(kOperators[12], &WatchGradientsOp);
-      library.def(kOperators[13], &EndGradientWatches);
+      library.def(kOperators[5], &FinishCounting);
+      library.def(kOperators[6], &BuildInfo);
+      library.def(kOperators[7], &EnterLayer);
+      library.def(kOperators[8], &ExitLayer);
+      library.def(kOperators[9], &ChangeScopeLabel);
+      library.def(kOperators[10], &SetScopeId);
+      library.def(kOperators[11], &WatchGradientsOp);
+      library.def(kOperators[12], &EndGradientWatches);
     },
     __FILE__, __LINE__);
 

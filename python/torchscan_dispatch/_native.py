@@ -53,9 +53,6 @@ class Measurement:
     def flop_report(self) -> dict[str, Any]:
         return json.loads(self._ops._flop_report(self.handle))
 
-    def layer_call_report(self) -> dict[str, Any]:
-        return json.loads(self._ops._layer_call_report(self.handle))
-
     def finish(self) -> None:
         if not self._finished:
             self._finished = True
