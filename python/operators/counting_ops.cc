@@ -22,12 +22,15 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
 #include "python/operators/gradient_watches.h"
 #include "python/operators/open_measurements.h"
 #include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 #include "report/metric_result.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/counting_options.h"
@@ -40,6 +43,9 @@ namespace torchscan::dispatch {
 namespace {
 
 using report::Json;
+using report::JsonArray;
+using report::JsonObject;
+using report::JsonValue;
 
 Json ParseOrThrow(const std::string& text, const char* what) {
   absl::StatusOr<Json> parsed = report::ParseJson(text);
@@ -72,19 +78,27 @@ class PendingCalls {
   std::map<std::int64_t, std::vector<DeferredCall>> calls_ ABSL_GUARDED_BY(mu_);
 };
 
-// Options JSON: {"deferred_packets": ["aten.sin", ...]}.
-std::int64_t BeginCounting(std::string options_json) {
-  const Json options = ParseOrThrow(options_json, "options");
+// Options JSON: {"deferred_packets": ["aten.sin", ...]}, the member optional.
+absl::StatusOr<CountingOptions> ReadCountingOptions(const Json& document) {
+  TS_ASSIGN_OR_RETURN(JsonObject options,
+                      JsonValue(document, "options").Object());
+  TS_RETURN_IF_ERROR(options.RejectUnknownKeys({"deferred_packets"}));
   CountingOptions counting_options;
-  if (auto it = options.find("deferred_packets"); it != options.end()) {
-    TORCH_CHECK(it->is_array(), "torchscan: deferred_packets must be a list");
-    for (const Json& packet : *it) {
-      TORCH_CHECK(packet.is_string(),
-                  "torchscan: deferred_packets must hold names");
-      counting_options.deferred_packets.push_back(packet.get<std::string>());
+  if (options.Contains("deferred_packets")) {
+    TS_ASSIGN_OR_RETURN(JsonArray packets, options.Array("deferred_packets"));
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+      TS_ASSIGN_OR_RETURN(std::string packet, packets.Item(i).String());
+      counting_options.deferred_packets.push_back(std::move(packet));
     }
   }
-  return OpenMeasurements::Get().Begin(std::move(counting_options));
+  return counting_options;
+}
+
+std::int64_t BeginCounting(std::string options_json) {
+  absl::StatusOr<CountingOptions> options =
+      ReadCountingOptions(ParseOrThrow(options_json, "options"));
+  TORCH_CHECK(options.ok(), "torchscan: ", options.status().message());
+  return OpenMeasurements::Get().Begin(*std::move(options));
 }
 
 ScopeChannel CheckedChannel(std::int64_t channel) {
@@ -157,24 +171,38 @@ c10::IValue TakeDeferredCalls(std::int64_t handle) {
 
 // Results JSON: one entry per call handed out, in order: {"flops": <int>} or
 // {"error": "<message>"}.
+absl::Status ResolveDeferredCalls(const Json& document,
+                                  const std::vector<DeferredCall>& calls,
+                                  CountingSession& session) {
+  TS_ASSIGN_OR_RETURN(JsonArray results,
+                      JsonValue(document, "deferred results").Array());
+  if (results.size() != calls.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected ", calls.size(), " deferred results"));
+  }
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(JsonObject result, results.Item(i).Object());
+    TS_RETURN_IF_ERROR(result.RejectUnknownKeys({"flops", "error"}));
+    if (result.Contains("flops")) {
+      TS_ASSIGN_OR_RETURN(report::Count flops, result.Integer("flops"));
+      session.ResolveDeferred(calls[i], flops);
+      continue;
+    }
+    std::string error = "failed";
+    if (result.Contains("error")) {
+      TS_ASSIGN_OR_RETURN(error, result.String("error"));
+    }
+    session.ResolveDeferred(calls[i], absl::InvalidArgumentError(error));
+  }
+  return absl::OkStatus();
+}
+
 void ResolveDeferred(std::int64_t handle, std::string results_json) {
   const Json results = ParseOrThrow(results_json, "deferred results");
-  std::vector<DeferredCall> calls = PendingCalls::Get().Take(handle);
-  TORCH_CHECK(results.is_array() && results.size() == calls.size(),
-              "torchscan: expected ", calls.size(), " deferred results");
-  CountingSession& session = OpenMeasurements::Get().Session(handle);
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    const Json& result = results[i];
-    if (result.contains("flops")) {
-      absl::StatusOr<report::Count> flops =
-          report::JsonToCount(result["flops"], "deferred result");
-      TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().message());
-      session.ResolveDeferred(calls[i], *flops);
-    } else {
-      session.ResolveDeferred(calls[i], absl::InvalidArgumentError(
-                                            result.value("error", "failed")));
-    }
-  }
+  const std::vector<DeferredCall> calls = PendingCalls::Get().Take(handle);
+  const absl::Status resolved = ResolveDeferredCalls(
+      results, calls, OpenMeasurements::Get().Session(handle));
+  TORCH_CHECK(resolved.ok(), "torchscan: ", resolved.message());
 }
 
 std::string FlopReportJson(std::int64_t handle) {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 
 import pytest
 import torch
@@ -48,3 +49,20 @@ def test_bad_option_types_are_named(options, message):
     report = tsd.crawl_module(_model(), (3, 8, 8))
     with pytest.raises(TypeError, match=message.replace("(", r"\(")):
         tsd.format_summary(report, **options)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_depth": "2"}, "options.max_depth: expected an integer, got string"),
+        ({"wrap_mode": 3}, "options.wrap_mode: expected a string, got integer"),
+        ({"receptive_field": 1}, "options.receptive_field: expected a boolean, got integer"),
+        ({"max_width": 80}, "options.max_width: unknown field"),
+    ],
+)
+def test_the_native_renderer_names_a_bad_option(options, message):
+    # Below format_summary's own checks: the operator reads its options
+    # through the report library's JSON reader, field by field.
+    report = tsd.crawl_module(_model(), (3, 8, 8))
+    with pytest.raises(ValueError, match=message):
+        torch.ops.torchscan._render_summary(json.dumps(report), json.dumps(options))
