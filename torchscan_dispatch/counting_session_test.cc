@@ -56,7 +56,7 @@ TEST(CountingSessionTest, LayerCallFlopsAreKeyedByLayerIndexAndInclusive) {
        {.total = MetricResult::Partial(Count(0), kLayerCallKind),
         .by_operator = {}}},
   };
-  EXPECT_EQ(*flops, expected);
+  EXPECT_EQ(expected, *flops);
 }
 
 TEST(CountingSessionTest, LayerCallFlopsRefuseALabelThatIsNoIndex) {
@@ -69,9 +69,9 @@ TEST(CountingSessionTest, LayerCallFlopsRefuseALabelThatIsNoIndex) {
 
   absl::StatusOr<std::map<std::size_t, LayerOperatorFlops>> flops =
       session.BuildLayerCallFlops();
-  EXPECT_EQ(flops.status(),
-            absl::InvalidArgumentError(
-                "layer call label 'encoder' is not a layer index"));
+  EXPECT_EQ(absl::InvalidArgumentError(
+                "layer call label 'encoder' is not a layer index"),
+            flops.status());
 }
 
 }  // namespace
