@@ -122,11 +122,6 @@ void SetScopeId(std::int64_t handle, std::int64_t channel, std::int64_t id) {
   TORCH_CHECK(status.ok(), "torchscan: ", status.message());
 }
 
-void WatchGradientsOp(std::int64_t handle, std::vector<at::Tensor> tensors,
-                      std::string label, bool entering) {
-  WatchGradients(handle, tensors, std::move(label), entering);
-}
-
 // A negative layer index tracks a module that has no layer record.
 std::string LayerLabel(std::int64_t layer) {
   return layer < 0 ? "" : std::to_string(layer);
@@ -245,51 +240,36 @@ std::string BuildInfo() {
   return report::DumpJson(info);
 }
 
-constexpr const char* kOperators[] = {
-    "_begin_counting(str options) -> int",
-    "_stop_counting(int handle) -> ()",
-    "_take_deferred_calls(int handle) -> Any",
-    "_resolve_deferred(int handle, str results) -> ()",
-    "_flop_report(int handle) -> str",
-    "_finish_counting(int handle) -> ()",
-    "_build_info() -> str",
-    "_enter_layer(int handle, int layer, str module_label) -> ()",
-    "_exit_layer(int handle, int layer, str module_label) -> ()",
-    "_change_scope_label(int handle, int channel, str label, bool present) -> "
-    "int",
-    "_set_scope_id(int handle, int channel, int scope) -> ()",
-    "_watch_gradients(int handle, Tensor[] tensors, str label, bool entering) "
-    "-> ()",
-    "_end_gradient_watches(int handle) -> ()",
-};
-
-std::vector<std::string> OperatorNames() {
-  std::vector<std::string> names;
-  for (const char* schema : kOperators) {
-    const std::string text(schema);
-    names.push_back(text.substr(0, text.find('(')));
-  }
-  return names;
-}
-
 // This block owns the namespace (DEF); the other operators of this folder are
 // fragments.
 const OwnOperators registration(
-    torch::Library::DEF, OperatorNames(),
+    torch::Library::DEF,
+    {"_begin_counting", "_stop_counting", "_take_deferred_calls",
+     "_resolve_deferred", "_flop_report", "_finish_counting", "_build_info",
+     "_enter_layer", "_exit_layer", "_change_scope_label", "_set_scope_id",
+     "_end_gradient_watches"},
     [](torch::Library& library) {
-      library.def(kOperators[0], &BeginCounting);
-      library.def(kOperators[1], &StopCounting);
-      library.def(kOperators[2], &TakeDeferredCalls);
-      library.def(kOperators[3], &ResolveDeferred);
-      library.def(kOperators[4], &FlopReportJson);
-      library.def(kOperators[5], &FinishCounting);
-      library.def(kOperators[6], &BuildInfo);
-      library.def(kOperators[7], &EnterLayer);
-      library.def(kOperators[8], &ExitLayer);
-      library.def(kOperators[9], &ChangeScopeLabel);
-      library.def(kOperators[10], &SetScopeId);
-      library.def(kOperators[11], &WatchGradientsOp);
-      library.def(kOperators[12], &EndGradientWatches);
+      library.def("_begin_counting(str options) -> int", &BeginCounting);
+      library.def("_stop_counting(int handle) -> ()", &StopCounting);
+      library.def("_take_deferred_calls(int handle) -> Any",
+                  &TakeDeferredCalls);
+      library.def("_resolve_deferred(int handle, str results) -> ()",
+                  &ResolveDeferred);
+      library.def("_flop_report(int handle) -> str", &FlopReportJson);
+      library.def("_finish_counting(int handle) -> ()", &FinishCounting);
+      library.def("_build_info() -> str", &BuildInfo);
+      library.def("_enter_layer(int handle, int layer, str module_label) -> ()",
+                  &EnterLayer);
+      library.def("_exit_layer(int handle, int layer, str module_label) -> ()",
+                  &ExitLayer);
+      library.def(
+          "_change_scope_label(int handle, int channel, str label, "
+          "bool present) -> int",
+          &ChangeScopeLabel);
+      library.def("_set_scope_id(int handle, int channel, int scope) -> ()",
+                  &SetScopeId);
+      library.def("_end_gradient_watches(int handle) -> ()",
+                  &EndGradientWatches);
     },
     __FILE__, __LINE__);
 

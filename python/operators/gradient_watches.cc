@@ -17,15 +17,15 @@
 #include "python/operators/open_measurements.h"
 #include "torchscan_dispatch/counting_session.h"
 
-std::uint64_t torchscan_gradient_scope_epoch = 0;
-
 namespace torchscan::dispatch {
 namespace {
 
 using torch::autograd::Node;
 
+std::atomic<std::uint64_t> gradient_scope_epoch{0};
+
 void BumpEpoch() {
-  __atomic_fetch_add(&torchscan_gradient_scope_epoch, 1, __ATOMIC_RELEASE);
+  gradient_scope_epoch.fetch_add(1, std::memory_order_release);
 }
 
 // Where a hook was registered: the tensor, its index, and the tensor's hook
@@ -258,36 +258,8 @@ void EndGradientWatches(std::int64_t handle) {
   owner->hooks.clear();
 }
 
-}  // namespace torchscan::dispatch
-
-// NOTE [Tensors through ctypes]
-// A torch.ops call with a Tensor[] argument costs as much as the Python
-// hook it replaces (the arguments are parsed against the schema and boxed,
-// and the call passes through our own fallback), so the forward hooks pass
-// each tensor's TensorImpl address (Tensor._cdata) to this C function
-// instead. The caller holds the tensors for the duration of the call, so
-// taking a new reference from the address is safe. Errors cannot cross a C
-// boundary: a failing call returns -1 and the caller repeats it through the
-// operator of the same name, which raises with the message.
-extern "C" __attribute__((visibility("default"))) std::int32_t
-torchscan_watch_gradients(std::int64_t handle, const char* label,
-                          std::int32_t entering, std::int32_t count,
-                          std::uintptr_t impl0, std::uintptr_t impl1,
-                          std::uintptr_t impl2, std::uintptr_t impl3) noexcept {
-  using torchscan::dispatch::WatchGradients;
-  const std::uintptr_t impls[] = {impl0, impl1, impl2, impl3};
-  if (label == nullptr || count < 0 || count > 4) return -1;
-  try {
-    std::vector<at::Tensor> tensors;
-    tensors.reserve(count);
-    for (std::int32_t i = 0; i < count; ++i) {
-      if (impls[i] == 0) return -1;
-      tensors.emplace_back(c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(
-          reinterpret_cast<c10::TensorImpl*>(impls[i])));
-    }
-    WatchGradients(handle, tensors, label, entering != 0);
-    return 0;
-  } catch (const std::exception&) {
-    return -1;
-  }
+std::uint64_t GradientScopeEpoch() {
+  return gradient_scope_epoch.load(std::memory_order_acquire);
 }
+
+}  // namespace torchscan::dispatch

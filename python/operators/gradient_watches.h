@@ -47,13 +47,11 @@ void WatchGradients(std::int64_t handle, const std::vector<at::Tensor>& tensors,
 // tensors still alive and do nothing if they still run.
 void EndGradientWatches(std::int64_t handle);
 
-}  // namespace torchscan::dispatch
-
 // Incremented whenever a watch changes a module scope (or resets it), so
-// that Python, which caches scope transitions, knows its view is stale.
-// Python reads it in place (ctypes.c_uint64.in_dll). Python registers watches
-// through the C function torchscan_watch_gradients (gradient_watches.cc).
-extern "C" __attribute__((visibility("default")))
-std::uint64_t torchscan_gradient_scope_epoch;
+// that the module hooks, which cache scope transitions
+// (module_scope_hooks.cc), know their view is stale.
+std::uint64_t GradientScopeEpoch();
+
+}  // namespace torchscan::dispatch
 
 #endif  // TORCHSCAN_PYTHON_OPERATORS_GRADIENT_WATCHES_H_

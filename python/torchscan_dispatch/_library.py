@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib.machinery
+import importlib.util
 import json
 import os
 import threading
@@ -145,37 +147,11 @@ def _check_at_import() -> None:
 _check_at_import()
 
 
-class ScopeCalls:
-    """The library's C functions for module hooks
-    (python/operators/scope_calls.cc), called through ctypes because torch.ops
-    costs five times as much per call. Each returns -1 on error; callers
-    repeat the call through the operator of the same name to raise the
-    error's message."""
-
-    def __init__(self, library: ctypes.CDLL) -> None:
-        self.change_scope_label = library.torchscan_change_scope_label
-        self.change_scope_label.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32]
-        self.change_scope_label.restype = ctypes.c_int64
-        self.set_scope_id = library.torchscan_set_scope_id
-        self.set_scope_id.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
-        self.set_scope_id.restype = ctypes.c_int32
-        # Tensors pass as their TensorImpl addresses (Tensor._cdata), at most
-        # four (python/operators/gradient_watches.cc, NOTE [Tensors through
-        # ctypes]).
-        self.watch_gradients = library.torchscan_watch_gradients
-        self.watch_gradients.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32] + [
-            ctypes.c_void_p
-        ] * 4
-        self.watch_gradients.restype = ctypes.c_int32
-        # Bumped by the native gradient watches whenever they change a scope
-        # (python/operators/gradient_watches.h); read in place, without a call.
-        self.gradient_scope_epoch = ctypes.c_uint64.in_dll(library, "torchscan_gradient_scope_epoch")
-
-
 class CompiledRegionCalls:
     """The library's C functions for the calls made around every compiled
     call and compiled graph (python/operators/compiled_region_calls.cc),
-    through ctypes for the same reason as ScopeCalls."""
+    through ctypes: torch.ops costs five times as much per call. Each returns
+    -1 on error."""
 
     def __init__(self, library: ctypes.CDLL) -> None:
         self.counting_key_bits = library.torchscan_counting_key_bits
@@ -201,19 +177,29 @@ class CompiledRegionCalls:
         self.record_unseen.restype = ctypes.c_int32
 
 
+def _loaded_library_path() -> str:
+    """The path of the loaded copy of the library (dlopen of a loaded path
+    returns that copy)."""
+    path = load_library()
+    return json.loads(torch.ops.torchscan._build_info()).get("library_path") or path
+
+
 @functools.cache
 def _loaded_library() -> ctypes.CDLL:
-    """The loaded copy of the library (dlopen of a loaded path returns that
-    copy)."""
-    path = load_library()
-    path = json.loads(torch.ops.torchscan._build_info()).get("library_path") or path
-    return ctypes.CDLL(path)
+    return ctypes.CDLL(_loaded_library_path())
 
 
 @functools.cache
-def scope_calls() -> ScopeCalls:
-    """The module-hook C functions of the loaded copy of the library."""
-    return ScopeCalls(_loaded_library())
+def module_scope_hooks():
+    """The library's CPython extension module for by_module's module hooks
+    (python/operators/module_scope_hooks.cc), imported from the loaded copy
+    of the library."""
+    name = "torchscan_dispatch._module_scope_hooks"
+    loader = importlib.machinery.ExtensionFileLoader(name, _loaded_library_path())
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 @functools.cache

@@ -3,12 +3,13 @@
 FlopCounterMode learns which modules are running from PyTorch's
 ModuleTracker. We follow ModuleTracker's rules exactly (the same names, the
 same set of running modules in forward and in backward), but the hooks run
-for every module call, so they do as little as possible: the native session
-keeps the set, interned as scope ids, and the hooks replay cached
-transitions (scope id, label, entering) -> scope id with one native call.
-Backward follows ModuleTracker's gradient hooks, registered natively
-(python/operators/gradient_watches.h) rather than through
-register_multi_grad_hook.
+for every module call, so their bodies are native: a ModuleScopeTracker
+(python/operators/module_scope_hooks.cc) keeps each module's label and the
+transitions between scopes, and registers ModuleTracker's gradient hooks as
+native gradient watches (python/operators/gradient_watches.h) rather than
+through register_multi_grad_hook. Python keeps what only Python can do:
+naming a module the first time it runs, and the values the native path
+declines (tensor subclasses, pytrees, functorch transforms).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.utils._pytree import tree_flatten
 
 from torchscan_dispatch._compiled_graphs import never_compile
-from torchscan_dispatch._library import scope_calls
-from torchscan_dispatch._native import MODULE_SCOPES, Measurement
+from torchscan_dispatch._library import module_scope_hooks
+from torchscan_dispatch._native import Measurement
 
 # The ModuleScopes open on each thread (the compiled-call guard asks for it).
 _active = threading.local()
@@ -62,18 +63,12 @@ class ModuleScopes:
 
     def __init__(self, measurement: Measurement) -> None:
         self._measurement = measurement
-        self._calls = scope_calls()
-        self._scope = 0  # the empty set: only "Global" is running
-        self._transitions: dict[tuple[int, str, bool], int] = {}
-        self._handle = measurement.handle
-        self._thread = threading.get_ident()
         # id(module) -> (weak reference, name, children named)
         self._names: dict[int, tuple[weakref.ref, str, bool]] = {}
+        self._tracker = module_scope_hooks().ModuleScopeTracker(
+            measurement.handle, self._name, self._watch_value, torch.Tensor, torch.nn.Parameter, torch.compiler
+        )
         self._engine_callback_queued = False
-        # Native gradient watches change the scope behind our cached view.
-        self._epoch = self._calls.gradient_scope_epoch
-        self._seen_epoch = self._epoch.value
-        self._watching = False
         self._grad_hooks: list = []
         self._handles: list = []
 
@@ -102,6 +97,8 @@ class ModuleScopes:
         return entry if entry is not None and entry[0]() is module else None
 
     def _name_and_children(self, module) -> str:
+        # Names change here only; the tracker's cached labels go with them.
+        self._tracker.forget_names()
         entry = self._entry(module)
         name = entry[1] if entry is not None else type(module).__name__
         self._names[id(module)] = (weakref.ref(module), name, False)
@@ -116,44 +113,24 @@ class ModuleScopes:
         return name
 
     def _change(self, name: str, entering: bool) -> None:
-        epoch = self._epoch.value
-        if epoch != self._seen_epoch:
-            # A gradient watch changed the scope: take the native one's.
-            self._seen_epoch = epoch
-            self._scope = self._calls.change_scope_label(self._handle, MODULE_SCOPES, name.encode(), entering)
-            if self._scope < 0:
-                self._scope = self._measurement._ops._change_scope_label(self._handle, MODULE_SCOPES, name, entering)
-            return
-        key = (self._scope, name, entering)
-        scope = self._transitions.get(key)
-        if scope is None:
-            scope = self._calls.change_scope_label(self._handle, MODULE_SCOPES, name.encode(), entering)
-            if scope < 0:
-                scope = self._measurement._ops._change_scope_label(self._handle, MODULE_SCOPES, name, entering)
-            self._transitions[key] = scope
-        elif scope != self._scope:
-            self._set_scope_id(scope)
-        self._scope = scope
+        self._tracker.change(name, entering)
 
     def _set_scope_id(self, scope: int) -> None:
-        if self._calls.set_scope_id(self._handle, MODULE_SCOPES, scope) < 0:
-            self._measurement._ops._set_scope_id(self._handle, MODULE_SCOPES, scope)
+        self._tracker.set_scope(scope)
+
+    def _watch_value(self, value, name: str, entering: bool) -> None:
+        """The gradient watch of a module call's arguments or output that the
+        tracker's native path declined."""
+        tensors = _tensors_requiring_grad(value)
+        if tensors:
+            self._watch(tensors, name, entering)
 
     def _watch(self, tensors: list, name: str, entering: bool) -> None:
         """ModuleTracker's register_multi_grad_hook(tensors, ...): `name`
         enters (outputs) or leaves (inputs) the backward scope once every
         gradient of `tensors` is computed."""
         if _plain_tensors(tensors):
-            self._watching = True
-            if len(tensors) == 1:
-                impls = (tensors[0]._cdata, None, None, None)
-            else:
-                impls = (*(t._cdata for t in tensors[:4]), None, None, None)[:4]
-            if (
-                len(tensors) > 4
-                or self._calls.watch_gradients(self._handle, name.encode(), entering, len(tensors), *impls) < 0
-            ):
-                self._measurement._ops._watch_gradients(self._handle, tensors, name, entering)
+            self._tracker.watch(tensors, name, entering)
         else:
             hook = self._enter_in_backward(name) if entering else self._exit_in_backward(name)
             self._grad_hooks.append(register_multi_grad_hook(tensors, hook))
@@ -175,46 +152,18 @@ class ModuleScopes:
 
         def reset() -> None:
             self._set_scope_id(0)
-            self._scope = 0
             self._engine_callback_queued = False
 
         torch.autograd.Variable._execution_engine.queue_callback(reset)
         self._engine_callback_queued = True
 
-    # NOTE [Hooks under torch.compile]
-    # Dynamo traces global module hooks into compiled code. is_compiling()
-    # is a constant to Dynamo, so the traced hook is empty: no graph break,
-    # nothing of ours in the graph. Compiled code is attributed to modules
-    # from its graph's module stacks instead (_compiled_graphs.py).
-    @never_compile
-    def _pre_hook(self, module, args) -> None:
-        if torch.compiler.is_compiling() or threading.get_ident() != self._thread:
-            return
-        name = self._name(module)
-        self._change(name, True)
-        # Without grad mode nothing computed here can be differentiated (and
-        # a hook could not be attached: inside an autograd.Function's forward,
-        # say); ModuleTracker would fail on such calls.
-        tensors = _tensors_requiring_grad(args) if torch.is_grad_enabled() else None
-        if tensors:
-            self._watch(tensors, name, False)
-
-    @never_compile
-    def _post_hook(self, module, args, output) -> None:
-        if torch.compiler.is_compiling() or threading.get_ident() != self._thread:
-            return
-        name = self._name(module)
-        self._change(name, False)
-        tensors = _tensors_requiring_grad(output) if torch.is_grad_enabled() else None
-        if tensors:
-            self._watch(tensors, name, True)
-
     def __enter__(self) -> ModuleScopes:
         self._previous = getattr(_active, "scopes", None)
         _active.scopes = self
+        pre_hook, post_hook = _hooks(self._tracker)
         self._handles = [
-            register_module_forward_pre_hook(self._pre_hook),
-            register_module_forward_hook(self._post_hook),
+            register_module_forward_pre_hook(pre_hook),
+            register_module_forward_hook(post_hook),
         ]
         return self
 
@@ -224,7 +173,38 @@ class ModuleScopes:
                 handle.remove()
             self._handles.clear()
             self._grad_hooks.clear()
-            if self._watching:
-                self._measurement._ops._end_gradient_watches(self._handle)
+            if self._tracker.watching():
+                self._measurement._ops._end_gradient_watches(self._measurement.handle)
         finally:
             _active.scopes = self._previous
+
+
+# NOTE [Hooks under torch.compile]
+# Dynamo traces global module hooks into compiled code.
+# is_dynamo_compiling() is a constant to Dynamo, so the traced hook is
+# empty: no graph break, nothing of ours in the graph (the tracker's methods
+# are C functions Dynamo could not trace). Compiled code is attributed to
+# modules from its graph's module stacks instead (_compiled_graphs.py).
+# Outside Dynamo's traces the tracker checks the rest of is_compiling()
+# itself (torch.export and Inductor tracing modules in Python), a quarter of
+# is_compiling()'s cost per call. Dynamo must not compile the hooks' frames
+# either (never_compile).
+def _hooks(tracker):
+    """The global forward pre-hook and forward hook around `tracker`."""
+    enter, leave = tracker.enter, tracker.leave
+    is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+
+    def pre_hook(module, args) -> None:
+        if not is_dynamo_compiling():
+            enter(module, args)
+
+    def post_hook(module, args, output) -> None:
+        if not is_dynamo_compiling():
+            leave(module, output)
+
+    return pre_hook, post_hook
+
+
+# Frames are marked by code object: marking one pair marks every pair.
+for _hook in _hooks(type("_Unused", (), {"enter": None, "leave": None})):
+    never_compile(_hook)

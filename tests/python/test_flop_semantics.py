@@ -334,6 +334,43 @@ def test_by_module_names_follow_module_tracker_when_a_submodule_runs_first():
     assert "Sequential.1" in ours and "Sequential.1.0" in ours
 
 
+def test_by_module_labels_a_new_module_at_a_dead_modules_address_by_its_own_name():
+    # The native hooks cache each module's label by address; a module built
+    # where a dead one lived must be named afresh, as ModuleTracker's weak
+    # dictionary does.
+    torch.manual_seed(0)
+    x = torch.randn(2, 4)
+    addresses = []
+
+    def workload():
+        for step in range(8):
+            layer = nn.Linear(4, 4) if step % 2 == 0 else nn.Sequential(nn.Linear(4, 4))
+            addresses.append(id(layer))
+            layer(x)
+            del layer
+
+    ours = torchscan_dispatch.measure_flops(workload)["by_module"]
+    assert len(set(addresses)) < len(addresses), "no address was reused: the test proves nothing"
+    addresses.clear()
+    assert ours == _fcm_by_module(workload)
+    assert ours == {"Linear": 4 * mm_flops(2, 4, 4), "Sequential": 4 * mm_flops(2, 4, 4),
+                    "Sequential.0": 4 * mm_flops(2, 4, 4)}
+
+
+def test_module_hooks_leave_no_tracker_behind():
+    # The tracker and the Python object that names modules refer to each
+    # other; the garbage collector must see through the native half.
+    import gc
+
+    model = nn.Sequential(nn.Linear(4, 4))
+    x = torch.randn(2, 4, requires_grad=True)
+    for _ in range(3):
+        torchscan_dispatch.measure_flops(lambda: model(x).sum().backward())
+    gc.collect()
+    left = [type(o).__name__ for o in gc.get_objects() if type(o).__name__ in ("ModuleScopes", "ModuleScopeTracker")]
+    assert left == []
+
+
 def test_by_module_with_a_module_called_twice_and_a_tuple_of_inputs():
     torch.manual_seed(0)
 
@@ -393,7 +430,7 @@ class _UsesOneOutput(nn.Module):
 
 
 class _FiveInputs(nn.Module):
-    # More tensors than the C call takes: the watch goes through the operator.
+    # One gradient watch over five tensors.
     def __init__(self, width=8):
         super().__init__()
         self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(5))
@@ -564,8 +601,8 @@ def test_track_modules_must_be_a_bool():
 
 
 def test_module_scope_calls_raise_clear_errors():
-    # The hooks' C functions return -1 on error; the Python side repeats the
-    # call through the operator, which names the problem.
+    # The hooks' native tracker raises the session's own error, which names
+    # the problem.
     from torchscan_dispatch._module_scopes import ModuleScopes
     from torchscan_dispatch._native import Measurement
 

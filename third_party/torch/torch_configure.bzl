@@ -6,6 +6,11 @@ reads the C++ flags that torch itself was built with, and exposes:
 
   @torch//:torch        headers + libc10/libtorch_cpu/libtorch, linked with an
                         rpath to the wheel's lib/ directory (never copied).
+  @torch//:python_headers
+                        the headers of the interpreter torch was found with
+                        (for the library's CPython extension module; a build
+                        that needs them stops with a clear error if that
+                        interpreter has none).
   @torch//:defs.bzl     TORCH_VERSION, TORCH_CXXOPTS (C++ standard and
                         _GLIBCXX_USE_CXX11_ABI as torch needs them), and
                         TORCH_HAS_CUDA.
@@ -18,7 +23,7 @@ Environment overrides (any change re-runs discovery):
 _DISPATCH_KEY = "TESTING_ONLY_GenericMode"
 
 _PROBE = """
-import json, os, sys
+import json, os, sys, sysconfig
 override = os.environ.get("TORCHSCAN_TORCH_DIR")
 if override:
     sys.path.insert(0, os.path.dirname(os.path.abspath(override.rstrip("/"))))
@@ -29,6 +34,7 @@ print(json.dumps({
     "full_version": torch.__version__,
     "cxx11_abi": int(torch._C._GLIBCXX_USE_CXX11_ABI),
     "cuda": torch.version.cuda is not None,
+    "python_include": sysconfig.get_paths()["include"],
 }))
 """
 
@@ -69,6 +75,27 @@ def _torch_configure_impl(ctx):
     ctx.symlink(torch_dir + "/include", "include")
     ctx.symlink(torch_dir + "/lib", "lib")
 
+    # Only //python:libtorchscan_dispatch.so needs Python's headers, so their
+    # absence fails that build alone, naming the fix, rather than discovery.
+    python_include = info["python_include"]
+    if ctx.path(python_include + "/Python.h").exists:
+        ctx.symlink(python_include, "python_include")
+        python_headers = """
+cc_library(
+    name = "python_headers",
+    hdrs = glob(["python_include/**/*.h"]),
+    includes = ["python_include"],
+)
+"""
+    else:
+        ctx.file("python_headers_missing.cc", "#error %s has no Python.h: install the interpreter's development headers (python3-dev)\n" % python_include)
+        python_headers = """
+cc_library(
+    name = "python_headers",
+    srcs = ["python_headers_missing.cc"],
+)
+"""
+
     cxxopts = [
         "-std=" + _cxx_standard(info["version"]),
         "-D_GLIBCXX_USE_CXX11_ABI=%d" % info["cxx11_abi"],
@@ -102,7 +129,7 @@ cc_library(
     linkopts = ["-Wl,-rpath,{lib}"],
     deps = [":torch"],
 )
-""".format(lib = torch_dir + "/lib"))
+""".format(lib = torch_dir + "/lib") + python_headers)
 
 torch_configure = repository_rule(
     implementation = _torch_configure_impl,

@@ -1,0 +1,577 @@
+// by_module's module hooks as a CPython extension module,
+// torchscan_dispatch._module_scope_hooks, in the library Python loads.
+//
+// by_module follows ModuleTracker: a global forward pre-hook and forward
+// hook see every module call. Written in Python, their bodies cost about
+// 1.75 us per module call (docs/performance.md): naming the module, a dict
+// lookup of the cached scope transition, a ctypes call into the session, and
+// sorting the call's tensors for the gradient watches. Here the same work is
+// a few hash lookups, and Python keeps only what Python alone can do: a thin
+// hook that Dynamo can trace (NOTE [Hooks under torch.compile] in
+// _module_scopes.py), naming a module the first time it runs
+// (ModuleTracker's rules walk named_children), and the rare values the fast
+// path declines (tensor subclasses, pytrees, functorch transforms).
+//
+// NOTE [The stable ABI]
+// The module uses only the stable ABI of CPython 3.10 (Py_LIMITED_API), so
+// the library does not depend on the minor version of the interpreter that
+// loads it, just as it does not link libpython: the interpreter that loads
+// it provides the symbols. Nothing here touches torch's own Python objects'
+// layout: a tensor's TensorImpl is read from Tensor._cdata, its
+// requires_grad from the attribute.
+
+#define PY_SSIZE_T_CLEAN
+#define Py_LIMITED_API 0x030A0000
+#include <Python.h>
+// Python.h comes first: it sets feature macros the C library reads.
+
+#include <ATen/core/Tensor.h>
+#include <ATen/functorch/DynamicLayer.h>
+#include <c10/core/GradMode.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "python/operators/gradient_watches.h"
+#include "python/operators/open_measurements.h"
+#include "torchscan_dispatch/counting_session.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+// An owned reference, released when it goes out of scope.
+class OwnedRef {
+ public:
+  explicit OwnedRef(PyObject* object = nullptr) : object_(object) {}
+  OwnedRef(const OwnedRef&) = delete;
+  OwnedRef& operator=(const OwnedRef&) = delete;
+  ~OwnedRef() { Py_XDECREF(object_); }
+
+  PyObject* get() const { return object_; }
+  PyObject* release() { return std::exchange(object_, nullptr); }
+  void reset(PyObject* object) { Py_XDECREF(std::exchange(object_, object)); }
+  explicit operator bool() const { return object_ != nullptr; }
+
+ private:
+  PyObject* object_;
+};
+
+// Every step below returns false with a Python error set when it fails.
+
+// Runs `body` and turns a C++ exception into a RuntimeError with its
+// message, as torch.ops does.
+template <typename Body>
+bool RaisingPythonErrors(Body body) {
+  try {
+    return body();
+  } catch (const c10::Error& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what_without_backtrace());
+  } catch (const std::exception& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+  }
+  return false;
+}
+
+bool RaiseStatus(const absl::Status& status) {
+  PyErr_SetString(PyExc_RuntimeError, std::string(status.message()).c_str());
+  return false;
+}
+
+// Values that are pytree leaves and never tensors: they add no gradient to
+// watch, so the fast path skips them instead of declining the whole value.
+bool HoldsNoTensor(PyObject* value) {
+  PyTypeObject* type = Py_TYPE(value);
+  return value == Py_None || type == &PyBool_Type || type == &PyLong_Type ||
+         type == &PyFloat_Type || type == &PyUnicode_Type;
+}
+
+// The state of one ModuleScopes (python/torchscan_dispatch/_module_scopes.py):
+// the measuring thread's module scope, with the transitions between scopes
+// cached so that most hook calls make no call into the session at all.
+class ModuleScopeTracker {
+ public:
+  ModuleScopeTracker(std::int64_t handle, PyObject* namer, PyObject* slow_watch,
+                     PyObject* tensor_type, PyObject* parameter_type,
+                     PyObject* compiler)
+      : handle_(handle),
+        thread_(PyThread_get_thread_ident()),
+        seen_epoch_(GradientScopeEpoch()),
+        namer_(Py_NewRef(namer)),
+        slow_watch_(Py_NewRef(slow_watch)),
+        tensor_type_(Py_NewRef(tensor_type)),
+        parameter_type_(Py_NewRef(parameter_type)),
+        compiler_(Py_NewRef(compiler)) {}
+
+  ModuleScopeTracker(const ModuleScopeTracker&) = delete;
+  ModuleScopeTracker& operator=(const ModuleScopeTracker&) = delete;
+  ~ModuleScopeTracker() {
+    ForgetNames();
+    Clear();
+  }
+
+  // The forward pre-hook (`entering`, with the call's positional arguments)
+  // and the forward hook (with its output). Calls on other threads are
+  // ignored: their operators are not counted either.
+  bool ModuleCall(PyObject* module, PyObject* value, bool entering) {
+    if (PyThread_get_thread_ident() != thread_) return true;
+    bool compiling;
+    if (!Compiling(&compiling)) return false;
+    if (compiling) return true;
+    std::uint32_t label;
+    if (!LabelOf(module, &label) || !Change(label, entering)) return false;
+    // ModuleTracker's gradient hooks: a module leaves the backward scope
+    // when its inputs' gradients are computed and enters it when its
+    // outputs' are. Without grad mode nothing here is differentiable.
+    if (!c10::GradMode::is_enabled()) return true;
+    return Watch(value, label, /*entering=*/!entering);
+  }
+
+  // Adds `label` to (`entering`) or removes it from the scope.
+  bool Change(std::uint32_t label, bool entering) {
+    return RaisingPythonErrors([&] {
+      const std::uint64_t epoch = GradientScopeEpoch();
+      if (epoch != seen_epoch_) {
+        // A gradient watch changed the scope behind our back: the
+        // session's scope is the current one.
+        seen_epoch_ = epoch;
+        scope_ = Session().ChangeScopeLabel(ScopeChannel::kModules,
+                                            labels_[label], entering);
+        return true;
+      }
+      const Transition transition{scope_, label, entering};
+      auto it = transitions_.find(transition);
+      if (it == transitions_.end()) {
+        const std::uint32_t next = Session().ChangeScopeLabel(
+            ScopeChannel::kModules, labels_[label], entering);
+        it = transitions_.emplace(transition, next).first;
+      } else if (it->second != scope_) {
+        absl::Status status =
+            Session().SetScopeId(ScopeChannel::kModules, it->second);
+        if (!status.ok()) return RaiseStatus(status);
+      }
+      scope_ = it->second;
+      return true;
+    });
+  }
+
+  // Makes the interned scope `id` current (0: no module is running).
+  bool SetScope(std::uint32_t id) {
+    return RaisingPythonErrors([&] {
+      absl::Status status = Session().SetScopeId(ScopeChannel::kModules, id);
+      if (!status.ok()) return RaiseStatus(status);
+      scope_ = id;
+      seen_epoch_ = GradientScopeEpoch();
+      return true;
+    });
+  }
+
+  // Watches the gradients of `tensors` (plain tensors that require grad,
+  // a sequence) for `label`.
+  bool WatchTensors(PyObject* tensors, std::uint32_t label, bool entering) {
+    OwnedRef items(PySequence_Tuple(tensors));
+    if (!items) return false;
+    std::vector<PyObject*> found;
+    for (Py_ssize_t i = 0, n = PyTuple_Size(items.get()); i < n; ++i) {
+      found.push_back(PyTuple_GetItem(items.get(), i));
+    }
+    return WatchFound(found, label, entering);
+  }
+
+  std::uint32_t Intern(absl::string_view label) {
+    auto [it, inserted] = label_ids_.try_emplace(label, labels_.size());
+    if (inserted) labels_.emplace_back(label);
+    return it->second;
+  }
+
+  // Forgets the cached labels; Python calls this whenever ModuleTracker's
+  // naming renames a module (a parent running for the first time names its
+  // children after itself).
+  void ForgetNames() {
+    for (auto& [module, known] : modules_) Py_DECREF(known.ref);
+    modules_.clear();
+  }
+
+  bool watching() const { return watching_; }
+
+  int Traverse(visitproc visit, void* arg) {
+    Py_VISIT(namer_);
+    Py_VISIT(slow_watch_);
+    Py_VISIT(tensor_type_);
+    Py_VISIT(parameter_type_);
+    Py_VISIT(compiler_);
+    return 0;
+  }
+
+  void Clear() {
+    Py_CLEAR(namer_);
+    Py_CLEAR(slow_watch_);
+    Py_CLEAR(tensor_type_);
+    Py_CLEAR(parameter_type_);
+    Py_CLEAR(compiler_);
+  }
+
+ private:
+  using Transition = std::tuple<std::uint32_t, std::uint32_t, bool>;
+  struct KnownModule {
+    PyObject* ref;  // a weak reference that tells the id is still the module
+    std::uint32_t label;
+  };
+
+  // torch.compiler.is_compiling() outside Dynamo's traces: true while
+  // torch.export or Inductor traces the module in Python (module hooks run
+  // on fake tensors there, nothing the measurement runs).
+  // NOTE [Hooks under torch.compile] in _module_scopes.py: inside Dynamo's
+  // traces, the Python hook already returned.
+  bool Compiling(bool* compiling) {
+    static PyObject* const kFlag =
+        PyUnicode_InternFromString("_is_compiling_flag");
+    if (compiler_ == nullptr) return RaiseClosed();
+    OwnedRef flag(PyObject_GetAttr(compiler_, kFlag));
+    if (!flag) {
+      // A torch without the flag: ask the public function.
+      PyErr_Clear();
+      flag.reset(PyObject_CallMethod(compiler_, "is_compiling", nullptr));
+      if (!flag) return false;
+    }
+    const int value = PyObject_IsTrue(flag.get());
+    if (value < 0) return false;
+    *compiling = value != 0;
+    return true;
+  }
+
+  CountingSession& Session() {
+    return OpenMeasurements::Get().Session(handle_);
+  }
+
+  // The module's label, cached until its module dies or a rename; Python
+  // names modules it has not named yet.
+  bool LabelOf(PyObject* module, std::uint32_t* label) {
+    if (auto it = modules_.find(module);
+        it != modules_.end() && PyWeakref_GetObject(it->second.ref) == module) {
+      *label = it->second.label;
+      return true;
+    }
+    if (namer_ == nullptr) return RaiseClosed();
+    OwnedRef name(PyObject_CallFunctionObjArgs(namer_, module, nullptr));
+    if (!name) return false;
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(name.get(), &size);
+    if (utf8 == nullptr) return false;
+    *label = Intern(absl::string_view(utf8, size));
+    OwnedRef ref(PyWeakref_NewRef(module, nullptr));
+    if (!ref) {
+      // Not weakly referenceable: named again on every call, still right.
+      PyErr_Clear();
+      return true;
+    }
+    // Looked up again: naming may have forgotten every cached label.
+    auto [it, inserted] = modules_.try_emplace(module);
+    if (!inserted) Py_DECREF(it->second.ref);
+    it->second = KnownModule{ref.release(), *label};
+    return true;
+  }
+
+  bool IsPlainTensor(PyObject* value) const {
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value));
+    return type == tensor_type_ || type == parameter_type_;
+  }
+
+  // Appends `tensor` to `found` when it requires grad; false on error.
+  bool AddIfRequiresGrad(PyObject* tensor, std::vector<PyObject*>* found) {
+    static PyObject* const kRequiresGrad =
+        PyUnicode_InternFromString("requires_grad");
+    OwnedRef requires_grad(PyObject_GetAttr(tensor, kRequiresGrad));
+    if (!requires_grad) return false;
+    if (requires_grad.get() == Py_True) found->push_back(tensor);
+    return true;
+  }
+
+  // The gradient watch of a module call's arguments or output. The fast
+  // path takes a plain tensor or a tuple of plain tensors and values that
+  // hold none, outside functorch transforms; Python takes anything else
+  // (pytrees, tensor subclasses, transforms) with the same rules.
+  bool Watch(PyObject* value, std::uint32_t label, bool entering) {
+    std::vector<PyObject*> found;
+    bool plain = true;
+    if (IsPlainTensor(value)) {
+      if (!AddIfRequiresGrad(value, &found)) return false;
+    } else if (Py_TYPE(value) == &PyTuple_Type) {
+      for (Py_ssize_t i = 0, n = PyTuple_Size(value); plain && i < n; ++i) {
+        PyObject* item = PyTuple_GetItem(value, i);
+        if (IsPlainTensor(item)) {
+          if (!AddIfRequiresGrad(item, &found)) return false;
+        } else {
+          plain = HoldsNoTensor(item);
+        }
+      }
+    } else {
+      plain = HoldsNoTensor(value);
+    }
+    if (plain && found.empty()) return true;
+    if (plain && at::functorch::getDynamicLayerStack().empty()) {
+      return WatchFound(found, label, entering);
+    }
+    if (slow_watch_ == nullptr) return RaiseClosed();
+    OwnedRef name(PyUnicode_FromStringAndSize(labels_[label].data(),
+                                              labels_[label].size()));
+    if (!name) return false;
+    OwnedRef done(PyObject_CallFunctionObjArgs(slow_watch_, value, name.get(),
+                                               entering ? Py_True : Py_False,
+                                               nullptr));
+    return static_cast<bool>(done);
+  }
+
+  static bool RaiseClosed() {
+    PyErr_SetString(PyExc_RuntimeError, "the module scopes were cleared");
+    return false;
+  }
+
+  bool WatchFound(const std::vector<PyObject*>& found, std::uint32_t label,
+                  bool entering) {
+    static PyObject* const kCdata = PyUnicode_InternFromString("_cdata");
+    std::vector<at::Tensor> tensors;
+    tensors.reserve(found.size());
+    for (PyObject* tensor : found) {
+      OwnedRef address(PyObject_GetAttr(tensor, kCdata));
+      if (!address) return false;
+      void* impl = PyLong_AsVoidPtr(address.get());
+      if (impl == nullptr) {
+        if (!PyErr_Occurred()) {
+          PyErr_SetString(PyExc_TypeError, "a tensor without a TensorImpl");
+        }
+        return false;
+      }
+      // The Python tensor keeps its TensorImpl alive during this call.
+      tensors.emplace_back(c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(
+          static_cast<c10::TensorImpl*>(impl)));
+    }
+    return RaisingPythonErrors([&] {
+      WatchGradients(handle_, tensors, labels_[label], entering);
+      watching_ = true;
+      return true;
+    });
+  }
+
+  const std::int64_t handle_;
+  const unsigned long thread_;
+  std::uint32_t scope_ = 0;  // the empty set: only "Global" is running
+  std::uint64_t seen_epoch_;
+  bool watching_ = false;
+  PyObject* namer_;       // module -> label (ModuleTracker's naming)
+  PyObject* slow_watch_;  // (value, label, entering) -> None
+  PyObject* tensor_type_;
+  PyObject* parameter_type_;
+  PyObject* compiler_;  // the torch.compiler module
+  std::vector<std::string> labels_;
+  absl::flat_hash_map<std::string, std::uint32_t> label_ids_;
+  absl::flat_hash_map<PyObject*, KnownModule> modules_;
+  absl::flat_hash_map<Transition, std::uint32_t> transitions_;
+};
+
+// ---------------------------------------------------------------------------
+// The Python type.
+
+struct TrackerObject {
+  PyObject_HEAD ModuleScopeTracker* tracker;
+};
+
+ModuleScopeTracker* TrackerOf(PyObject* self) {
+  return reinterpret_cast<TrackerObject*>(self)->tracker;
+}
+
+PyObject* NoneOrRaise(bool ok) {
+  if (!ok) return nullptr;
+  Py_RETURN_NONE;
+}
+
+bool CheckArguments(const char* method, Py_ssize_t nargs, Py_ssize_t expected) {
+  if (nargs == expected) return true;
+  PyErr_Format(PyExc_TypeError,
+               "ModuleScopeTracker.%s takes %zd arguments (%zd given)", method,
+               expected, nargs);
+  return false;
+}
+
+// A label argument, interned; false with an error set when not a str.
+bool LabelArgument(ModuleScopeTracker* tracker, PyObject* value,
+                   std::uint32_t* label) {
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(value, &size);
+  if (utf8 == nullptr) return false;
+  *label = tracker->Intern(absl::string_view(utf8, size));
+  return true;
+}
+
+PyObject* TrackerNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  long long handle = 0;
+  PyObject *namer, *slow_watch, *tensor_type, *parameter_type, *compiler;
+  if (!PyArg_ParseTuple(args, "LOOOOO:ModuleScopeTracker", &handle, &namer,
+                        &slow_watch, &tensor_type, &parameter_type,
+                        &compiler)) {
+    return nullptr;
+  }
+  auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
+  PyObject* self = alloc(type, 0);
+  if (self == nullptr) return nullptr;
+  reinterpret_cast<TrackerObject*>(self)->tracker = new ModuleScopeTracker(
+      handle, namer, slow_watch, tensor_type, parameter_type, compiler);
+  return self;
+}
+
+void TrackerDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  delete std::exchange(reinterpret_cast<TrackerObject*>(self)->tracker,
+                       nullptr);
+  reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free))(self);
+  Py_DECREF(type);
+}
+
+int TrackerTraverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  ModuleScopeTracker* tracker = TrackerOf(self);
+  return tracker == nullptr ? 0 : tracker->Traverse(visit, arg);
+}
+
+int TrackerClear(PyObject* self) {
+  if (ModuleScopeTracker* tracker = TrackerOf(self)) tracker->Clear();
+  return 0;
+}
+
+// enter(module, args): the forward pre-hook's body.
+PyObject* TrackerEnter(PyObject* self, PyObject* const* args,
+                       Py_ssize_t nargs) {
+  if (!CheckArguments("enter", nargs, 2)) return nullptr;
+  return NoneOrRaise(
+      TrackerOf(self)->ModuleCall(args[0], args[1], /*entering=*/true));
+}
+
+// leave(module, output): the forward hook's body.
+PyObject* TrackerLeave(PyObject* self, PyObject* const* args,
+                       Py_ssize_t nargs) {
+  if (!CheckArguments("leave", nargs, 2)) return nullptr;
+  return NoneOrRaise(
+      TrackerOf(self)->ModuleCall(args[0], args[1], /*entering=*/false));
+}
+
+// change(label, entering): for Python's gradient hooks.
+PyObject* TrackerChange(PyObject* self, PyObject* const* args,
+                        Py_ssize_t nargs) {
+  if (!CheckArguments("change", nargs, 2)) return nullptr;
+  std::uint32_t label;
+  if (!LabelArgument(TrackerOf(self), args[0], &label)) return nullptr;
+  const int entering = PyObject_IsTrue(args[1]);
+  if (entering < 0) return nullptr;
+  return NoneOrRaise(TrackerOf(self)->Change(label, entering != 0));
+}
+
+// set_scope(id)
+PyObject* TrackerSetScope(PyObject* self, PyObject* const* args,
+                          Py_ssize_t nargs) {
+  if (!CheckArguments("set_scope", nargs, 1)) return nullptr;
+  const unsigned long long id = PyLong_AsUnsignedLongLong(args[0]);
+  if (PyErr_Occurred()) return nullptr;
+  if (id > UINT32_MAX) {
+    PyErr_Format(PyExc_RuntimeError, "scope id %llu was never handed out", id);
+    return nullptr;
+  }
+  return NoneOrRaise(TrackerOf(self)->SetScope(static_cast<std::uint32_t>(id)));
+}
+
+// watch(tensors, label, entering): plain tensors that require grad.
+PyObject* TrackerWatch(PyObject* self, PyObject* const* args,
+                       Py_ssize_t nargs) {
+  if (!CheckArguments("watch", nargs, 3)) return nullptr;
+  std::uint32_t label;
+  if (!LabelArgument(TrackerOf(self), args[1], &label)) return nullptr;
+  const int entering = PyObject_IsTrue(args[2]);
+  if (entering < 0) return nullptr;
+  return NoneOrRaise(
+      TrackerOf(self)->WatchTensors(args[0], label, entering != 0));
+}
+
+PyObject* TrackerForgetNames(PyObject* self, PyObject* /*unused*/) {
+  TrackerOf(self)->ForgetNames();
+  Py_RETURN_NONE;
+}
+
+PyObject* TrackerWatching(PyObject* self, PyObject* /*unused*/) {
+  return PyBool_FromLong(TrackerOf(self)->watching());
+}
+
+template <typename Fast>
+PyCFunction AsCFunction(Fast function) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
+}
+
+PyMethodDef kTrackerMethods[] = {
+    {"enter", AsCFunction(TrackerEnter), METH_FASTCALL,
+     "enter(module, args): a module call begins."},
+    {"leave", AsCFunction(TrackerLeave), METH_FASTCALL,
+     "leave(module, output): a module call ends."},
+    {"change", AsCFunction(TrackerChange), METH_FASTCALL,
+     "change(label, entering): adds or removes a label from the scope."},
+    {"set_scope", AsCFunction(TrackerSetScope), METH_FASTCALL,
+     "set_scope(id): makes an interned scope current."},
+    {"watch", AsCFunction(TrackerWatch), METH_FASTCALL,
+     "watch(tensors, label, entering): native gradient watches."},
+    {"forget_names", TrackerForgetNames, METH_NOARGS,
+     "forget_names(): drops every cached module label."},
+    {"watching", TrackerWatching, METH_NOARGS,
+     "watching(): whether any native gradient watch was registered."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyType_Slot kTrackerSlots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(TrackerNew)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(TrackerDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(TrackerTraverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(TrackerClear)},
+    {Py_tp_methods, kTrackerMethods},
+    {Py_tp_doc,
+     const_cast<char*>(
+         "ModuleScopeTracker(handle, namer, slow_watch, tensor_type, "
+         "parameter_type, torch.compiler): the module scope of measurement "
+         "`handle` on the "
+         "creating thread.")},
+    {0, nullptr},
+};
+
+PyType_Spec kTrackerSpec = {
+    "torchscan_dispatch._module_scope_hooks.ModuleScopeTracker",
+    sizeof(TrackerObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    kTrackerSlots,
+};
+
+PyModuleDef kModule = {
+    PyModuleDef_HEAD_INIT,
+    "_module_scope_hooks",
+    "by_module's module hooks (python/operators/module_scope_hooks.cc).",
+    -1,
+    nullptr,
+};
+
+}  // namespace
+}  // namespace torchscan::dispatch
+
+PyMODINIT_FUNC PyInit__module_scope_hooks() {
+  using namespace torchscan::dispatch;
+  OwnedRef module(PyModule_Create(&kModule));
+  if (!module) return nullptr;
+  OwnedRef type(PyType_FromSpec(&kTrackerSpec));
+  if (!type || PyModule_AddObjectRef(module.get(), "ModuleScopeTracker",
+                                     type.get()) < 0) {
+    return nullptr;
+  }
+  return module.release();
+}
