@@ -1,9 +1,11 @@
-// The Python front end's crawl, in JSON: the one place a crawl crosses a
-// language boundary.
+// A Python front end's crawl, in JSON: the ExportedProgram crawler
+// (python/torchscan_dispatch/exported.py), whose layers come from the graph
+// rather than from module hooks. (crawl_module on an nn.Module records its
+// CrawlRecord natively: python/operators/crawl_recorder.cc.)
 //
-// Python's crawl_module keeps its layer records (sending every layer's
-// metadata to C++ and parsing it back would cost more than the work) and
-// sends the rest of its CrawlRecord: the mode, the number of layers, the
+// That crawler keeps its layer records (sending every layer's metadata to
+// C++ and parsing it back would cost more than the work) and sends the rest
+// of its CrawlRecord: the mode, the number of layers, the
 // model totals and the leaf calls (module descriptions and calls,
 // formulas/module_json.h). A crawl that measured its operators in this process
 // hands their FlopReport and each layer call's operator FLOPs to

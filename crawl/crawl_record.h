@@ -7,8 +7,9 @@
 // totals, and the operator FlopReport. BuildAnalysisReport evaluates the
 // module formulas on the leaf calls, fills in their layers' metrics and
 // assembles the report with report::AssembleAnalysisReport, so the reports
-// of all front ends agree by construction. The C++ front ends build a
-// CrawlRecord directly; Python's sends one as JSON (crawl_json.h).
+// of all front ends agree by construction. The C++ front ends and Python's
+// nn.Module crawler (python/operators/crawl_recorder.cc) build a CrawlRecord
+// directly; the ExportedProgram crawler sends one as JSON (crawl_json.h).
 
 #ifndef TORCHSCAN_CRAWL_CRAWL_RECORD_H_
 #define TORCHSCAN_CRAWL_CRAWL_RECORD_H_

@@ -52,6 +52,7 @@ ABSEIL_COMPONENTS = {
     "flags_parse": ["absl_flags_parse"],
     "flags_usage": ["absl_flags_usage"],
     "flat_hash_map": ["absl_flat_hash_map"],
+    "flat_hash_set": ["absl_flat_hash_set"],
     "algorithm_container": [],  # headers only
     "function_ref": ["absl_function_ref"],
     "inlined_vector": ["absl_inlined_vector"],

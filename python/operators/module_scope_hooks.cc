@@ -1,5 +1,5 @@
-// by_module's module hooks as a CPython extension module,
-// torchscan_dispatch._module_scope_hooks, in the library Python loads.
+// by_module's module hooks: the ModuleScopeTracker type of the library's
+// CPython extension module (hooks_module.cc).
 //
 // by_module follows ModuleTracker: a global forward pre-hook and forward
 // hook see every module call. Written in Python, their bodies cost about
@@ -11,27 +11,14 @@
 // _module_scopes.py), naming a module the first time it runs
 // (ModuleTracker's rules walk named_children), and the rare values the fast
 // path declines (tensor subclasses, pytrees, functorch transforms).
-//
-// NOTE [The stable ABI]
-// The module uses only the stable ABI of CPython 3.10 (Py_LIMITED_API), so
-// the library does not depend on the minor version of the interpreter that
-// loads it, just as it does not link libpython: the interpreter that loads
-// it provides the symbols. Nothing here touches torch's own Python objects'
-// layout: a tensor's TensorImpl is read from Tensor._cdata, its
-// requires_grad from the attribute.
 
-#define PY_SSIZE_T_CLEAN
-#define Py_LIMITED_API 0x030A0000
-#include <Python.h>
-// Python.h comes first: it sets feature macros the C library reads.
+#include "python/operators/module_scope_hooks.h"  // Python.h first
 
 #include <ATen/core/Tensor.h>
 #include <ATen/functorch/DynamicLayer.h>
 #include <c10/core/GradMode.h>
-#include <c10/util/Exception.h>
 
 #include <cstdint>
-#include <exception>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -42,48 +29,11 @@
 #include "absl/strings/string_view.h"
 #include "python/operators/gradient_watches.h"
 #include "python/operators/open_measurements.h"
+#include "python/operators/python_objects.h"
 #include "torchscan_dispatch/counting_session.h"
 
 namespace torchscan::dispatch {
 namespace {
-
-// An owned reference, released when it goes out of scope.
-class OwnedRef {
- public:
-  explicit OwnedRef(PyObject* object = nullptr) : object_(object) {}
-  OwnedRef(const OwnedRef&) = delete;
-  OwnedRef& operator=(const OwnedRef&) = delete;
-  ~OwnedRef() { Py_XDECREF(object_); }
-
-  PyObject* get() const { return object_; }
-  PyObject* release() { return std::exchange(object_, nullptr); }
-  void reset(PyObject* object) { Py_XDECREF(std::exchange(object_, object)); }
-  explicit operator bool() const { return object_ != nullptr; }
-
- private:
-  PyObject* object_;
-};
-
-// Every step below returns false with a Python error set when it fails.
-
-// Runs `body` and turns a C++ exception into a RuntimeError with its
-// message, as torch.ops does.
-template <typename Body>
-bool RaisingPythonErrors(Body body) {
-  try {
-    return body();
-  } catch (const c10::Error& error) {
-    PyErr_SetString(PyExc_RuntimeError, error.what_without_backtrace());
-  } catch (const std::exception& error) {
-    PyErr_SetString(PyExc_RuntimeError, error.what());
-  }
-  return false;
-}
-
-bool RaiseStatus(const absl::Status& status) {
-  PyErr_SetString(PyExc_RuntimeError, std::string(status.message()).c_str());
-  return false;
-}
 
 // Values that are pytree leaves and never tensors: they add no gradient to
 // watch, so the fast path skips them instead of declining the whole value.
@@ -336,22 +286,14 @@ class ModuleScopeTracker {
 
   bool WatchFound(const std::vector<PyObject*>& found, std::uint32_t label,
                   bool entering) {
-    static PyObject* const kCdata = PyUnicode_InternFromString("_cdata");
     std::vector<at::Tensor> tensors;
     tensors.reserve(found.size());
     for (PyObject* tensor : found) {
-      OwnedRef address(PyObject_GetAttr(tensor, kCdata));
-      if (!address) return false;
-      void* impl = PyLong_AsVoidPtr(address.get());
-      if (impl == nullptr) {
-        if (!PyErr_Occurred()) {
-          PyErr_SetString(PyExc_TypeError, "a tensor without a TensorImpl");
-        }
-        return false;
-      }
+      c10::TensorImpl* impl = TensorImplOf(tensor);
+      if (impl == nullptr) return false;
       // The Python tensor keeps its TensorImpl alive during this call.
-      tensors.emplace_back(c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(
-          static_cast<c10::TensorImpl*>(impl)));
+      tensors.emplace_back(
+          c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(impl));
     }
     return RaisingPythonErrors([&] {
       WatchGradients(handle_, tensors, labels_[label], entering);
@@ -385,11 +327,6 @@ struct TrackerObject {
 
 ModuleScopeTracker* TrackerOf(PyObject* self) {
   return reinterpret_cast<TrackerObject*>(self)->tracker;
-}
-
-PyObject* NoneOrRaise(bool ok) {
-  if (!ok) return nullptr;
-  Py_RETURN_NONE;
 }
 
 bool CheckArguments(const char* method, Py_ssize_t nargs, Py_ssize_t expected) {
@@ -546,32 +483,16 @@ PyType_Slot kTrackerSlots[] = {
 };
 
 PyType_Spec kTrackerSpec = {
-    "torchscan_dispatch._module_scope_hooks.ModuleScopeTracker",
-    sizeof(TrackerObject),
-    0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    kTrackerSlots,
-};
-
-PyModuleDef kModule = {
-    PyModuleDef_HEAD_INIT,
-    "_module_scope_hooks",
-    "by_module's module hooks (python/operators/module_scope_hooks.cc).",
-    -1,
-    nullptr,
+    "torchscan_dispatch._hooks.ModuleScopeTracker", sizeof(TrackerObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,        kTrackerSlots,
 };
 
 }  // namespace
-}  // namespace torchscan::dispatch
 
-PyMODINIT_FUNC PyInit__module_scope_hooks() {
-  using namespace torchscan::dispatch;
-  OwnedRef module(PyModule_Create(&kModule));
-  if (!module) return nullptr;
+bool AddModuleScopeTracker(PyObject* module) {
   OwnedRef type(PyType_FromSpec(&kTrackerSpec));
-  if (!type || PyModule_AddObjectRef(module.get(), "ModuleScopeTracker",
-                                     type.get()) < 0) {
-    return nullptr;
-  }
-  return module.release();
+  return type &&
+         PyModule_AddObjectRef(module, "ModuleScopeTracker", type.get()) == 0;
 }
+
+}  // namespace torchscan::dispatch

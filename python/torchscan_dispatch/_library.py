@@ -190,11 +190,11 @@ def _loaded_library() -> ctypes.CDLL:
 
 
 @functools.cache
-def module_scope_hooks():
-    """The library's CPython extension module for by_module's module hooks
-    (python/operators/module_scope_hooks.cc), imported from the loaded copy
-    of the library."""
-    name = "torchscan_dispatch._module_scope_hooks"
+def hooks():
+    """The library's CPython extension module, the native bodies of the
+    module hooks of by_module and crawl_module (python/operators/
+    hooks_module.cc), imported from the loaded copy of the library."""
+    name = "torchscan_dispatch._hooks"
     loader = importlib.machinery.ExtensionFileLoader(name, _loaded_library_path())
     spec = importlib.util.spec_from_loader(name, loader)
     module = importlib.util.module_from_spec(spec)

@@ -23,7 +23,7 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.utils._pytree import tree_flatten
 
 from torchscan_dispatch._compiled_graphs import never_compile
-from torchscan_dispatch._library import module_scope_hooks
+from torchscan_dispatch._library import hooks
 from torchscan_dispatch._native import Measurement
 
 # The ModuleScopes open on each thread (the compiled-call guard asks for it).
@@ -65,7 +65,7 @@ class ModuleScopes:
         self._measurement = measurement
         # id(module) -> (weak reference, name, children named)
         self._names: dict[int, tuple[weakref.ref, str, bool]] = {}
-        self._tracker = module_scope_hooks().ModuleScopeTracker(
+        self._tracker = hooks().ModuleScopeTracker(
             measurement.handle, self._name, self._watch_value, torch.Tensor, torch.nn.Parameter, torch.compiler
         )
         self._engine_callback_queued = False

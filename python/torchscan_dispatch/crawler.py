@@ -1,11 +1,13 @@
 """crawl_module and summary: TorchScan 0.2's analysis at native speed.
 
-Python does only what must be Python: it installs and removes the forward
-hooks, describes the caller's values (metadata only, never contents) and the
-modules' hyper-parameters, and calls the model. Operator FLOPs are counted in
-C++ during the same forward call, the module formulas run in C++ on the
-recorded shapes, and the report is assembled and the table rendered by the
-C++ report library.
+Python does only what must be Python: it walks the module tree, installs
+and removes the forward hooks, reads each module's signature, tensors and
+hyper-parameters once, and calls the model. The hooks' bodies are native
+(CrawlRecorder, python/operators/crawl_recorder.cc): every layer call is
+recorded as a typed layer record from the moment it is seen, operator FLOPs
+are counted in C++ during the same forward call, the module formulas run on
+the recorded shapes, and the report is assembled by the C++ report library
+and becomes Python data once, at the end.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import torch
 from torch import nn
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
-from torchscan_dispatch._crawl_support import crawl_context, finish_report, layer_record, model_totals, prepare_inputs
-from torchscan_dispatch._describe import describe_call, describe_module, describe_value
-from torchscan_dispatch._library import load_library
+from torchscan_dispatch._crawl_support import crawl_context, model_totals, prepare_inputs
+from torchscan_dispatch._describe import describe_module, describe_value
+from torchscan_dispatch._library import hooks, load_library
 from torchscan_dispatch._native import Measurement
 from torchscan_dispatch.exported import crawl_exported_program
 from torchscan_dispatch.report import IncompleteAnalysisError
@@ -64,27 +66,45 @@ def _ordered_inputs(signature: inspect.Signature | None, args: tuple, kwargs: Ma
 
 
 
+# Signature shapes for CrawlRecorder.register (python/operators/crawl_recorder.cc).
+_NO_SIGNATURE = -2  # the formulas get args, then kwargs' values
+_BINDS_BY_NAME = -1  # _ordered_inputs binds each call
+
+
+def _arity(signature: inspect.Signature | None) -> int:
+    """How the native recorder orders a call's inputs: by position when the
+    signature takes exactly that many positional parameters (and the call
+    passes no kwargs), else through _ordered_inputs."""
+    if signature is None:
+        return _NO_SIGNATURE
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if all(p.kind in positional for p in signature.parameters.values()):
+        return len(signature.parameters)
+    return _BINDS_BY_NAME
+
+
 class _Crawl:
-    """The hooks of one crawl and what they record."""
+    """The hooks of one crawl; their bodies record natively."""
 
     def __init__(self, root: nn.Module, mode: str, measurement: Measurement | None) -> None:
         self.root = root
         self.full = mode == "full"
-        self.measurement = measurement
-        self.layers: list[dict[str, Any]] = []
-        self.leaf_calls: list[dict[str, Any]] = []
+        self.recorder = hooks().CrawlRecorder(
+            -1 if measurement is None else measurement.handle,
+            describe_value,
+            describe_module,
+            _ordered_inputs,
+            torch.Tensor,
+            nn.Parameter,
+        )
         self.handles: list[Any] = []
-        self._pending: dict[int, list[int]] = {}
-        self._call_counts: dict[int, int] = {}
-        self._seen_tensors: set[int] = set()
-        self._claimed_modules: dict[int, tuple[tuple[int, int, int, bool], tuple[int, int, bool]]] = {}
-        self._descriptions: dict[int, dict[str, Any]] = {}
         self._signatures: dict[Any, inspect.Signature | None] = {}
         # FlopCounterMode's module labels: the root's class name, then the
         # attribute path ("Net", "Net.blocks.0").
         self._root_label = type(root).__name__
         # Calls of the model on other threads during the crawl are not part
-        # of it (their operators are not counted either).
+        # of it (their operators are not counted either); the recorder
+        # ignores them too.
         self._thread = threading.get_ident()
 
     def is_metric_leaf(self, module: nn.Module) -> bool:
@@ -106,55 +126,6 @@ class _Crawl:
             self._signatures[key] = signature
         return signature
 
-    def _claim_tensors(
-        self, module: nn.Module, recurse: bool
-    ) -> tuple[tuple[int, int, int, bool], tuple[int, int, bool]]:
-        """A layer call's parameter and buffer tallies: (trainable, frozen,
-        bytes, shared) and (elements, bytes, shared), counting only the
-        tensors no earlier layer call claimed, and claiming them. A module's
-        tensors are read once per crawl: from its second call on, every one
-        of them is claimed already."""
-        key = id(module)
-        if key in self._claimed_modules:
-            return self._claimed_modules[key]
-        seen = self._seen_tensors
-        trainable = frozen = parameter_bytes = buffer_elements = buffer_bytes = 0
-        parameter_shared = buffer_shared = False
-        has_parameters = has_buffers = False
-        for parameter in module.parameters(recurse=recurse):
-            has_parameters = True
-            if id(parameter) in seen:
-                parameter_shared = True
-                continue
-            seen.add(id(parameter))
-            numel = parameter.numel()
-            if parameter.requires_grad:
-                trainable += numel
-            else:
-                frozen += numel
-            parameter_bytes += numel * parameter.element_size()
-        for buffer in module.buffers(recurse=recurse):
-            has_buffers = True
-            if id(buffer) in seen:
-                buffer_shared = True
-                continue
-            seen.add(id(buffer))
-            numel = buffer.numel()
-            buffer_elements += numel
-            buffer_bytes += numel * buffer.element_size()
-        # Later calls of the same module find all of its tensors claimed.
-        self._claimed_modules[key] = ((0, 0, 0, has_parameters), (0, 0, has_buffers))
-        return (trainable, frozen, parameter_bytes, parameter_shared), (buffer_elements, buffer_bytes, buffer_shared)
-
-    def _description(self, module: nn.Module) -> dict[str, Any]:
-        """describe_module, once per module per crawl (its hyper-parameters
-        do not change during the forward call)."""
-        key = id(module)
-        description = self._descriptions.get(key)
-        if description is None:
-            description = self._descriptions[key] = describe_module(module)
-        return description
-
     def module_label(self, path: str) -> str:
         return f"{self._root_label}.{path}" if path else self._root_label
 
@@ -163,21 +134,20 @@ class _Crawl:
         internals of an nn.Transformer root), for ``by_module``. Global hooks,
         as FlopCounterMode's tracker uses: per-module hooks would turn off the
         Transformer's fused inference path."""
-        if self.measurement is None or not modules:
+        if not self.full or not modules:
             return
-        measurement = self.measurement
         labels = {key: self.module_label(path) for key, path in modules.items()}
-        crawl_thread = self._thread
+        scope = self.recorder.scope
 
         def pre_hook(module, args):
             label = labels.get(id(module))
-            if label is not None and threading.get_ident() == crawl_thread:
-                measurement.enter_layer(-1, label)
+            if label is not None:
+                scope(label, True)
 
         def post_hook(module, args, output):
             label = labels.get(id(module))
-            if label is not None and threading.get_ident() == crawl_thread:
-                measurement.exit_layer(-1, label)
+            if label is not None:
+                scope(label, False)
 
         self.handles.append(register_module_forward_pre_hook(pre_hook))
         self.handles.append(register_module_forward_hook(post_hook))
@@ -188,49 +158,11 @@ class _Crawl:
         recurse = isinstance(module, nn.MultiheadAttention) or (
             module is self.root and isinstance(module, nn.Transformer)
         )
-        label = self.module_label(path)
-        measurement = self.measurement
-
-        def pre_hook(hooked: nn.Module, args: tuple, kwargs: dict) -> None:
-            if threading.get_ident() != self._thread:
-                return
-            call_index = self._call_counts.get(id(hooked), 0)
-            self._call_counts[id(hooked)] = call_index + 1
-            parameters, buffers = self._claim_tensors(hooked, recurse)
-            self.layers.append(
-                layer_record(
-                    path,
-                    call_index,
-                    type(hooked).__name__,
-                    describe_call(args, kwargs),
-                    parameters,
-                    buffers,
-                )
-            )
-            index = len(self.layers) - 1
-            self._pending.setdefault(id(hooked), []).append(index)
-            if measurement is not None:
-                measurement.enter_layer(index, label)
-
-        def post_hook(hooked: nn.Module, args: tuple, kwargs: dict, output: Any) -> None:
-            if threading.get_ident() != self._thread:
-                return
-            index = self._pending[id(hooked)].pop()
-            if measurement is not None:
-                measurement.exit_layer(index, label)
-            self.layers[index]["output"] = describe_value(output)
-            if metric_leaf and self.full:
-                # Shapes only: the activations are released as execution goes on.
-                ordered = _ordered_inputs(signature, args, kwargs)
-                self.leaf_calls.append({
-                    "layer": index,
-                    "path": path,
-                    "module": self._description(hooked),
-                    "call": {"inputs": [describe_value(v) for v in ordered], "output": describe_value(output)},
-                })
-
-        self.handles.append(module.register_forward_pre_hook(pre_hook, with_kwargs=True))
-        self.handles.append(module.register_forward_hook(post_hook, with_kwargs=True))
+        self.recorder.register(
+            module, path, self.module_label(path), metric_leaf, recurse, signature, _arity(signature)
+        )
+        self.handles.append(module.register_forward_pre_hook(self.recorder.pre_hook, with_kwargs=True))
+        self.handles.append(module.register_forward_hook(self.recorder.post_hook, with_kwargs=True))
 
 
 def crawl_module(
@@ -298,23 +230,16 @@ def crawl_module(
                 child.training = training
 
         totals, model_tensors = model_totals(module.parameters(), module.buffers())
-        record: dict[str, Any] = {
-            "mode": mode,
-            "layer_count": len(crawl.layers),
-            "torch_version": torch.__version__,
-            "model": totals,
-        }
-        if measurement is not None:
-            # The operator FLOPs stay in C++: the measurement hands them to
-            # the evaluation directly.
-            record["leaf_calls"] = crawl.leaf_calls
         context = crawl_context(
             f"{type(module).__module__}.{type(module).__qualname__}",
             "evaluation_no_grad",
             training_flags[0][1],
             model_tensors,
         )
-        return finish_report(record, crawl.layers, context, input_metadata, strict, measurement)
+        report, incomplete = crawl.recorder.report(tuple(totals.values()), context, input_metadata)
+        if strict and incomplete is not None:
+            raise IncompleteAnalysisError(report, incomplete)
+        return report
     finally:
         if measurement is not None:
             measurement.finish()

@@ -344,19 +344,45 @@ def run_child(kind: str, target: str, tool: str, repeats: int, threads: int) -> 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+# How many fresh processes measure each (workload, tool) pair (--processes).
+# One process's ratio also depends on where its allocator happened to place
+# the large activation buffers (docs/performance.md, section 3), which no
+# number of rounds inside that process averages out.
+PROCESSES = 1
+
+
+def run_children(kind: str, target: str, tool: str, repeats: int, threads: int) -> dict:
+    """run_child in PROCESSES fresh processes: the medians over processes of
+    the baseline, the tool, their ratio and their difference, and the
+    ratios' range."""
+    results = [run_child(kind, target, tool, repeats, threads) for _ in range(PROCESSES)]
+    failed = [r for r in results if r["status"] != "ok"]
+    if failed:
+        return failed[0]
+    ratios = sorted(r["tool"] / r["base"] for r in results)
+    return {
+        "status": "ok",
+        "base": statistics.median(r["base"] for r in results),
+        "tool": statistics.median(r["tool"] for r in results),
+        "ratio": statistics.median(ratios),
+        "overhead": statistics.median(r["tool"] - r["base"] for r in results),
+        "range": f" ({ratios[0]:.3f}-{ratios[-1]:.3f})" if len(ratios) > 1 else "",
+    }
+
+
 def tool_rows(workload_name, repeats, threads, ops=None, tools=TOOLS):
     rows, results = [], {}
     for name in tools:
         if name == "uninstrumented":
             continue
-        result = run_child("workload", workload_name, name, repeats, threads)
+        result = run_children("workload", workload_name, name, repeats, threads)
         if result["status"] != "ok":
             rows.append([name, result["status"], "", "", ""])
             continue
-        base, seconds = result["base"], result["tool"]
-        results[name] = seconds / base
-        added = f"{(seconds - base) / ops * 1e9:,.0f}" if ops else ""
-        rows.append([name, f"{seconds / base:.3f}x", added, f"{seconds * 1e3:.1f}", f"{base * 1e3:.1f}"])
+        base, seconds, ratio = result["base"], result["tool"], result["ratio"]
+        results[name] = ratio
+        added = f"{result['overhead'] / ops * 1e9:,.0f}" if ops else ""
+        rows.append([name, f"{ratio:.3f}x{result['range']}", added, f"{seconds * 1e3:.1f}", f"{base * 1e3:.1f}"])
     return rows, results
 
 
@@ -410,9 +436,9 @@ def benchmark_crawls(repeats, threads):
         for device in ("cpu", "meta"):
             overheads, forward_ms = {}, None
             for tool in ("torchscan_dispatch", "torchscan 0.2.0"):
-                result = run_child("crawl", f"{key}:{device}", tool, repeats, threads)
+                result = run_children("crawl", f"{key}:{device}", tool, repeats, threads)
                 if result["status"] == "ok":
-                    overheads[tool] = result["tool"] - result["base"]
+                    overheads[tool] = result["overhead"]
                     forward_ms = result["base"] * 1e3
             ours = overheads.get("torchscan_dispatch", float("nan"))
             theirs = overheads.get("torchscan 0.2.0", float("nan"))
@@ -578,6 +604,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--only", choices=["1", "2", "3", "4", "5", "6", "7"], action="append")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=1,
+                        help="fresh processes per workload and tool (sections 1, 3, 4, 6): medians over them")
     parser.add_argument("--child", nargs=3, metavar=("KIND", "TARGET", "TOOL"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     # One intra-op thread: on a small machine, thread-pool scheduling noise
@@ -586,9 +614,12 @@ def main():
     if options.child:
         child_main(*options.child, options.repeats)
         return
+    global PROCESSES
+    PROCESSES = max(1, options.processes)
     only = set(options.only or ["1", "2", "3", "4", "5", "6", "7"])
     print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} intra-op threads; "
-          "each tool in its own process, interleaved with an uninstrumented baseline; medians over rounds")
+          "each tool in its own process, interleaved with an uninstrumented baseline; medians over rounds"
+          + (f", then over {PROCESSES} processes (ratio range in parentheses)" if PROCESSES > 1 else ""))
     if "1" in only:
         benchmark_python_loop(options.repeats, options.threads)
     if "2" in only:

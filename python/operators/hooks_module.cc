@@ -1,0 +1,41 @@
+// The library's CPython extension module, torchscan_dispatch._hooks: the
+// native bodies of the Python package's per-call hooks.
+//
+// Python imports it from the copy of the library torch.ops.load_library
+// loaded (python/torchscan_dispatch/_library.py), so the operators and these
+// types share one copy of the library's state (the open measurements).
+//
+// NOTE [The stable ABI]
+// The module uses only the stable ABI of CPython 3.10 (Py_LIMITED_API, set
+// in python_objects.h), so the library does not depend on the minor version
+// of the interpreter that loads it, just as it does not link libpython: that
+// interpreter provides the symbols. Nothing here touches the layout of
+// torch's own Python objects: a tensor's TensorImpl is read from
+// Tensor._cdata, everything else through attributes.
+
+#include "python/operators/crawl_recorder.h"  // Python.h first
+#include "python/operators/module_scope_hooks.h"
+#include "python/operators/python_objects.h"
+
+namespace {
+
+PyModuleDef kModule = {
+    PyModuleDef_HEAD_INIT,
+    "_hooks",
+    "Native bodies of the hooks of by_module and crawl_module "
+    "(python/operators/hooks_module.cc).",
+    -1,
+    nullptr,
+};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__hooks() {
+  using namespace torchscan::dispatch;
+  OwnedRef module(PyModule_Create(&kModule));
+  if (!module || !AddModuleScopeTracker(module.get()) ||
+      !AddCrawlRecorder(module.get())) {
+    return nullptr;
+  }
+  return module.release();
+}

@@ -1,0 +1,84 @@
+// What the library's CPython extension module (hooks_module.cc) shares:
+// owned references, turning C++ errors into Python exceptions, the
+// TensorImpl behind a plain tensor, and plain Python data as JSON.
+//
+// Everything here uses only CPython's stable ABI (NOTE [The stable ABI] in
+// hooks_module.cc). Include this header first: Python.h sets feature macros
+// the C library reads.
+
+#ifndef TORCHSCAN_PYTHON_OPERATORS_PYTHON_OBJECTS_H_
+#define TORCHSCAN_PYTHON_OPERATORS_PYTHON_OBJECTS_H_
+
+#define PY_SSIZE_T_CLEAN
+#define Py_LIMITED_API 0x030A0000
+#include <Python.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/Exception.h>
+
+#include <exception>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "report/json_io.h"
+
+namespace torchscan::dispatch {
+
+// Every step of the extension module returns false with a Python error set
+// when it fails.
+
+// An owned reference, released when it goes out of scope.
+class OwnedRef {
+ public:
+  explicit OwnedRef(PyObject* object = nullptr) : object_(object) {}
+  OwnedRef(const OwnedRef&) = delete;
+  OwnedRef& operator=(const OwnedRef&) = delete;
+  OwnedRef(OwnedRef&& other) noexcept : object_(other.release()) {}
+  ~OwnedRef() { Py_XDECREF(object_); }
+
+  PyObject* get() const { return object_; }
+  PyObject* release() { return std::exchange(object_, nullptr); }
+  void reset(PyObject* object) { Py_XDECREF(std::exchange(object_, object)); }
+  explicit operator bool() const { return object_ != nullptr; }
+
+ private:
+  PyObject* object_;
+};
+
+// Runs `body` (returning bool) and turns a C++ exception into a
+// RuntimeError with its message, as torch.ops does.
+template <typename Body>
+bool RaisingPythonErrors(Body body) {
+  try {
+    return body();
+  } catch (const c10::Error& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what_without_backtrace());
+  } catch (const std::exception& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+  }
+  return false;
+}
+
+// A RuntimeError with the status's message; returns false.
+bool RaiseStatus(const absl::Status& status);
+
+// None for `ok`, else nullptr (the error is set): a method's result.
+PyObject* NoneOrRaise(bool ok);
+
+// The TensorImpl of a tensor, from Tensor._cdata; the Python tensor keeps
+// it alive. nullptr with an error set on failure.
+c10::TensorImpl* TensorImplOf(PyObject* tensor);
+
+// Plain Python data (dicts with str keys, lists, tuples, str, int, float,
+// bool, None, and their subclasses: torch.__version__ is a str) as JSON, for
+// the documents Python builds once per crawl or module (report context, module
+// descriptions). A TypeError names anything else.
+bool ToJson(PyObject* value, report::Json* out);
+
+// A JSON document as Python data (dict, list, str, int, float, bool, None),
+// keys in document order: what json.loads gives for the document's text,
+// without the text. A new reference, or nullptr with an error set.
+PyObject* FromJson(const report::Json& value);
+
+}  // namespace torchscan::dispatch
+
+#endif  // TORCHSCAN_PYTHON_OPERATORS_PYTHON_OBJECTS_H_
