@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,14 +59,6 @@ using report::ValueMetadata;
 // A forward signature's shape, for TorchScan 0.2's argument ordering.
 constexpr int kNoSignature = -2;  // inputs are args then kwargs values
 constexpr int kBindsByName = -1;  // Python binds the call to the signature
-
-bool Utf8(PyObject* text, std::string* out) {
-  Py_ssize_t size = 0;
-  const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-  if (utf8 == nullptr) return false;
-  out->assign(utf8, size);
-  return true;
-}
 
 bool IsTrue(PyObject* value, bool* out) {
   const int truth = PyObject_IsTrue(value);
@@ -597,20 +590,12 @@ class CrawlRecorder {
 // ---------------------------------------------------------------------------
 // The Python type.
 
-struct RecorderObject {
-  PyObject_HEAD CrawlRecorder* recorder;
-};
+using RecorderType = NativeType<CrawlRecorder>;
 
-CrawlRecorder* RecorderOf(PyObject* self) {
-  return reinterpret_cast<RecorderObject*>(self)->recorder;
-}
+CrawlRecorder* RecorderOf(PyObject* self) { return RecorderType::Of(self); }
 
 bool CheckArguments(const char* method, Py_ssize_t nargs, Py_ssize_t expected) {
-  if (nargs == expected) return true;
-  PyErr_Format(PyExc_TypeError,
-               "CrawlRecorder.%s takes %zd arguments (%zd given)", method,
-               expected, nargs);
-  return false;
+  return dispatch::CheckArguments("CrawlRecorder", method, nargs, expected);
 }
 
 PyObject* RecorderNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -622,33 +607,10 @@ PyObject* RecorderNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
                         &parameter_type)) {
     return nullptr;
   }
-  auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
-  PyObject* self = alloc(type, 0);
-  if (self == nullptr) return nullptr;
-  reinterpret_cast<RecorderObject*>(self)->recorder =
-      new CrawlRecorder(handle, describe_value, describe_module, ordered_inputs,
-                        tensor_type, parameter_type);
-  return self;
-}
-
-void RecorderDealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  delete std::exchange(reinterpret_cast<RecorderObject*>(self)->recorder,
-                       nullptr);
-  reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free))(self);
-  Py_DECREF(type);
-}
-
-int RecorderTraverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  CrawlRecorder* recorder = RecorderOf(self);
-  return recorder == nullptr ? 0 : recorder->Traverse(visit, arg);
-}
-
-int RecorderClear(PyObject* self) {
-  if (CrawlRecorder* recorder = RecorderOf(self)) recorder->Clear();
-  return 0;
+  return RecorderType::New(
+      type, std::make_unique<CrawlRecorder>(handle, describe_value,
+                                            describe_module, ordered_inputs,
+                                            tensor_type, parameter_type));
 }
 
 // register(module, path, label, metric_leaf, recurse, signature, arity)
@@ -717,11 +679,6 @@ PyObject* RecorderReport(PyObject* self, PyObject* args) {
   return RecorderOf(self)->Report(model, context, inputs);
 }
 
-template <typename Fast>
-PyCFunction AsCFunction(Fast function) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
-}
-
 PyMethodDef kRecorderMethods[] = {
     {"register", RecorderRegister, METH_VARARGS,
      "register(module, path, label, metric_leaf, recurse, signature, "
@@ -741,9 +698,9 @@ PyMethodDef kRecorderMethods[] = {
 
 PyType_Slot kRecorderSlots[] = {
     {Py_tp_new, reinterpret_cast<void*>(RecorderNew)},
-    {Py_tp_dealloc, reinterpret_cast<void*>(RecorderDealloc)},
-    {Py_tp_traverse, reinterpret_cast<void*>(RecorderTraverse)},
-    {Py_tp_clear, reinterpret_cast<void*>(RecorderClear)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(RecorderType::Dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(RecorderType::Traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(RecorderType::Clear)},
     {Py_tp_methods, kRecorderMethods},
     {Py_tp_doc,
      const_cast<char*>(
@@ -754,16 +711,14 @@ PyType_Slot kRecorderSlots[] = {
 };
 
 PyType_Spec kRecorderSpec = {
-    "torchscan_dispatch._hooks.CrawlRecorder", sizeof(RecorderObject), 0,
+    "torchscan_dispatch._hooks.CrawlRecorder", RecorderType::kBasicSize, 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,   kRecorderSlots,
 };
 
 }  // namespace
 
 bool AddCrawlRecorder(PyObject* module) {
-  OwnedRef type(PyType_FromSpec(&kRecorderSpec));
-  return type &&
-         PyModule_AddObjectRef(module, "CrawlRecorder", type.get()) == 0;
+  return AddType(module, "CrawlRecorder", &kRecorderSpec);
 }
 
 }  // namespace torchscan::dispatch

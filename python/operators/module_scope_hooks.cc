@@ -19,6 +19,7 @@
 #include <c10/core/GradMode.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -321,20 +322,13 @@ class ModuleScopeTracker {
 // ---------------------------------------------------------------------------
 // The Python type.
 
-struct TrackerObject {
-  PyObject_HEAD ModuleScopeTracker* tracker;
-};
+using TrackerType = NativeType<ModuleScopeTracker>;
 
-ModuleScopeTracker* TrackerOf(PyObject* self) {
-  return reinterpret_cast<TrackerObject*>(self)->tracker;
-}
+ModuleScopeTracker* TrackerOf(PyObject* self) { return TrackerType::Of(self); }
 
 bool CheckArguments(const char* method, Py_ssize_t nargs, Py_ssize_t expected) {
-  if (nargs == expected) return true;
-  PyErr_Format(PyExc_TypeError,
-               "ModuleScopeTracker.%s takes %zd arguments (%zd given)", method,
-               expected, nargs);
-  return false;
+  return dispatch::CheckArguments("ModuleScopeTracker", method, nargs,
+                                  expected);
 }
 
 // A label argument, interned; false with an error set when not a str.
@@ -355,32 +349,9 @@ PyObject* TrackerNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
                         &compiler)) {
     return nullptr;
   }
-  auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
-  PyObject* self = alloc(type, 0);
-  if (self == nullptr) return nullptr;
-  reinterpret_cast<TrackerObject*>(self)->tracker = new ModuleScopeTracker(
-      handle, namer, slow_watch, tensor_type, parameter_type, compiler);
-  return self;
-}
-
-void TrackerDealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  delete std::exchange(reinterpret_cast<TrackerObject*>(self)->tracker,
-                       nullptr);
-  reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free))(self);
-  Py_DECREF(type);
-}
-
-int TrackerTraverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  ModuleScopeTracker* tracker = TrackerOf(self);
-  return tracker == nullptr ? 0 : tracker->Traverse(visit, arg);
-}
-
-int TrackerClear(PyObject* self) {
-  if (ModuleScopeTracker* tracker = TrackerOf(self)) tracker->Clear();
-  return 0;
+  return TrackerType::New(type, std::make_unique<ModuleScopeTracker>(
+                                    handle, namer, slow_watch, tensor_type,
+                                    parameter_type, compiler));
 }
 
 // enter(module, args): the forward pre-hook's body.
@@ -444,11 +415,6 @@ PyObject* TrackerWatching(PyObject* self, PyObject* /*unused*/) {
   return PyBool_FromLong(TrackerOf(self)->watching());
 }
 
-template <typename Fast>
-PyCFunction AsCFunction(Fast function) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
-}
-
 PyMethodDef kTrackerMethods[] = {
     {"enter", AsCFunction(TrackerEnter), METH_FASTCALL,
      "enter(module, args): a module call begins."},
@@ -469,9 +435,9 @@ PyMethodDef kTrackerMethods[] = {
 
 PyType_Slot kTrackerSlots[] = {
     {Py_tp_new, reinterpret_cast<void*>(TrackerNew)},
-    {Py_tp_dealloc, reinterpret_cast<void*>(TrackerDealloc)},
-    {Py_tp_traverse, reinterpret_cast<void*>(TrackerTraverse)},
-    {Py_tp_clear, reinterpret_cast<void*>(TrackerClear)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(TrackerType::Dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(TrackerType::Traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(TrackerType::Clear)},
     {Py_tp_methods, kTrackerMethods},
     {Py_tp_doc,
      const_cast<char*>(
@@ -483,16 +449,14 @@ PyType_Slot kTrackerSlots[] = {
 };
 
 PyType_Spec kTrackerSpec = {
-    "torchscan_dispatch._hooks.ModuleScopeTracker", sizeof(TrackerObject), 0,
+    "torchscan_dispatch._hooks.ModuleScopeTracker", TrackerType::kBasicSize, 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,        kTrackerSlots,
 };
 
 }  // namespace
 
 bool AddModuleScopeTracker(PyObject* module) {
-  OwnedRef type(PyType_FromSpec(&kTrackerSpec));
-  return type &&
-         PyModule_AddObjectRef(module, "ModuleScopeTracker", type.get()) == 0;
+  return AddType(module, "ModuleScopeTracker", &kTrackerSpec);
 }
 
 }  // namespace torchscan::dispatch

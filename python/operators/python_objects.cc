@@ -14,6 +14,19 @@ PyObject* NoneOrRaise(bool ok) {
   Py_RETURN_NONE;
 }
 
+bool CheckArguments(const char* type, const char* method, Py_ssize_t nargs,
+                    Py_ssize_t expected) {
+  if (nargs == expected) return true;
+  PyErr_Format(PyExc_TypeError, "%s.%s takes %zd arguments (%zd given)", type,
+               method, expected, nargs);
+  return false;
+}
+
+bool AddType(PyObject* module, const char* name, PyType_Spec* spec) {
+  OwnedRef type(PyType_FromSpec(spec));
+  return type && PyModule_AddObjectRef(module, name, type.get()) == 0;
+}
+
 c10::TensorImpl* TensorImplOf(PyObject* tensor) {
   static PyObject* const kCdata = PyUnicode_InternFromString("_cdata");
   OwnedRef address(PyObject_GetAttr(tensor, kCdata));
@@ -25,8 +38,6 @@ c10::TensorImpl* TensorImplOf(PyObject* tensor) {
   return static_cast<c10::TensorImpl*>(impl);
 }
 
-namespace {
-
 bool Utf8(PyObject* text, std::string* out) {
   Py_ssize_t size = 0;
   const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size);
@@ -34,8 +45,6 @@ bool Utf8(PyObject* text, std::string* out) {
   out->assign(utf8, size);
   return true;
 }
-
-}  // namespace
 
 bool ToJson(PyObject* value, report::Json* out) {
   PyTypeObject* type = Py_TYPE(value);

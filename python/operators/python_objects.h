@@ -16,6 +16,8 @@
 #include <c10/util/Exception.h>
 
 #include <exception>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -58,6 +60,9 @@ bool RaisingPythonErrors(Body body) {
   return false;
 }
 
+// `text` (a str) as UTF-8.
+bool Utf8(PyObject* text, std::string* out);
+
 // A RuntimeError with the status's message; returns false.
 bool RaiseStatus(const absl::Status& status);
 
@@ -78,6 +83,66 @@ bool ToJson(PyObject* value, report::Json* out);
 // keys in document order: what json.loads gives for the document's text,
 // without the text. A new reference, or nullptr with an error set.
 PyObject* FromJson(const report::Json& value);
+
+// A TypeError unless a method of `type` got `expected` arguments.
+bool CheckArguments(const char* type, const char* method, Py_ssize_t nargs,
+                    Py_ssize_t expected);
+
+// A METH_FASTCALL function as the PyCFunction a PyMethodDef holds.
+template <typename Fast>
+PyCFunction AsCFunction(Fast function) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
+}
+
+// The garbage-collected heap type whose instances each own one `T`, which
+// reports the Python objects it holds (int Traverse(visitproc, void*)) and
+// drops them (void Clear()). A type's slots are New's caller (its tp_new),
+// Dealloc, Traverse and Clear; Of is the `T` of an instance.
+template <typename T>
+class NativeType {
+  struct Object {
+    PyObject_HEAD T* native;
+  };
+
+ public:
+  // The spec's basicsize.
+  static constexpr int kBasicSize = sizeof(Object);
+
+  static T* Of(PyObject* self) {
+    return reinterpret_cast<Object*>(self)->native;
+  }
+
+  // A new instance of `type` owning `native`.
+  static PyObject* New(PyTypeObject* type, std::unique_ptr<T> native) {
+    auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
+    PyObject* self = alloc(type, 0);
+    if (self != nullptr)
+      reinterpret_cast<Object*>(self)->native = native.release();
+    return self;
+  }
+
+  static void Dealloc(PyObject* self) {
+    PyTypeObject* type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    delete std::exchange(reinterpret_cast<Object*>(self)->native, nullptr);
+    reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free))(self);
+    Py_DECREF(type);
+  }
+
+  static int Traverse(PyObject* self, visitproc visit, void* arg) {
+    Py_VISIT(Py_TYPE(self));
+    T* native = Of(self);
+    return native == nullptr ? 0 : native->Traverse(visit, arg);
+  }
+
+  static int Clear(PyObject* self) {
+    if (T* native = Of(self)) native->Clear();
+    return 0;
+  }
+};
+
+// Adds the type made from `spec` to `module` as `name`.
+bool AddType(PyObject* module, const char* name, PyType_Spec* spec);
 
 }  // namespace torchscan::dispatch
 
