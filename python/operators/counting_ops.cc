@@ -12,7 +12,6 @@
 #include <torch/library.h>
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,15 +110,6 @@ std::int64_t ChangeScopeLabel(std::int64_t handle, std::int64_t channel,
                               const std::string& label, bool present) {
   return OpenMeasurements::Get().Session(handle).ChangeScopeLabel(
       CheckedChannel(channel), label, present);
-}
-
-void SetScopeId(std::int64_t handle, std::int64_t channel, std::int64_t id) {
-  TORCH_CHECK(id >= 0 && id <= std::numeric_limits<std::uint32_t>::max(),
-              "torchscan: scope id ", id, " is out of range");
-  const absl::Status status =
-      OpenMeasurements::Get().Session(handle).SetScopeId(
-          CheckedChannel(channel), static_cast<std::uint32_t>(id));
-  TORCH_CHECK(status.ok(), "torchscan: ", status.message());
 }
 
 // A negative layer index tracks a module that has no layer record.
@@ -246,7 +236,7 @@ const OwnOperators registration(
     torch::Library::DEF,
     {"_begin_counting", "_stop_counting", "_take_deferred_calls",
      "_resolve_deferred", "_flop_report", "_finish_counting", "_build_info",
-     "_enter_layer", "_exit_layer", "_change_scope_label", "_set_scope_id",
+     "_enter_layer", "_exit_layer", "_change_scope_label",
      "_end_gradient_watches"},
     [](torch::Library& library) {
       library.def("_begin_counting(str options) -> int", &BeginCounting);
@@ -266,8 +256,6 @@ const OwnOperators registration(
           "_change_scope_label(int handle, int channel, str label, "
           "bool present) -> int",
           &ChangeScopeLabel);
-      library.def("_set_scope_id(int handle, int channel, int scope) -> ()",
-                  &SetScopeId);
       library.def("_end_gradient_watches(int handle) -> ()",
                   &EndGradientWatches);
     },
