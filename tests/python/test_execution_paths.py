@@ -601,3 +601,48 @@ def test_code_compiled_before_the_package_was_loaded_is_named_not_zero(tmp_path)
     assert result["total"]["status"] == "partial", result
     assert result["total"]["known_value"] <= mm(8, 32, 64) + mm(8, 64, 16)
     assert "unseen_work" in result["diagnostics"], result
+
+
+# by_module under functorch transforms and with values the native module
+# hooks decline (python/operators/module_scope_hooks.cc hands them to
+# Python's gradient hooks): the labels and counts must still be
+# FlopCounterMode's, forward and backward.
+class _DictOutput(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left, self.right = nn.Linear(8, 8), nn.Linear(8, 4)
+
+    def forward(self, x):
+        return {"left": self.left(x), "right": self.right(x)}
+
+
+class _Tagged(torch.Tensor):
+    pass
+
+
+def _by_module_workloads() -> dict[str, Callable[[], object]]:
+    _seeded()
+    mlp = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    params = {k: v.detach() for k, v in mlp.named_parameters()}
+    xs = torch.randn(5, 8)
+    loss = lambda p, x: torch.func.functional_call(mlp, p, (x,)).pow(2).sum()  # noqa: E731
+    ensemble = [nn.Linear(8, 4) for _ in range(3)]
+    stacked, _ = torch.func.stack_module_state(ensemble)
+    dict_model = _DictOutput()
+    x = torch.randn(4, 8, requires_grad=True)
+    return {
+        "vmap_over_a_module": lambda: torch.vmap(mlp)(xs),
+        "grad_of_a_module": lambda: torch.func.grad(loss)(params, xs[0]),
+        "per_sample_gradients": lambda: torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(params, xs),
+        "model_ensembling": lambda: torch.vmap(lambda p: torch.func.functional_call(ensemble[0], p, (xs,)))(stacked),
+        "dict_output_backward": lambda: sum(v.sum() for v in dict_model(x).values()).backward(),
+        "tensor_subclass_backward": lambda: mlp(x.as_subclass(_Tagged)).sum().backward(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_by_module_workloads()))
+def test_by_module_equals_flop_counter_mode_on_transforms_and_declined_values(name):
+    run = _by_module_workloads()[name]
+    expected = fcm_by_module(run)
+    assert expected, "FlopCounterMode attributed nothing: the case proves nothing"
+    assert torchscan_dispatch.measure_flops(run)["by_module"] == expected
