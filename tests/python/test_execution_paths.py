@@ -646,3 +646,22 @@ def test_by_module_equals_flop_counter_mode_on_transforms_and_declined_values(na
     expected = fcm_by_module(run)
     assert expected, "FlopCounterMode attributed nothing: the case proves nothing"
     assert torchscan_dispatch.measure_flops(run)["by_module"] == expected
+
+
+def test_crawl_of_a_model_with_a_compiled_submodule_is_honest(fresh_dynamo):
+    """crawl_module's native layer hooks around a compiled submodule: every
+    module still gets its layer record, the module formulas equal an eager
+    crawl's, and the operator FLOPs are a true bound (exact if complete)."""
+    _seeded()
+    first, inner = nn.Linear(8, 8), nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+    x = torch.randn(2, 8)
+    eager = torchscan_dispatch.crawl_module(nn.Sequential(first, inner), args=(x,))
+    compiled = torchscan_dispatch.crawl_module(nn.Sequential(first, torch.compile(inner)), args=(x,))
+    paths = [layer["path"] for layer in compiled["layers"]]
+    assert paths == ["", "0", "1", "1._orig_mod", "1._orig_mod.0", "1._orig_mod.1", "1._orig_mod.2"]
+    assert compiled["layers"][1]["metrics"] == eager["layers"][1]["metrics"]
+    assert compiled["totals"]["module_flops"] == eager["totals"]["module_flops"]
+    # Two Linear(8, 8) and one Linear(8, 4) on 2 rows, as FlopCounterMode counts them.
+    truth = 2 * mm(2, 8, 8) + mm(2, 8, 4)
+    assert eager["operator_flops"]["total"]["known_value"] == truth  # relu is uncounted: partial
+    assert_honest(compiled["operator_flops"], truth)
