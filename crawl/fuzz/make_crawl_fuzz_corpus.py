@@ -1,9 +1,13 @@
 """Writes the seed corpus of the crawl-record fuzzer
 (crawl/testdata/crawl_fuzz_corpus) from real inputs: the crawl records
-Python's crawl_module hands torch.ops.torchscan._evaluate_crawl for a set of
-small models (full and structure mode), and module description + call
-documents from formulas/testdata/module_formula_goldens.json (one per
-module family).
+Python's ExportedProgram crawler hands the library for a set of small
+models (full and structure mode), in the form torch.ops.torchscan.
+_evaluate_crawl reads, and module description + call documents from
+formulas/testdata/module_formula_goldens.json (one per module family).
+
+(crawl_module on an nn.Module builds its record natively and hands none
+over; the ExportedProgram crawler is the front end that still sends its
+record as JSON, crawl/crawl_json.h.)
 
 Run from the repository root with the library built:
     PYTHONPATH=python python3 crawl/fuzz/make_crawl_fuzz_corpus.py
@@ -66,24 +70,40 @@ def models():
 
 
 def crawl_records():
+    """(file name, record JSON) of each model's exported program, crawled.
+    A full-mode crawl hands _evaluate_measured_crawl a record without its
+    operator FLOPs (the measurement holds them); they are added back from
+    the evaluation's answer, as _evaluate_crawl reads them."""
     captured = []
-    evaluate = torch.ops.torchscan._evaluate_crawl
+    ops = torch.ops.torchscan
+    evaluate, evaluate_measured = ops._evaluate_crawl, ops._evaluate_measured_crawl
 
     def capture(record_json):
         captured.append(record_json)
         return evaluate(record_json)
 
-    # crawl_module looks the operator up on every call.
-    torch.ops.torchscan._evaluate_crawl = capture
+    def capture_measured(handle, record_json):
+        parts = evaluate_measured(handle, record_json)
+        record = json.loads(record_json)
+        record["operator_flops"] = json.loads(parts)["operator_flops"]
+        captured.append(json.dumps(record, separators=(",", ":")))
+        return parts
+
+    # The crawler looks the operators up on every call.
+    ops._evaluate_crawl, ops._evaluate_measured_crawl = capture, capture_measured
     try:
         for name, model, inputs in models():
+            args, kwargs = inputs.get("args"), inputs.get("kwargs", {})
+            if args is None:
+                args = (torch.rand(1, *inputs["input_shape"]),)
+            program = torch.export.export(model.eval(), args, kwargs)
             for mode in ("full", "structure"):
                 if mode == "structure" and name not in ("mlp", "convnet"):
                     continue
-                torchscan_dispatch.crawl_module(model, mode=mode, **inputs)
+                torchscan_dispatch.crawl_module(program, args=args, kwargs=kwargs or None, mode=mode)
                 yield f"crawl_{name}_{mode}.json", captured.pop()
     finally:
-        torch.ops.torchscan._evaluate_crawl = evaluate
+        ops._evaluate_crawl, ops._evaluate_measured_crawl = evaluate, evaluate_measured
 
 
 def module_documents():
