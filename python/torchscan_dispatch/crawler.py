@@ -15,7 +15,6 @@ from __future__ import annotations
 import inspect
 import json
 import platform
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from typing import Any, Literal
@@ -102,10 +101,6 @@ class _Crawl:
         # FlopCounterMode's module labels: the root's class name, then the
         # attribute path ("Net", "Net.blocks.0").
         self._root_label = type(root).__name__
-        # Calls of the model on other threads during the crawl are not part
-        # of it (their operators are not counted either); the recorder
-        # ignores them too.
-        self._thread = threading.get_ident()
 
     def is_metric_leaf(self, module: nn.Module) -> bool:
         return (
