@@ -3,11 +3,13 @@
 #include <c10/util/Exception.h>
 
 #include <exception>
+#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "formulas/exact_count.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
 
@@ -40,6 +42,17 @@ absl::StatusOr<Dimension> ParseDimension(const JsonValue& node) {
   }
   TS_ASSIGN_OR_RETURN(std::int64_t size, node.Int64());
   return Dimension(size);
+}
+
+// A float: a JSON number, or "inf", "-inf" or "nan", which JSON cannot
+// write as numbers (a graph's masked_fill(mask, -inf), clamp(max=inf)).
+absl::StatusOr<double> ParseReal(const JsonValue& node) {
+  if (!node.node().is_string()) return node.Number();
+  TS_ASSIGN_OR_RETURN(std::string text, node.String());
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  return node.Expected("a number, \"inf\", \"-inf\" or \"nan\"");
 }
 
 absl::StatusOr<std::vector<Dimension>> ParseDimensions(const JsonValue& node) {
@@ -92,7 +105,7 @@ absl::StatusOr<Value> ParseValue(const JsonValue& node) {
     }
   } else if (kind == "float") {
     value.kind = Kind::kDouble;
-    TS_ASSIGN_OR_RETURN(value.real, body.Number());
+    TS_ASSIGN_OR_RETURN(value.real, ParseReal(body));
   } else if (kind == "none") {
     value.kind = Kind::kNone;
   } else if (kind == "unknown_tensor") {
@@ -230,11 +243,37 @@ absl::StatusOr<Count> EvaluateFormula(const CompiledGraphTally::Call& call,
   }
 }
 
+// NOTE [Products that Inductor decomposed]
+// Inductor's decomposition table rewrites small matrix products (mm, addmm,
+// bmm on CPU; more on GPU) into a broadcast multiply, a sum and a scaling,
+// before any post-grad pass sees the graph. Each such product multiply has
+// M*K*N elements (the sum runs over K; with K = 1 there is no sum), so the
+// product it came from costs 2 * numel(product), FlopCounterMode's count of
+// the original operator; the pass describes only the multiply, under the
+// original operator's name, and leaves out the rest of the rewrite.
+absl::StatusOr<Count> EvaluateDecomposedProduct(
+    const CompiledGraphTally::Call& call,
+    absl::Span<const std::int64_t> symbols) {
+  if (call.results.size() != 1 || call.results[0].kind != Kind::kTensor ||
+      call.results[0].unknown_shape) {
+    return absl::InvalidArgumentError(
+        "a decomposed product's shape is not known");
+  }
+  TS_ASSIGN_OR_RETURN(formulas::Shape shape,
+                      BindAll(call.results[0].dimensions, symbols));
+  const formulas::ExactCount flops = 2 * formulas::ExactProduct(shape);
+  if (flops.overflowed()) {
+    return absl::OutOfRangeError("the product's FLOPs overflow");
+  }
+  return flops.value();
+}
+
 // EvaluateFormula's outcome; nullopt when the operator has no formula
 // (recorded by name, as the fallback records such calls).
 std::optional<absl::StatusOr<Count>> Evaluate(
     const CompiledGraphTally::Call& call,
     absl::Span<const std::int64_t> symbols) {
+  if (call.decomposed_product) return EvaluateDecomposedProduct(call, symbols);
   if (call.info->formula == nullptr) return std::nullopt;
   return EvaluateFormula(call, symbols);
 }
@@ -265,11 +304,18 @@ absl::StatusOr<CompiledGraphTally::ModuleEntry> ParseModuleEntry(
 absl::StatusOr<CompiledGraphTally::Call> ParseCall(const JsonValue& node) {
   TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
   TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
-      {"op", "overload", "modules", "arguments", "results"}));
+      {"op", "overload", "modules", "arguments", "results", "form"}));
   TS_ASSIGN_OR_RETURN(std::string op, object.String("op"));
   TS_ASSIGN_OR_RETURN(std::string overload, object.String("overload"));
   CompiledGraphTally::Call call;
   call.info = &InfoForCall(op, overload);
+  if (std::optional<JsonValue> form = object.OptionalMember("form")) {
+    TS_ASSIGN_OR_RETURN(std::string name, form->String());
+    if (name != "decomposed_product") {
+      return form->Expected("\"decomposed_product\"");
+    }
+    call.decomposed_product = true;
+  }
   if (std::optional<JsonValue> modules = object.OptionalMember("modules")) {
     TS_ASSIGN_OR_RETURN(JsonArray entries, modules->Array());
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -432,25 +478,47 @@ void CompiledGraphTally::Record(
   }
 }
 
+std::unique_ptr<CompiledGraphTally> CompiledGraphTally::Unreadable(
+    absl::string_view error) {
+  std::unique_ptr<CompiledGraphTally> tally(new CompiledGraphTally());
+  tally->unseen_ = absl::StrCat(
+      "torchscan_dispatch could not read this compiled graph's description (",
+      error, "), so its FLOPs are missing");
+  return tally;
+}
+
+// NOTE [A spec never breaks the workload]
+// The spec is our own writing, so a spec we cannot read is our bug; but it
+// runs inside the user's compiled code, where an exception would fail their
+// step. An unreadable spec becomes a tally that records the graph as unseen
+// work, naming the error, and the workload runs on.
 const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec) {
   static absl::Mutex mu;
+  // Keyed by the pass's hash of the spec; the spec itself is compared, so
+  // two specs that share a key each get their own tally.
   static auto* tallies = new absl::flat_hash_map<
-      std::int64_t,
-      std::pair<std::string, std::unique_ptr<CompiledGraphTally>>>();
+      std::int64_t, std::vector<std::pair<
+                        std::string, std::unique_ptr<CompiledGraphTally>>>>();
   {
     absl::MutexLock lock(&mu);
     if (auto it = tallies->find(key); it != tallies->end()) {
-      TORCH_CHECK(it->second.first.size() == spec.size(),
-                  "torchscan: two compiled-graph specs share the key ", key);
-      return *it->second.second;
+      for (const auto& [text, tally] : it->second) {
+        if (text == spec) return *tally;
+      }
     }
   }
   absl::StatusOr<std::unique_ptr<CompiledGraphTally>> parsed =
       CompiledGraphTally::Parse(spec);
-  TORCH_CHECK(parsed.ok(), "torchscan: ", parsed.status().message());
+  std::unique_ptr<CompiledGraphTally> tally =
+      parsed.ok() ? *std::move(parsed)
+                  : CompiledGraphTally::Unreadable(parsed.status().message());
   absl::MutexLock lock(&mu);
-  auto [it, inserted] = tallies->try_emplace(key, spec, *std::move(parsed));
-  return *it->second.second;
+  auto& entries = (*tallies)[key];
+  for (const auto& [text, existing] : entries) {
+    if (text == spec) return *existing;  // another thread parsed it first
+  }
+  entries.emplace_back(spec, std::move(tally));
+  return *entries.back().second;
 }
 
 }  // namespace torchscan::dispatch

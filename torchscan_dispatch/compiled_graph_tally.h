@@ -55,7 +55,7 @@ class CompiledGraphTally {
  public:
   // The spec format this library writes and reads (_SPEC_VERSION in
   // python/torchscan_dispatch/_compiled_graphs.py).
-  static constexpr std::int64_t kSpecVersion = 1;
+  static constexpr std::int64_t kSpecVersion = 2;
 
   // A dimension: a constant, or the index of a run-time symbol.
   using Dimension = std::variant<std::int64_t, std::size_t>;
@@ -83,6 +83,10 @@ class CompiledGraphTally {
     std::vector<ModuleEntry> modules;
     std::vector<Value> arguments;
     std::vector<Value> results;
+    // "form": "decomposed_product": the broadcast multiply Inductor's
+    // decomposition made of a matrix product (`info` names the product);
+    // its FLOPs are 2 * numel(results[0]) (NOTE in the .cc).
+    bool decomposed_product = false;
     // Set when no value depends on a symbol: the outcome is computed once.
     std::optional<absl::StatusOr<Count>> constant_outcome;
   };
@@ -90,6 +94,10 @@ class CompiledGraphTally {
   // Parses a spec; an error names what is malformed.
   static absl::StatusOr<std::unique_ptr<CompiledGraphTally>> Parse(
       absl::string_view spec);
+  // A tally that records its graph as unseen work because its spec could
+  // not be read (`error` says why).
+  static std::unique_ptr<CompiledGraphTally> Unreadable(
+      absl::string_view error);
 
   // Records every call in `session`, with `symbols` bound to the run's
   // values. With `root_label` set (the label of the module the compiled
@@ -124,7 +132,8 @@ class CompiledGraphTally {
 };
 
 // The tally for `spec`, parsed once per process and kept by `key` (a hash of
-// the spec computed by the pass). Throws c10::Error for a malformed spec.
+// the spec computed by the pass). Never throws for a malformed spec: that
+// tally records its graph as unseen work, naming the error.
 const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec);
 
 }  // namespace torchscan::dispatch

@@ -162,10 +162,10 @@ TEST(CompiledGraphTallyTest, AnUnknownFieldIsAnError) {
 
 TEST(CompiledGraphTallyTest, ASpecOfAnotherVersionIsUnseenWorkNotAnError) {
   const std::string spec =
-      R"({"version":2,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"({"version":1,"calls":[{"op":"aten::mm","overload":"default",)"
       R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
       R"("results":[{"tensor":[8,16]}]}]})";
-  ExpectOnlyUnseenWork(Recorded(spec), "spec version 2");
+  ExpectOnlyUnseenWork(Recorded(spec), "spec version 1");
 }
 
 // Unseen work is one pseudo-operator per name; each graph keeps its reason.
@@ -190,12 +190,74 @@ TEST(CompiledGraphTallyTest, TwoGraphsUnseenForDifferentReasonsNameBoth) {
 
 TEST(CompiledGraphTallyTest, ASpecOfThisVersionIsRead) {
   const std::string spec =
-      R"({"version":1,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"({"version":2,"calls":[{"op":"aten::mm","overload":"default",)"
       R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
       R"("results":[{"tensor":[8,16]}]}]})";
   report::FlopReport report = Recorded(spec);
   EXPECT_EQ(MatmulFlops(8, 32, 16), FlopsOf(report, "aten.mm"));
   EXPECT_TRUE(report.total.is_complete());
+}
+
+// A graph's masked_fill(mask, -inf) or clamp(max=inf): JSON has no
+// infinities, so the pass writes them as strings.
+TEST(CompiledGraphTallyTest, NonFiniteFloatsAreRead) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::masked_fill","overload":"Scalar",)"
+      R"("arguments":[{"tensor":[4,4]},{"tensor":[4,4]},{"float":"-inf"}],)"
+      R"("results":[{"tensor":[4,4]}]},)"
+      R"({"op":"aten::clamp","overload":"default",)"
+      R"("arguments":[{"tensor":[4,4]},{"none":null},{"float":"inf"}],)"
+      R"("results":[{"tensor":[4,4]}]},)"
+      R"({"op":"aten::nan_to_num","overload":"default",)"
+      R"("arguments":[{"tensor":[4,4]},{"float":"nan"},{"none":null},)"
+      R"({"float":-1.5e300}],"results":[{"tensor":[4,4]}]}]})";
+  EXPECT_EQ("", ParseError(spec));
+}
+
+TEST(CompiledGraphTallyTest, AFloatStringOtherThanANonFiniteIsAnError) {
+  EXPECT_EQ(
+      "compiled graph spec.calls[0].arguments[0].float: expected a number, "
+      "\"inf\", \"-inf\" or \"nan\", got string",
+      ParseError(R"({"calls":[{"op":"aten::add","overload":"Scalar",)"
+                 R"("arguments":[{"float":"Infinity"}]}]})"));
+}
+
+// Inductor rewrote addmm([1,8] x [8,4]) into a multiply of 8 * 4 elements.
+TEST(CompiledGraphTallyTest, CountsADecomposedProductAsTheProduct) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::addmm","overload":"default",)"
+      R"("form":"decomposed_product",)"
+      R"("arguments":[{"tensor":[8,1]},{"tensor":[8,4]}],)"
+      R"("results":[{"tensor":[{"symbol":0},4]}]}]})";
+  report::FlopReport report = Recorded(spec, {8});
+  EXPECT_EQ(MatmulFlops(1, 8, 4), FlopsOf(report, "aten.addmm"));
+  EXPECT_TRUE(report.total.is_complete());
+}
+
+TEST(CompiledGraphTallyTest, AnUnknownFormIsAnError) {
+  EXPECT_EQ(
+      "compiled graph spec.calls[0].form: expected \"decomposed_product\", "
+      "got string",
+      ParseError(R"({"calls":[{"op":"aten::mm","overload":"default",)"
+                 R"("form":"fused"}]})"));
+}
+
+// TallyFor runs inside the user's compiled code: a spec it cannot read is
+// unseen work that names the error, never an exception.
+TEST(CompiledGraphTallyTest, AnUnreadableSpecIsUnseenWorkNotAnException) {
+  const std::string spec = R"({"calls":[{"op":"aten::mm","overload":1}]})";
+  FlopCountingGuard guard;
+  const CompiledGraphTally& tally = TallyFor(/*key=*/7, spec);
+  tally.Record(*CountingSession::Current(), {}, std::nullopt);
+  ExpectOnlyUnseenWork(ReportOf(guard), "spec.calls[0].overload");
+}
+
+TEST(CompiledGraphTallyTest, TwoSpecsThatShareAKeyEachGetTheirOwnTally) {
+  const CompiledGraphTally& mm = TallyFor(/*key=*/11, kMm);
+  const CompiledGraphTally& empty = TallyFor(/*key=*/11, R"({"calls":[]})");
+  EXPECT_EQ(1u, mm.num_calls());
+  EXPECT_EQ(0u, empty.num_calls());
+  EXPECT_EQ(&mm, &TallyFor(/*key=*/11, kMm));
 }
 
 constexpr char kModuleCall[] =

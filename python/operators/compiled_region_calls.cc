@@ -62,8 +62,19 @@ class FamilyRoots {
       ABSL_GUARDED_BY(mu_);
 };
 
+// NOTE [The tally call's device anchor]
+// `device_anchor`, a tensor of the graph (its first input), is never read.
+// It gives the call a device: Inductor's scheduler flushes the kernels it
+// has buffered before an extern call only when that call has a device, and
+// it emits the frees of those kernels' inputs at the call either way; a
+// device-less call at the start of a graph therefore freed a graph input
+// before the fused kernel that reads it ran (UnboundLocalError in the
+// generated code of a compiled Conv2d forward and backward). The operator
+// is tagged flexible_layout, so the anchor never makes Inductor copy it
+// into another layout.
 void CompiledGraphFlops(std::int64_t key, std::string spec,
-                        c10::SymIntArrayRef symbols) {
+                        c10::SymIntArrayRef symbols,
+                        const std::optional<at::Tensor>& /*device_anchor*/) {
   ExecutionState& state = ThisThreadState().execution;
   CountingSession* session = CountingSession::Current();
   if (session == nullptr || state.compiling_depth > 0) return;
@@ -91,7 +102,9 @@ const OwnOperators registration(
       // CompositeImplicitAutograd (catch-all) kernel, and this one must stay
       // a call in the generated code.
       library.def(
-          "compiled_graph_flops(int key, str spec, SymInt[] symbols) -> ()");
+          "compiled_graph_flops(int key, str spec, SymInt[] symbols, "
+          "Tensor? device_anchor=None) -> ()",
+          {at::Tag::flexible_layout});
       library.impl("compiled_graph_flops",
                    torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
                                    &CompiledGraphFlops));

@@ -17,12 +17,27 @@ from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
 _compiled_graphs.install_on_import()
 
+
+def set_compiler_integration(enabled: bool) -> None:
+    """Turns the torch.compile integration on or off (the API form of the
+    environment variable TORCHSCAN_DISPATCH_COMPILER=off). Off keeps this
+    library out of Dynamo and Inductor: no graph pass, no patch while nothing
+    is measured; measured compiled regions then run without a FLOP tally and
+    are reported as ``unseen_work`` (docs/python.md, "torch.compile")."""
+    _compiled_graphs.set_integration(enabled)
+
+
+def compiler_integration_enabled() -> bool:
+    """Whether the torch.compile integration is on."""
+    return _compiled_graphs.integration_enabled()
+
 __all__ = [
     "FlopCounter",
     "StepMeter",
     "IncompleteAnalysisError",
     "__version__",
     "compare_reports",
+    "compiler_integration_enabled",
     "crawl_module",
     "distributed",
     "format_summary",
@@ -34,6 +49,7 @@ __all__ = [
     "merge_rank_reports",
     "mfu",
     "process",
+    "set_compiler_integration",
     "summary",
     "to_folded",
     "to_html",

@@ -41,7 +41,9 @@ import contextlib
 import hashlib
 import importlib.abc
 import json
+import math
 import operator
+import os
 import re
 import sys
 import threading
@@ -49,10 +51,11 @@ from typing import Any
 
 import torch
 
+from torchscan_dispatch import _global_hooks
 from torchscan_dispatch._library import compiled_region_calls, load_library
 from torchscan_dispatch._version import __version__
 
-_SPEC_VERSION = 1  # CompiledGraphTally::kSpecVersion
+_SPEC_VERSION = 2  # CompiledGraphTally::kSpecVersion
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _lock = threading.Lock()
 _installed = False
@@ -62,6 +65,11 @@ _UNTALLIED_REASON = (
     b"a compiled graph ran without its FLOP tally (it was compiled before "
     b"torchscan_dispatch was loaded, or the post-grad pass list was replaced), "
     b"so its FLOPs are missing"
+)
+_UNTALLIED_REASON_OFF = (
+    b"a compiled graph ran without its FLOP tally: the torch.compile "
+    b"integration is off (TORCHSCAN_DISPATCH_COMPILER=off), so its FLOPs "
+    b"are missing"
 )
 _CUDA_GRAPH_REPLAY = b"torch.cuda.CUDAGraph.replay"
 _CUDA_GRAPH_REASON = (
@@ -157,41 +165,56 @@ class _GraphDescription:
             return {"unknown_tensor": None}
         return {"tensor": dims}
 
+    @staticmethod
+    def _float(value: float) -> dict[str, Any]:
+        # JSON has no infinities or NaN (json.dumps would write the
+        # non-standard Infinity and NaN): they are written as strings.
+        if math.isfinite(value):
+            return {"float": value}
+        return {"float": "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"}
+
+    def _scalar(self, value: Any) -> dict[str, Any] | None:
+        """A plain or symbolic scalar, or None when `value` is none."""
+        if isinstance(value, (bool, torch.SymBool)):
+            constant = value if isinstance(value, bool) else value.node.maybe_as_bool()
+            return {"bool": constant} if constant is not None else {"other": None}
+        if isinstance(value, (int, torch.SymInt)):
+            described = self._int(value)
+            return {"int": described} if described is not None else {"other": None}
+        if isinstance(value, (float, torch.SymFloat)):
+            if isinstance(value, torch.SymFloat):
+                constant = value.node.maybe_as_float()
+                return self._float(constant) if constant is not None else {"other": None}
+            return self._float(value)
+        return None
+
     def value(self, value: Any) -> dict[str, Any]:
         """An argument (a graph node or a constant) or a result (the node's
-        fake value) as the spec describes it."""
+        fake value) as the spec describes it. Anything no formula reads
+        (complex numbers, strings, devices, dtypes, layouts, memory formats,
+        symbolic expressions, opaque objects) is "other"."""
         if isinstance(value, torch.fx.Node):
             meta = value.meta.get("val")
             if isinstance(meta, torch.Tensor):
                 return self._tensor(meta)
-            if isinstance(meta, (int, torch.SymInt)):
-                described = self._int(value)
-                return {"int": described} if described is not None else {"other": None}
-            if isinstance(meta, bool):
-                return {"bool": meta}
-            if isinstance(meta, float):
-                return {"float": meta}
-            if isinstance(meta, (list, tuple)) and all(isinstance(m, torch.Tensor) for m in meta):
+            if isinstance(meta, (list, tuple)) and meta and all(isinstance(m, torch.Tensor) for m in meta):
                 return {"tensors": [self._tensor(m).get("tensor") for m in meta]}
-            return {"other": None}
+            return self._scalar(meta) or {"other": None}
         if isinstance(value, torch.Tensor):
             return self._tensor(value)
         if value is None:
             return {"none": None}
-        if isinstance(value, bool):
-            return {"bool": value}
-        if isinstance(value, (int, torch.SymInt)):
-            described = self._int(value)
-            return {"int": described} if described is not None else {"other": None}
-        if isinstance(value, float):
-            return {"float": value}
-        if isinstance(value, (list, tuple)):
-            if all(isinstance(item, bool) for item in value) and value:
+        scalar = self._scalar(value)
+        if scalar is not None:
+            return scalar
+        if isinstance(value, (list, tuple)) and value:
+            if all(isinstance(item, bool) for item in value):
                 return {"bools": list(value)}
-            if all(isinstance(item, (int, torch.SymInt, torch.fx.Node)) for item in value):
+            if all(isinstance(item, (int, torch.SymInt, torch.fx.Node)) and not isinstance(item, bool) for item in value):
                 if all(
                     not isinstance(item, torch.fx.Node)
                     or isinstance(item.meta.get("val"), (int, torch.SymInt))
+                    and not isinstance(item.meta.get("val"), bool)
                     for item in value
                 ):
                     items = [self._int(item) for item in value]
@@ -206,6 +229,8 @@ class _GraphDescription:
                     tensors.append(self._tensor(meta).get("tensor"))
                 if tensors is not None:
                     return {"tensors": tensors}
+        if isinstance(value, (list, tuple)) and not value:
+            return {"ints": []}
         return {"other": None}
 
     def add_operator_call(self, node: torch.fx.Node, op: torch._ops.OpOverload, args, kwargs) -> None:
@@ -232,6 +257,18 @@ class _GraphDescription:
             "modules": _module_entries(node),
             "arguments": arguments,
             "results": described,
+        })
+
+    def add_decomposed_product(self, node: torch.fx.Node, product: torch._ops.OpOverload) -> None:
+        """The broadcast multiply Inductor's decomposition made of `product`
+        (NOTE [Products that Inductor decomposed] in compiled_graph_tally.cc)."""
+        self.calls.append({
+            "op": product._schema.name,
+            "overload": product._overloadname,
+            "form": "decomposed_product",
+            "modules": _module_entries(node),
+            "arguments": [self.value(argument) for argument in node.args],
+            "results": [self.value(node)],
         })
 
     def add_named_call(
@@ -294,6 +331,51 @@ def _is_bookkeeping(target: Any) -> bool:
     return module in ("_operator", "operator", "math", "builtins") or name.startswith(("sym_", "_sym_"))
 
 
+# Matrix products that Inductor's decomposition table may rewrite into a
+# broadcast multiply and a sum before any post-grad pass runs.
+_DECOMPOSABLE_PRODUCTS = frozenset({
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm",
+    "aten::mv", "aten::addmv", "aten::dot", "aten::vdot",
+})
+
+
+# What those rewrites are made of: the broadcast multiply, the sum over K,
+# the scaling by alpha and beta, views and dtype conversions. Any other
+# operator with a product as its original (freezing's mkl::_mkl_linear, a
+# product kept as a product) is described as itself.
+_PRODUCT_REWRITE_PIECES = frozenset({
+    "aten::mul", "aten::sum", "aten::add", "aten::squeeze", "aten::unsqueeze",
+    "aten::permute", "aten::view", "aten::reshape", "aten::expand", "aten::t",
+    "aten::transpose", "aten::clone", "aten::_to_copy", "prims::convert_element_type",
+})
+
+
+def _decomposed_from(node: torch.fx.Node, target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """The matrix product this node is a piece of the rewrite of, if any."""
+    original = node.meta.get("original_aten")
+    if not isinstance(original, torch._ops.OpOverload) or original is target:
+        return None
+    if original._schema.name not in _DECOMPOSABLE_PRODUCTS:
+        return None
+    if target._schema.name not in _PRODUCT_REWRITE_PIECES:
+        return None
+    return original
+
+
+def _is_broadcast_product(node: torch.fx.Node) -> bool:
+    """A multiply of two tensors of at least one dimension: the product of a
+    rewritten matrix product (its scaling by alpha and beta multiplies by a
+    number)."""
+    if node.target is not torch.ops.aten.mul.Tensor or len(node.args) != 2:
+        return False
+    return all(
+        isinstance(arg, torch.fx.Node)
+        and isinstance(arg.meta.get("val"), torch.Tensor)
+        and arg.meta["val"].dim() > 0
+        for arg in node.args
+    )
+
+
 def _describe(description: _GraphDescription, node: torch.fx.Node) -> None:
     target = node.target
     if target in _SKIPPED_TARGETS or target is torch.ops.torchscan.compiled_graph_flops.default:
@@ -301,6 +383,13 @@ def _describe(description: _GraphDescription, node: torch.fx.Node) -> None:
     if isinstance(target, torch._ops.OpOverloadPacket):
         target = _overload(target)
     if isinstance(target, torch._ops.OpOverload):
+        product = _decomposed_from(node, target)
+        if product is not None:
+            # The rest of the rewrite (views, the sum, the scaling) belongs to
+            # the product, which FlopCounterMode counts as one call.
+            if _is_broadcast_product(node):
+                description.add_decomposed_product(node, product)
+            return
         description.add_operator_call(node, target, node.args, node.kwargs)
         return
     if isinstance(target, torch._ops.HigherOrderOperator):
@@ -365,38 +454,70 @@ def _unbacked(value: torch.SymInt) -> bool:
     return bool(free_unbacked_symbols(value))
 
 
+def _aot_compiling() -> bool:
+    """Whether Inductor is compiling ahead of time (AOTInductor): a package
+    that runs in other processes, which never load this library."""
+    from torch._inductor.virtualized import V
+
+    return bool(V.aot_compilation)
+
+
+def _spec_text(document: dict[str, Any]) -> str:
+    # allow_nan=False: a non-finite float that escaped _GraphDescription is
+    # an error here (caught by the caller), never JSON the reader rejects.
+    return json.dumps(document, separators=(",", ":"), allow_nan=False)
+
+
 def _tally(graph: torch.fx.Graph) -> None:
     """Describes `graph` and inserts the call that records it."""
+    if _aot_compiling():
+        # NOTE [AOTInductor packages carry no tally]
+        # A package outlives this process and runs where the library is
+        # never loaded (and its C++ runner cannot call our operator), so it
+        # is compiled exactly as without us; running one inside a
+        # measurement is recorded as unseen work (_wrap_aot_compiled_models).
+        return
     if any(_is_tally(node) for node in graph.nodes):
         return  # described already (Inductor runs the passes on subgraphs first)
     # NOTE [Where the tally call goes]
     # First, after the inputs: its only inputs are the graph's symbolic sizes,
-    # which are known at the start. At the end (after the last kernel),
-    # Inductor's scheduler may move a fused kernel past it while still
-    # freeing that kernel's inputs at it, as if it were their last user.
-    first = next(node for node in graph.nodes if node.op != "placeholder")
+    # which are known at the start, and its device anchor, the graph's first
+    # tensor input (NOTE [The tally call's device anchor] in
+    # compiled_region_calls.cc). A graph without tensor inputs anchors the
+    # call to its first tensor and calls it right after that.
+    anchor = next(
+        (node for node in graph.nodes if node.op == "placeholder" and isinstance(node.meta.get("val"), torch.Tensor)),
+        None,
+    )
+    if anchor is None:
+        anchor = next(
+            (node for node in graph.nodes if node.op != "output" and isinstance(node.meta.get("val"), torch.Tensor)),
+            None,
+        )
+        first = anchor.next if anchor is not None else next(n for n in graph.nodes if n.op != "placeholder")
+    else:
+        first = next(node for node in graph.nodes if node.op != "placeholder")
     compile_id = str(torch._guards.CompileContext.current_compile_id())
     try:
         description = _GraphDescription(graph)
         for node in list(graph.nodes):
             if node.op == "call_function":
                 _describe(description, node)
+        spec = _spec_text({"version": _SPEC_VERSION, "family": compile_id, "calls": description.calls})
         with graph.inserting_before(first):
             symbols = graph.materialize_symints(description.symbols) if description.symbols else []
-        document = {"version": _SPEC_VERSION, "family": compile_id, "calls": description.calls}
     except Exception as error:  # noqa: BLE001 - never break the user's compilation
         symbols = []
-        document = {
+        spec = _spec_text({
             "version": _SPEC_VERSION,
             "family": compile_id,
             "calls": [],
             "unseen": f"torchscan_dispatch could not describe this compiled graph "
             f"({type(error).__name__}: {error}), so its FLOPs are missing",
-        }
-    spec = json.dumps(document, separators=(",", ":"))
+        })
     key = int.from_bytes(hashlib.sha1(spec.encode()).digest()[:8], "little", signed=True)
     with graph.inserting_before(first):
-        graph.call_function(torch.ops.torchscan.compiled_graph_flops.default, (key, spec, list(symbols)))
+        graph.call_function(torch.ops.torchscan.compiled_graph_flops.default, (key, spec, list(symbols), anchor))
 
 
 def _make_tally_pass():
@@ -419,6 +540,13 @@ def _make_tally_pass():
 _tally_pass = None
 
 
+def _pass_list() -> list[Any]:
+    import torch._inductor.config as inductor_config
+
+    current = inductor_config.post_grad_custom_pre_pass
+    return [] if current is None else list(current) if isinstance(current, (list, tuple)) else [current]
+
+
 def _ensure_tally_pass() -> None:
     """Appends our pass to Inductor's post-grad pre-pass list (the user's own
     pre-passes run first, Inductor's fusions after); again if the list was
@@ -428,10 +556,21 @@ def _ensure_tally_pass() -> None:
     global _tally_pass
     if _tally_pass is None:
         _tally_pass = _make_tally_pass()
-    current = inductor_config.post_grad_custom_pre_pass
-    passes = [] if current is None else list(current) if isinstance(current, (list, tuple)) else [current]
+    passes = _pass_list()
     if _tally_pass not in passes:
         inductor_config.post_grad_custom_pre_pass = [*passes, _tally_pass]
+
+
+def _remove_tally_pass() -> None:
+    """Takes our pass out again; the setting is None again when ours was the
+    only pass, as it was before we added it."""
+    import torch._inductor.config as inductor_config
+
+    passes = _pass_list()
+    if _tally_pass is None or _tally_pass not in passes:
+        return
+    passes.remove(_tally_pass)
+    inductor_config.post_grad_custom_pre_pass = passes or None
 
 
 # ---------------------------------------------------------------------------
@@ -472,51 +611,83 @@ def _make_guard_class(key_bits: int):
     force = torch._C._ForceDispatchKeyGuard
     from_raw = torch._C.DispatchKeySet.from_raw_repr
     calls = compiled_region_calls()
+    hide_hooks, unhide_hooks = _global_hooks.hide, _global_hooks.unhide
 
     class CompiledCallGuard:
         """What Dynamo's compile wrapper gets for torch._C._ForceDispatchKeyGuard:
         the same guard, without the counting key; and a hidden region while a
         measurement counts on this thread."""
 
-        __slots__ = ("_guard", "_entered", "_label")
+        __slots__ = ("_guard", "_entered", "_label", "_hid")
 
         def __init__(self, include, exclude) -> None:
             self._guard = force(from_raw(include.raw_repr() & ~key_bits), exclude)
             self._label = _root_label(sys._getframe(1))
             self._entered = 0
+            self._hid = False
 
         def __enter__(self):
             self._guard.__enter__()
+            # NOTE [Global hooks and Dynamo's guards] in _global_hooks.py.
+            self._hid = hide_hooks(only_beside_program_hooks=True)
             self._entered = calls.enter_compiled_call(self._label)
             return self
 
         def __exit__(self, *exc_info):
             calls.exit_compiled_call(self._entered)
+            unhide_hooks(self._hid)
             return self._guard.__exit__(*exc_info)
 
     return CompiledCallGuard
 
 
-def _hide_key_from_compiled_calls() -> type:
+# (owner, attribute, original value) of each patch in place, in order.
+_patches: list[tuple[Any, str, Any]] = []
+
+
+def _patch(owner: Any, name: str, replacement: Any) -> None:
+    """Replaces owner.name, once; _unpatch_all puts the original back."""
+    original = getattr(owner, name)
+    if getattr(original, "_torchscan_wrapped", False):
+        return
+    replacement._torchscan_wrapped = True
+    setattr(owner, name, replacement)
+    _patches.append((owner, name, original))
+
+
+def _unpatch_all() -> None:
+    while _patches:
+        owner, name, original = _patches.pop()
+        setattr(owner, name, original)
+
+
+_guard_class = None
+
+
+def _hide_key_from_compiled_calls() -> None:
     import torch._dynamo.eval_frame as eval_frame
 
-    if isinstance(eval_frame.torch, _ModuleProxy):
-        return eval_frame.torch._C._ForceDispatchKeyGuard
-    guard_class = _make_guard_class(compiled_region_calls().counting_key_bits())
-    c_module = _ModuleProxy(torch._C, {"_ForceDispatchKeyGuard": guard_class})
-    eval_frame.torch = _ModuleProxy(torch, {"_C": c_module})
-    return guard_class
+    global _guard_class
+    if _guard_class is None:
+        _guard_class = _make_guard_class(compiled_region_calls().counting_key_bits())
+        _never_compiled.extend([_guard_class.__init__, _guard_class.__enter__, _guard_class.__exit__])
+    c_module = _ModuleProxy(torch._C, {"_ForceDispatchKeyGuard": _guard_class})
+    _patch(eval_frame, "torch", _ModuleProxy(torch, {"_C": c_module}))
 
 
 # ---------------------------------------------------------------------------
 # Compiled graphs run uncounted; a graph without a tally is named.
 
 
+def _untallied_reason() -> bytes:
+    if not integration_enabled():
+        return _UNTALLIED_REASON_OFF
+    return _UNTALLIED_REASON
+
+
 def _wrap_compiled_graphs() -> None:
     from torch._inductor.output_code import CompiledFxGraph
 
-    if getattr(CompiledFxGraph.__call__, "_torchscan_wrapped", False):
-        return
     original = CompiledFxGraph.__call__
     calls = compiled_region_calls()
 
@@ -526,10 +697,9 @@ def _wrap_compiled_graphs() -> None:
             return original(self, inputs)
         finally:
             if calls.exit_compiled_graph(before):
-                calls.record_unseen(_UNTALLIED_GRAPH, _UNTALLIED_REASON)
+                calls.record_unseen(_UNTALLIED_GRAPH, _untallied_reason())
 
-    __call__._torchscan_wrapped = True
-    CompiledFxGraph.__call__ = __call__
+    _patch(CompiledFxGraph, "__call__", __call__)
 
 
 _AOT_COMPILED_MODEL = b"inductor.aot_compiled_model"
@@ -544,8 +714,6 @@ def _wrap_aot_compiled_models() -> None:
         from torch._inductor.package.package import AOTICompiledModel
     except ImportError:  # pragma: no cover - a torch without AOTInductor
         return
-    if getattr(AOTICompiledModel.__call__, "_torchscan_wrapped", False):
-        return
     original = AOTICompiledModel.__call__
     calls = compiled_region_calls()
 
@@ -553,13 +721,12 @@ def _wrap_aot_compiled_models() -> None:
         calls.record_unseen(_AOT_COMPILED_MODEL, _AOT_COMPILED_REASON)
         return original(self, *args, **kwargs)
 
-    __call__._torchscan_wrapped = True
-    AOTICompiledModel.__call__ = __call__
+    _patch(AOTICompiledModel, "__call__", __call__)
 
 
 def _wrap_cuda_graph_replay() -> None:
     graph_class = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
-    if graph_class is None or getattr(graph_class.replay, "_torchscan_wrapped", False):
+    if graph_class is None:
         return
     original = graph_class.replay
     calls = compiled_region_calls()
@@ -568,8 +735,7 @@ def _wrap_cuda_graph_replay() -> None:
         calls.record_unseen(_CUDA_GRAPH_REPLAY, _CUDA_GRAPH_REASON)
         return original(self, *args, **kwargs)
 
-    replay._torchscan_wrapped = True
-    graph_class.replay = replay
+    _patch(graph_class, "replay", replay)
 
 
 # ---------------------------------------------------------------------------
@@ -579,22 +745,22 @@ def _wrap_cuda_graph_replay() -> None:
 def _mark_compilation() -> None:
     from torch._dynamo.callback import callback_handler
 
-    if getattr(callback_handler.install_callbacks, "_torchscan_wrapped", False):
-        return
     original = callback_handler.install_callbacks
     calls = compiled_region_calls()
 
     @contextlib.contextmanager
     def install_callbacks(*args, **kwargs):
         calls.change_compiling(1)
+        # NOTE [Global hooks and Dynamo's guards] in _global_hooks.py.
+        hid = _global_hooks.hide()
         try:
             with original(*args, **kwargs):
                 yield
         finally:
+            _global_hooks.unhide(hid)
             calls.change_compiling(-1)
 
-    install_callbacks._torchscan_wrapped = True
-    callback_handler.install_callbacks = install_callbacks
+    _patch(callback_handler, "install_callbacks", install_callbacks)
 
 
 # ---------------------------------------------------------------------------
@@ -633,36 +799,108 @@ def _mark_never_compiled(functions: list[Any]) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Installation.
+# Installation, and the escape hatch.
+
+# NOTE [The escape hatch]
+# TORCHSCAN_DISPATCH_COMPILER=off (or set_integration(False)) keeps the
+# library out of Dynamo and Inductor: no graph pass (so no tally call, no
+# change to any cache key or generated code) and no patch while nothing is
+# measured, so a compiler problem can be ruled ours or not in one step.
+# A measurement still needs compiled calls to hide the counting key (else
+# every measured compiled call would recompile, and compilation would run
+# through the fallback), so the patches are put in place while a
+# measurement is open and taken out when the last one ends; the graphs that
+# run meanwhile carry no tally and are reported as unseen work.
+ENVIRONMENT_VARIABLE = "TORCHSCAN_DISPATCH_COMPILER"
+_enabled = os.environ.get(ENVIRONMENT_VARIABLE, "on").strip().lower() not in ("off", "0", "false", "no")
+_open_measurements = 0
+
+
+def integration_enabled() -> bool:
+    """Whether the torch.compile integration is on (docs/python.md)."""
+    return _enabled
+
+
+def _dynamo_imported() -> bool:
+    return "torch._dynamo" in sys.modules and hasattr(sys.modules["torch._dynamo"], "callback_handler")
+
+
+def _install_patches() -> None:
+    load_library()
+    torch.fx.node.has_side_effect(torch.ops.torchscan.compiled_graph_flops.default)
+    _hide_key_from_compiled_calls()
+    _wrap_compiled_graphs()
+    _wrap_cuda_graph_replay()
+    _wrap_aot_compiled_models()
+    _mark_compilation()
+    _mark_never_compiled(_never_compiled)
 
 
 def install() -> None:
-    """Installs the three pieces (idempotent). Needs torch._dynamo imported."""
+    """Installs the three pieces (idempotent). Needs torch._dynamo imported.
+    With the integration off, installs nothing."""
     global _installed
     with _lock:
-        if _installed:
-            _ensure_tally_pass()
-            # torch._dynamo.reset() forgets code strategies.
-            _mark_never_compiled(_never_compiled)
+        if not _enabled:
             return
-        load_library()
-        torch.fx.node.has_side_effect(torch.ops.torchscan.compiled_graph_flops.default)
         _ensure_tally_pass()
-        guard = _hide_key_from_compiled_calls()
-        _wrap_compiled_graphs()
-        _wrap_cuda_graph_replay()
-        _wrap_aot_compiled_models()
-        _mark_compilation()
-        _never_compiled.extend([guard.__init__, guard.__enter__, guard.__exit__])
-        _mark_never_compiled(_never_compiled)
+        _install_patches()
         _installed = True
 
 
-def refresh() -> None:
+def _uninstall() -> None:
+    global _installed
+    _remove_tally_pass()
+    _unpatch_all()
+    _installed = False
+
+
+def set_integration(enabled: bool) -> None:
+    """Turns the torch.compile integration on or off for this process (the
+    API form of TORCHSCAN_DISPATCH_COMPILER; NOTE [The escape hatch]).
+    Off takes the graph pass and every patch out at once; graphs compiled
+    while it was on keep their tally call, which records nothing while no
+    measurement is open."""
+    global _enabled
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool, got {type(enabled).__name__}.")
+    with _lock:
+        _enabled = enabled
+        if not enabled and _open_measurements == 0:
+            _uninstall()
+    if enabled:
+        install_on_import()
+
+
+def begin_measurement() -> None:
     """At the start of a measurement: installs if Dynamo was imported in the
-    meantime, and puts our pass back if the pass list was replaced."""
-    if "torch._dynamo" in sys.modules and hasattr(sys.modules["torch._dynamo"], "callback_handler"):
+    meantime, and puts our pass back if the pass list was replaced. With the
+    integration off, puts the patches (never the pass) in place for the
+    measurement."""
+    global _open_measurements
+    if not _dynamo_imported():
+        with _lock:
+            _open_measurements += 1
+        return
+    if _enabled:
         install()
+    with _lock:
+        _open_measurements += 1
+        if not _enabled:
+            _install_patches()
+        else:
+            # torch._dynamo.reset() forgets code strategies.
+            _mark_never_compiled(_never_compiled)
+
+
+def end_measurement() -> None:
+    """When a measurement stops counting: with the integration off, the last
+    one takes the patches out."""
+    global _open_measurements
+    with _lock:
+        _open_measurements -= 1
+        if not _enabled and _open_measurements == 0:
+            _uninstall()
 
 
 class _InstallAfterImport(importlib.abc.MetaPathFinder):
@@ -702,6 +940,8 @@ def _remove_finder() -> None:
 
 def install_on_import() -> None:
     """Called when this package is imported."""
+    if not _enabled:
+        return
     if "torch._dynamo" in sys.modules:
         install()
     elif not any(isinstance(finder, _InstallAfterImport) for finder in sys.meta_path):

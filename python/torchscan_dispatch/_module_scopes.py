@@ -19,9 +19,9 @@ import weakref
 
 import torch
 from torch.autograd.graph import register_multi_grad_hook
-from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils._pytree import tree_flatten
 
+from torchscan_dispatch import _global_hooks
 from torchscan_dispatch._compiled_graphs import never_compile
 from torchscan_dispatch._library import hooks
 from torchscan_dispatch._native import Measurement
@@ -160,16 +160,13 @@ class ModuleScopes:
     def __enter__(self) -> ModuleScopes:
         self._previous = getattr(_active, "scopes", None)
         _active.scopes = self
-        pre_hook, post_hook = _hooks(self._tracker)
-        self._handles = [
-            register_module_forward_pre_hook(pre_hook),
-            register_module_forward_hook(post_hook),
-        ]
+        self._handles = _global_hooks.register(*_hooks(self._tracker))
         return self
 
     def __exit__(self, *exc_info) -> None:
         try:
-            for handle in (*self._handles, *self._grad_hooks):
+            _global_hooks.remove(self._handles)
+            for handle in self._grad_hooks:
                 handle.remove()
             self._handles.clear()
             self._grad_hooks.clear()

@@ -31,8 +31,13 @@ class Measurement:
         self._ops = _ops()
         from torchscan_dispatch import _compiled_graphs
 
-        _compiled_graphs.refresh()
-        self.handle = int(self._ops._begin_counting(json.dumps(options)))
+        _compiled_graphs.begin_measurement()
+        try:
+            self.handle = int(self._ops._begin_counting(json.dumps(options)))
+        except BaseException:
+            _compiled_graphs.end_measurement()
+            raise
+        self._counting = True
         self._finished = False
 
     def enter_layer(self, layer: int, module_label: str) -> None:
@@ -42,7 +47,17 @@ class Measurement:
         self._ops._exit_layer(self.handle, layer, module_label)
 
     def stop(self) -> None:
-        self._ops._stop_counting(self.handle)
+        try:
+            self._ops._stop_counting(self.handle)
+        finally:
+            self._end_measurement()
+
+    def _end_measurement(self) -> None:
+        if self._counting:
+            self._counting = False
+            from torchscan_dispatch import _compiled_graphs
+
+            _compiled_graphs.end_measurement()
 
     def take_deferred_calls(self) -> list[tuple[str, str, list[Any], list[Any]]]:
         return list(self._ops._take_deferred_calls(self.handle))
@@ -56,4 +71,7 @@ class Measurement:
     def finish(self) -> None:
         if not self._finished:
             self._finished = True
-            self._ops._finish_counting(self.handle)
+            try:
+                self._ops._finish_counting(self.handle)
+            finally:
+                self._end_measurement()
