@@ -6,7 +6,8 @@
 //    key still active, so its decomposition comes back here op by op and the
 //    composite itself is never counted;
 //  - so is a call made at the logical level of a functorch transform (vmap,
-//    grad, jvp, ...): the transform's physical calls come back here;
+//    grad, jvp, ...) or of the legacy vmap (torch.autograd.functional's
+//    vectorize=True): the transform's physical calls come back here;
 //  - a call on a tensor subclass with __torch_dispatch__ is passed on, and the
 //    dense calls the subclass makes are counted where our key cannot see them
 //    (hidden_region.h);
@@ -53,6 +54,23 @@ namespace {
 bool InsideFunctorchTransform(c10::DispatchKeySet keys) {
   return keys.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
          keys.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode);
+}
+
+// NOTE [Legacy vmap]
+// torch.autograd.functional's jacobian and hessian with vectorize=True and
+// autograd.grad(is_grads_batched=True) batch with the legacy vmap of
+// torch._vmap_internals, not with functorch: its BatchedTensors carry the
+// Batched key and no dynamic layer is pushed, so the rule above does not
+// apply. The Batched kernel (a batching rule, or the for-loop fallback) is
+// below our key and calls the physical operators through the dispatcher.
+// Run with the key excluded, those calls were invisible, and the logical call
+// was counted on per-example shapes: a silent undercount (the backward `mm`
+// of a jacobian over 16 outputs counted once, not 16 times). FlopCounterMode
+// sits below Batched and counts the physical calls. So a call with a legacy
+// BatchedTensor argument is passed on uncounted with the key still active,
+// and the physical calls come back here to be counted.
+bool HasLegacyBatchedArgument(c10::DispatchKeySet keys) {
+  return keys.has(c10::DispatchKey::Batched);
 }
 
 // NOTE [What PyTorch runs while it compiles]
@@ -147,7 +165,7 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
       keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kCountingKey);
   ThreadState& thread = ThisThreadState();
   const OperatorInfo& info = OperatorInfoFor(op, thread.operators);
-  if (InsideFunctorchTransform(keys)) {
+  if (InsideFunctorchTransform(keys) || HasLegacyBatchedArgument(keys)) {
     op.redispatchBoxed(below, stack);
     return;
   }

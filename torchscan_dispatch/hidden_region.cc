@@ -60,8 +60,12 @@ bool Transparent(const OperatorInfo& info, const at::RecordFunction& fn) {
        TorchDispatchModeTLS::get_mode(TorchDispatchModeKey::FUNCTIONAL))) {
     return true;
   }
+  // A legacy vmap BatchedTensor (NOTE [Legacy vmap] in counting_fallback.cc):
+  // the batching rule's physical calls are the ones to count.
   return AnyTensorIn(fn.inputs(), [](const at::Tensor& tensor) {
-    return tensor.key_set().has(c10::DispatchKey::Python);
+    const c10::DispatchKeySet keys = tensor.key_set();
+    return keys.has(c10::DispatchKey::Python) ||
+           keys.has(c10::DispatchKey::Batched);
   });
 }
 

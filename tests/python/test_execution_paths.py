@@ -145,6 +145,45 @@ def hessian_transform() -> Path:
     return Path(run, lambda: fcm_total(run))
 
 
+# torch.autograd.functional's vectorize=True and autograd.grad's
+# is_grads_batched batch with the legacy vmap (torch._vmap_internals), whose
+# physical calls run below the Batched key (NOTE [Legacy vmap] in
+# counting_fallback.cc).
+def jacobian_vectorized() -> Path:
+    w, x = torch.randn(16, 32), torch.randn(32)
+    f = lambda a: (a @ w.T).sin()  # noqa: E731
+    run = lambda: torch.autograd.functional.jacobian(f, x, vectorize=True)  # noqa: E731
+    # The forward [1,32] @ [32,16], then the vjp batched over the 16 output
+    # basis vectors: [16,16] @ [16,32] (counted once per example before).
+    return Path(run, lambda: mm(1, 32, 16) + mm(16, 16, 32))
+
+
+def jacobian_vectorized_forward_mode() -> Path:
+    # A matrix input: PyTorch's own legacy-vmap forward mode rejects a
+    # vector's matmul (it squeezes a batched tangent in place).
+    w, x = torch.randn(16, 32), torch.randn(4, 32)
+    f = lambda a: (a @ w.T).sin()  # noqa: E731
+    run = lambda: torch.autograd.functional.jacobian(f, x, vectorize=True, strategy="forward-mode")  # noqa: E731
+    # Dual-tensor products batched over the 128 input basis vectors,
+    # 128 x [4,32] @ [32,16], and the primal ones.
+    return Path(run, lambda: fcm_total(run))
+
+
+def hessian_vectorized() -> Path:
+    w, x = torch.randn(16, 32), torch.randn(32)
+    run = lambda: torch.autograd.functional.hessian(lambda a: (a @ w.T).sin().sum(), x, vectorize=True)  # noqa: E731
+    return Path(run, lambda: fcm_total(run))
+
+
+def grads_batched() -> Path:
+    w = torch.randn(16, 32)
+    x, cotangents = torch.randn(8, 32, requires_grad=True), torch.randn(5, 8, 16)
+    run = lambda: torch.autograd.grad(x @ w.T, x, cotangents, is_grads_batched=True)  # noqa: E731
+    # The forward [8,32] @ [32,16], then the input gradient for each of the
+    # 5 cotangents: [8,16] @ [16,32].
+    return Path(run, lambda: mm(8, 32, 16) + 5 * mm(8, 16, 32))
+
+
 def per_sample_gradients() -> Path:
     model, xs = nn.Linear(32, 16), torch.randn(8, 32)
     params = {k: v.detach() for k, v in model.named_parameters()}
@@ -261,6 +300,10 @@ EAGER_PATHS = {
     "jacrev_matrix_vector": jacrev_matrix_vector,
     "jacfwd": jacfwd_transform,
     "hessian": hessian_transform,
+    "jacobian_vectorized": jacobian_vectorized,
+    "jacobian_vectorized_forward_mode": jacobian_vectorized_forward_mode,
+    "hessian_vectorized": hessian_vectorized,
+    "grads_batched": grads_batched,
     "per_sample_gradients": per_sample_gradients,
     "model_ensembling": model_ensembling,
     "forward_ad": forward_mode_ad,
@@ -296,6 +339,19 @@ def test_functorch_counts_equal_flop_counter_mode_operator_for_operator():
         run()
     expected = {str(op): n for op, n in mode.get_flop_counts()["Global"].items()}
     assert expected == torchscan_dispatch.measure_flops(run, track_modules=False)["by_operator"]
+
+
+@pytest.mark.parametrize("name", ["jacobian_vectorized", "hessian_vectorized", "grads_batched"])
+def test_legacy_vmap_counts_equal_flop_counter_mode_operator_for_operator(name):
+    """The physical calls of the legacy vmap, as FlopCounterMode sees them
+    below the Batched key: the same operators and the same counts."""
+    _seeded()
+    run = EAGER_PATHS[name]().run
+    with FlopCounterMode(display=False) as mode:
+        run()
+    expected = {str(op): n for op, n in mode.get_flop_counts()["Global"].items()}
+    assert expected, "FlopCounterMode counted nothing: the case proves nothing"
+    assert torchscan_dispatch.measure_flops(run, track_modules=False)["by_operator"] == expected
 
 
 def test_a_subclass_with_no_dense_work_is_not_a_silent_zero():
@@ -392,6 +448,24 @@ def test_an_integer_beyond_int64_in_a_compiled_graph_is_no_size(fresh_dynamo):
     truth = fcm_total(lambda: f(x))
     assert truth == mm(8, 32, 16)
     assert report["total"]["known_value"] == truth
+    assert_honest(report, truth)
+
+
+def test_legacy_vmap_in_a_skipped_frame_counts_the_physical_calls(fresh_dynamo):
+    """A frame Dynamo skips runs eagerly inside the compiled call, where the
+    hidden-region observer counts: it follows NOTE [Legacy vmap] too."""
+    _seeded()
+    w, x = torch.randn(16, 32), torch.randn(32)
+
+    @torch._dynamo.disable
+    def jacobian(a):
+        return torch.autograd.functional.jacobian(lambda v: (v @ w.T).sin(), a, vectorize=True)
+
+    compiled = torch.compile(lambda a: jacobian(a.sin()) * 2)
+    compiled(x)
+    report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+    truth = mm(1, 32, 16) + mm(16, 16, 32)
+    assert report["by_operator"] == {"aten.mm": truth}
     assert_honest(report, truth)
 
 
