@@ -10,12 +10,11 @@
 // keeps only what Python alone can do: a thin hook that Dynamo can trace (NOTE
 // [Hooks under torch.compile] in _module_scopes.py), naming a module the first
 // time it runs (ModuleTracker's rules walk named_children), and the rare values
-// the fast path declines (tensor subclasses, pytrees, functorch transforms).
+// the fast path declines (tensor subclasses, pytrees).
 
 #include "python/operators/module_scope_hooks.h"  // Python.h first
 
 #include <ATen/core/Tensor.h>
-#include <ATen/functorch/DynamicLayer.h>
 #include <c10/core/GradMode.h>
 
 #include <cstdint>
@@ -43,6 +42,25 @@ bool HoldsNoTensor(PyObject* value) {
   return value == Py_None || type == &PyBool_Type || type == &PyLong_Type ||
          type == &PyFloat_Type || type == &PyUnicode_Type;
 }
+
+// NOTE [Gradient watches inside functorch transforms]
+// Inside grad, vjp, jacrev and hessian, a module's inputs and outputs are
+// functorch GradTrackingTensors: torch.Tensor objects whose own autograd
+// metadata belongs to the transform's level, differentiated by the
+// transform's call of autograd.grad, which runs their tensor hooks as usual.
+// Handing them to Python's register_multi_grad_hook failed the workload:
+// that function asks `_will_engine_execute_node` about each tensor's node,
+// which raises for a leaf's accumulator under autograd.grad ("A leaf node was
+// passed to _will_engine_execute_node"), and every transform differentiates
+// with autograd.grad with respect to leaves it creates, so any module called
+// on the differentiated input (jacrev(model)(x)) raised, as FlopCounterMode
+// does. The native watch reads the graph task's exec_info itself, where a
+// captured leaf's accumulator is an ordinary entry (gradient_watches.cc), and
+// otherwise expects the gradients register_multi_grad_hook expects, so it
+// takes these tensors like any plain tensor and by_module keeps
+// ModuleTracker's rules: it equals FlopCounterMode's wherever FlopCounterMode
+// does not raise. (vmap's BatchedTensors do not require grad at their level;
+// they are never watched, by either.)
 
 // The state of one ModuleScopes (python/torchscan_dispatch/_module_scopes.py):
 // the measuring thread's module scope, with the transitions between scopes
@@ -247,8 +265,9 @@ class ModuleScopeTracker {
 
   // The gradient watch of a module call's arguments or output. The fast
   // path takes a plain tensor or a tuple of plain tensors and values that
-  // hold none, outside functorch transforms; Python takes anything else
-  // (pytrees, tensor subclasses, transforms) with the same rules.
+  // hold none, also inside functorch transforms (NOTE [Gradient watches
+  // inside functorch transforms]); Python takes anything else (pytrees,
+  // tensor subclasses) with the same rules.
   bool Watch(PyObject* value, std::uint32_t label, bool entering) {
     std::vector<PyObject*> found;
     bool plain = true;
@@ -267,9 +286,7 @@ class ModuleScopeTracker {
       plain = HoldsNoTensor(value);
     }
     if (plain && found.empty()) return true;
-    if (plain && at::functorch::getDynamicLayerStack().empty()) {
-      return WatchFound(found, label, entering);
-    }
+    if (plain) return WatchFound(found, label, entering);
     if (slow_watch_ == nullptr) return RaiseClosed();
     OwnedRef name(PyUnicode_FromStringAndSize(labels_[label].data(),
                                               labels_[label].size()));

@@ -9,7 +9,8 @@ transitions between scopes, and registers ModuleTracker's gradient hooks as
 native gradient watches (python/operators/gradient_watches.h) rather than
 through register_multi_grad_hook. Python keeps what only Python can do:
 naming a module the first time it runs, and the values the native path
-declines (tensor subclasses, pytrees, functorch transforms).
+declines (tensor subclasses, pytrees; their plain tensors still get native
+watches).
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ _LEAF_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 
 
 def _plain_tensors(tensors: list) -> bool:
-    """Whether the native gradient watches take these tensors: plain tensors
-    outside functorch transforms (a wrapper's hooks are Python's business)."""
-    if not all(type(t) in _LEAF_TENSOR_TYPES for t in tensors):
-        return False
-    return torch._C._functorch.peek_interpreter_stack() is None
+    """Whether the native gradient watches take these tensors: plain tensors,
+    also inside functorch transforms (NOTE [Gradient watches inside functorch
+    transforms] in python/operators/module_scope_hooks.cc: Python's
+    register_multi_grad_hook raises there for a leaf)."""
+    return all(type(t) in _LEAF_TENSOR_TYPES for t in tensors)
 
 
 def _tensors_requiring_grad(value) -> list:

@@ -739,3 +739,89 @@ def test_crawl_of_a_model_with_a_compiled_submodule_is_honest(fresh_dynamo):
     truth = 2 * mm(2, 8, 8) + mm(2, 8, 4)
     assert eager["operator_flops"]["total"]["known_value"] == truth  # relu is uncounted: partial
     assert_honest(compiled["operator_flops"], truth)
+
+
+# Transforms that differentiate a module's input: every transform
+# differentiates with autograd.grad with respect to leaves it creates, and
+# PyTorch's register_multi_grad_hook (ModuleTracker's gradient hooks) raises
+# for a leaf there, so FlopCounterMode fails on these workloads; ours take
+# native gradient watches (NOTE [Gradient watches inside functorch
+# transforms] in python/operators/module_scope_hooks.cc). The truth for the
+# counts is FlopCounterMode on the same mathematics without modules, and for
+# by_module FlopCounterMode on the same workload with the module's input
+# moved off the leaf (`v * 1`: no FLOPs, and no leaf to ask about).
+_DIFFERENTIATED_MODULE_TRANSFORMS = {
+    "jacrev": lambda f, g, p, x: torch.func.jacrev(f)(x),
+    "jacfwd": lambda f, g, p, x: torch.func.jacfwd(f)(x),
+    "hessian": lambda f, g, p, x: torch.func.hessian(lambda v: f(v).sum())(x),
+    "grad_of_the_input": lambda f, g, p, x: torch.func.grad(lambda v: f(v).sum())(x),
+    "jacrev_of_functional_call": lambda f, g, p, x: torch.func.jacrev(g, argnums=(0, 1))(p, x),
+    "autograd_jacobian_vectorized": lambda f, g, p, x: torch.autograd.functional.jacobian(f, x, vectorize=True),
+}
+
+
+def _differentiated_module(transform: str, training: bool, form: str) -> Callable[[], object]:
+    """The transform of an MLP: `module` calls the modules, `shifted` calls
+    them on `v * 1`, `functional` computes the same without modules."""
+    _seeded()
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4)).train(training)
+    model.requires_grad_(training)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x = torch.randn(8)
+
+    def functional(p, v):
+        hidden = torch.tanh(nn.functional.linear(v, p["0.weight"], p["0.bias"]))
+        return nn.functional.linear(hidden, p["2.weight"], p["2.bias"])
+
+    if form == "functional":
+        f, g = (lambda v: functional(params, v)), functional
+    else:
+        shift = (lambda v: v * 1) if form == "shifted" else (lambda v: v)
+        f = lambda v: model(shift(v))  # noqa: E731
+        g = lambda p, v: torch.func.functional_call(model, p, (shift(v),))  # noqa: E731
+    transform_fn = _DIFFERENTIATED_MODULE_TRANSFORMS[transform]
+    return lambda: transform_fn(f, g, params, x)
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("transform", sorted(_DIFFERENTIATED_MODULE_TRANSFORMS))
+def test_transform_of_a_module_counts_as_without_modules(transform, training):
+    with FlopCounterMode(display=False) as mode:
+        _differentiated_module(transform, training, "functional")()
+    truth = {str(op): n for op, n in mode.get_flop_counts()["Global"].items()}
+    assert truth, "FlopCounterMode counted nothing: the case proves nothing"
+    run = _differentiated_module(transform, training, "module")
+    tracked = torchscan_dispatch.measure_flops(run)
+    untracked = torchscan_dispatch.measure_flops(run, track_modules=False)
+    assert tracked["by_operator"] == truth
+    assert tracked["total"] == untracked["total"]
+    assert_honest(tracked, sum(truth.values()))
+    assert tracked["total"]["known_value"] == sum(truth.values())
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("transform", sorted(_DIFFERENTIATED_MODULE_TRANSFORMS))
+def test_transform_of_a_module_by_module_is_module_trackers(transform, training):
+    expected = fcm_by_module(_differentiated_module(transform, training, "shifted"))
+    assert {"Sequential", "Sequential.0", "Sequential.2"} <= set(expected), expected
+    run = _differentiated_module(transform, training, "module")
+    assert torchscan_dispatch.measure_flops(run)["by_module"] == expected
+
+
+def test_jacrev_of_a_module_by_module_by_hand():
+    """jacrev(model)(x): the forward once, then the vjp vmapped over the 4
+    output basis vectors. As ModuleTracker: a module enters backward when its
+    output's gradient is computed; the model's output is the backward's root,
+    whose node PyTorch does not count as in the graph (as for
+    `model(x).backward(g)` in eager), so Sequential and Sequential.2 get only
+    their forward, and Linear(16, 4)'s input gradient is Global only."""
+    run = _differentiated_module("jacrev", True, "module")
+    report = torchscan_dispatch.measure_flops(run)
+    forward_0, forward_2 = mm(1, 8, 16), mm(1, 16, 4)
+    backward_0, backward_2 = mm(4, 16, 8), mm(4, 4, 16)
+    assert report["by_module"] == {
+        "Sequential": forward_0 + forward_2,
+        "Sequential.0": forward_0 + backward_0,
+        "Sequential.2": forward_2,
+    }
+    assert report["total"]["known_value"] == forward_0 + forward_2 + backward_0 + backward_2

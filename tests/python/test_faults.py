@@ -125,6 +125,37 @@ def test_exception_in_the_engines_backward_propagates_and_restores_everything():
     snapshot.assert_unchanged()
 
 
+@pytest.mark.parametrize("transform", ["jacrev", "jacobian_vectorized"])
+def test_exception_in_the_backward_of_a_transformed_module_restores_everything(transform):
+    """The batched backward of jacrev (native gradient watches on functorch's
+    wrapped tensors) and of jacobian(vectorize=True) (legacy vmap) raises
+    from a gradient hook: the workload's exception, unchanged, and nothing
+    left behind, functorch's interpreter stack included."""
+    model = mlp().train()
+    snapshot = Snapshot(model)
+    error = Boom("gradient hook failed")
+
+    def raise_error(grad):
+        raise error
+
+    def f(v):
+        y = model(v)
+        y.register_hook(raise_error)
+        return y
+
+    x = torch.randn(4)
+    if transform == "jacrev":
+        run = lambda: torch.func.jacrev(f)(x)  # noqa: E731
+    else:
+        run = lambda: torch.autograd.functional.jacobian(f, x, vectorize=True)  # noqa: E731
+    with pytest.raises(Boom) as raised:
+        torchscan_dispatch.measure_flops(run)
+    assert raised.value is error
+    assert torch._C._functorch.peek_interpreter_stack() is None
+    snapshot.assert_unchanged()
+    assert_counts_exactly_afterwards()
+
+
 def test_exception_in_a_custom_formula_propagates_and_restores_everything():
     snapshot = Snapshot()
     error = ArithmeticError("formula failed")
