@@ -13,7 +13,7 @@
 // loaded from a compilation cache, which skips the passes.
 //
 // The description (the "spec") is JSON:
-//   {"version": 1,                // kSpecVersion; absent means this one
+//   {"version": 2,                // kSpecVersion; absent means this one
 //    "family": "0/0",             // Dynamo's compile id: a forward graph and
 //                                  // its backward share it
 //    "calls": [{"op": "aten::mm", "overload": "default",
@@ -24,10 +24,21 @@
 // {"tensors": [[DIM, ...] or null, ...]}, {"none": null},
 // {"unknown_tensor": null} or {"other": null}, and a DIM is an integer or
 // {"symbol": i}, the i-th value of the SymInt list the call passes; every
-// integer fits in 64 bits (the pass describes a larger one as "other"). A
-// spec with "unseen": "<reason>" stands for a graph the pass could not
-// describe, and so does a spec of another version. Operators that are not
-// dispatcher operators are named "higher_order::<name>".
+// integer fits in 64 bits (the pass describes a larger one as "other"), and
+// a float is a number or one of "inf", "-inf" and "nan" (JSON has no
+// non-finite numbers). Whatever no formula reads (complex numbers, strings,
+// devices, dtypes, symbolic floats and booleans) is "other". A call with
+// "form": "decomposed_product" is the broadcast multiply that Inductor's
+// decomposition made of the matrix product `op` (NOTE [Products that
+// Inductor decomposed] in the .cc). A spec with "unseen": "<reason>" stands
+// for a graph the pass could not describe, and so does a spec of another
+// version; a spec the reader cannot read is unseen work too, never an
+// exception in the workload. Operators that are not dispatcher operators
+// are named "higher_order::<name>".
+//
+// The tally call is compiled_graph_flops(key, spec, symbols, device_anchor):
+// `device_anchor`, the graph's first tensor input, is never read (NOTE [The
+// tally call's device anchor] in python/operators/compiled_region_calls.cc).
 
 #ifndef TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
 #define TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_

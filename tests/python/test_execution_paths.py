@@ -10,6 +10,7 @@ at least one diagnostic. docs/design.md ("Execution paths") lists the matrix.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -621,6 +622,216 @@ def test_compiled_function_called_inside_a_module_keeps_module_hooks(fresh_dynam
     compiled(x)
     report = measure_without_recompiling(lambda: compiled(x))
     assert report["total"]["known_value"] == fcm_total(lambda: model(x))
+
+
+# --- host safety of compiled code ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, fill",
+    [
+        ("masked_fill -inf", lambda x: x.masked_fill(x > 0.5, float("-inf")).softmax(-1)),
+        ("clamp max=inf", lambda x: torch.clamp(x, min=float("-inf"), max=float("inf"))),
+        ("nan_to_num", lambda x: torch.nan_to_num(x / 0.0, posinf=1e30, neginf=float("-inf"))),
+        ("complex scalar", lambda x: (x * (1 + 2j)).real),
+        ("full of nan", lambda x: x + torch.full((4, 4), float("nan")).nan_to_num()),
+    ],
+)
+def test_non_finite_and_unusual_graph_constants_are_counted(fresh_dynamo, name, fill):
+    """A graph constant JSON cannot hold as a number (infinities, NaN,
+    complex) is described, not a broken measurement."""
+    _seeded()
+    w = torch.randn(4, 4)
+
+    def f(x):
+        return fill(x) @ w
+
+    compiled = torch.compile(f)
+    x = torch.rand(4, 4)
+    compiled(x)
+    report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+    assert report["by_operator"].get("aten.mm") == mm(4, 4, 4), report
+    assert not [d for d in report["diagnostics"] if d["code"] == "unseen_work"], report
+    assert_honest(report, fcm_total(lambda: f(x)))
+
+
+@pytest.mark.parametrize(
+    "name, f, shapes",
+    [
+        ("linear, one row", lambda x, w, b: nn.functional.linear(x, w, b), [(1, 3), (4, 3), (4,)]),
+        ("linear, small", lambda x, w, b: nn.functional.linear(x, w, b), [(3, 3), (4, 3), (4,)]),
+        ("mm, row by column", lambda a, b: a @ b, [(1, 5), (5, 1)]),
+        ("mm, column by row", lambda a, b: a @ b, [(6, 1), (1, 2)]),
+        ("bmm, outer products", torch.bmm, [(2, 3, 1), (2, 1, 4)]),
+        ("bmm, dot products", torch.bmm, [(2, 1, 7), (2, 7, 1)]),
+        ("linear training, one row", lambda x, w, b: nn.functional.linear(x, w, b).sum(), [(1, 3), (4, 3), (4,)]),
+    ],
+)
+def test_products_inductor_decomposes_count_as_eager(fresh_dynamo, name, f, shapes):
+    """Inductor rewrites small matrix products into a multiply and a sum
+    before any post-grad pass: counted as the product, as eager counts it."""
+    _seeded()
+    args = [torch.randn(*shape, requires_grad="training" in name) for shape in shapes]
+
+    def run(function):
+        out = function(*args)
+        if "training" in name:
+            out.backward()
+
+    compiled = torch.compile(f)
+    run(compiled)
+    report = measure_without_recompiling(lambda: run(compiled), track_modules=False)
+    eager = torchscan_dispatch.measure_flops(lambda: run(f), track_modules=False)
+    assert report["by_operator"] == eager["by_operator"]
+    assert report["total"] == eager["total"]
+    # Training sums the output first: aten.sum has no formula (partial).
+    known = eager["total"]["value"] if eager["total"]["status"] == "complete" else eager["total"]["known_value"]
+    assert known == fcm_total(lambda: run(f))
+
+
+def test_freezing_keeps_packed_products_that_came_from_a_product(fresh_dynamo):
+    """A node whose original is a product but that is no piece of a rewrite
+    (freezing's mkl::_mkl_linear) is described as itself."""
+    _seeded()
+    import torch._inductor.config as inductor_config
+
+    model, x = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 32)).eval(), torch.randn(1, 64)
+    with inductor_config.patch(freezing=True), torch.no_grad():
+        compiled = torch.compile(model)
+        compiled(x)
+        report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+        truth = fcm_total(lambda: model(x))
+    assert report["total"]["known_value"] == truth == mm(1, 64, 64) + mm(1, 64, 32)
+
+
+def _compiled_case(kind: str):
+    """(compiled callable, eager callable) for one measured-first case."""
+    model = _mlp()
+    x = torch.randn(8, 32)
+    if kind == "module":
+        compiled = torch.compile(model)
+        return (lambda: compiled(x)), (lambda: model(x))
+    if kind == "module training":
+        compiled = torch.compile(model)
+        return (lambda: compiled(x).sum().backward()), (lambda: model(x).sum().backward())
+    if kind == "function":
+
+        def f(inputs):
+            return model(inputs).relu()
+
+        compiled = torch.compile(f)
+        return (lambda: compiled(x)), (lambda: f(x))
+    compiled = torch.compile(model, mode="max-autotune-no-cudagraphs")
+    return (lambda: compiled(x)), (lambda: model(x))
+
+
+@pytest.mark.parametrize("kind", ["module", "module training", "function", "max-autotune-no-cudagraphs"])
+@pytest.mark.parametrize("track_modules", [True, False])
+def test_measuring_the_compiling_call_causes_no_recompilation(fresh_dynamo, kind, track_modules):
+    """Measured first (Dynamo traces while the measurement's module hooks
+    exist), then unmeasured and measured again: never a recompilation."""
+    _seeded()
+    compiled, eager = _compiled_case(kind)
+    first = torchscan_dispatch.measure_flops(compiled, track_modules=track_modules)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        compiled()
+        again = torchscan_dispatch.measure_flops(compiled, track_modules=track_modules)
+        compiled()
+    truth = fcm_total(eager)
+    for report in (first, again):
+        assert_honest(report, truth)
+    assert again["by_operator"] == first["by_operator"]
+    assert again["by_module"] == first["by_module"]
+    if track_modules and kind != "function":
+        assert again["by_module"]
+
+
+def test_a_program_with_its_own_global_hooks_does_not_recompile(fresh_dynamo):
+    """With a global hook of the program's own, Dynamo guards on the hook
+    dicts at every call: our hooks are hidden from those guards too."""
+    _seeded()
+    # A hook with no state of its own: Dynamo guards on what a traced hook
+    # reads, and a recompilation caused by that would be the program's.
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda m, a, o: None)
+    try:
+        model, x = _mlp(), torch.randn(8, 32)
+        compiled = torch.compile(model)
+        compiled(x)
+        with torch._dynamo.config.patch(error_on_recompile=True):
+            report = torchscan_dispatch.measure_flops(lambda: compiled(x))
+            compiled(x)
+        hooks = dict(torch.nn.modules.module._global_forward_hooks)
+    finally:
+        handle.remove()
+    assert report["total"]["known_value"] == fcm_total(lambda: model(x))
+    assert list(hooks) == [handle.id]  # ours are gone, the program's kept
+
+
+_ESCAPE_HATCH_SCRIPT = textwrap.dedent(
+    """
+    import json, torch
+    import torchscan_dispatch
+    import torch._dynamo.eval_frame as eval_frame
+    import torch._inductor.config as inductor_config
+    from torch._inductor.output_code import CompiledFxGraph
+    torch.manual_seed(0)
+    model, x = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()), torch.randn(4, 16)
+    compiled = torch.compile(model)
+    compiled(x)
+    idle = (inductor_config.post_grad_custom_pre_pass is None and type(eval_frame.torch) is type(torch)
+            and not hasattr(CompiledFxGraph.__call__, "_torchscan_wrapped"))
+    report = torchscan_dispatch.measure_flops(lambda: compiled(x))
+    after = (inductor_config.post_grad_custom_pre_pass is None and type(eval_frame.torch) is type(torch)
+             and not hasattr(CompiledFxGraph.__call__, "_torchscan_wrapped"))
+    print(json.dumps({"idle": idle, "after": after, "total": report["total"],
+                      "unseen": [d["message"] for d in report["diagnostics"] if d["code"] == "unseen_work"],
+                      "enabled": torchscan_dispatch.compiler_integration_enabled()}))
+    """
+)
+
+
+def test_the_escape_hatch_keeps_the_library_out_of_the_compiler():
+    """TORCHSCAN_DISPATCH_COMPILER=off: no pass and no patch while nothing is
+    measured; a measured compiled call is unseen work, never a guess."""
+    from reliability_support import library_environment
+
+    env = dict(library_environment(), TORCHSCAN_DISPATCH_COMPILER="off")
+    done = subprocess.run(
+        [sys.executable, "-c", _ESCAPE_HATCH_SCRIPT], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["idle"] and result["after"], result
+    assert result["enabled"] is False
+    assert result["total"]["status"] == "partial"
+    assert result["total"]["known_value"] == 0
+    assert any("TORCHSCAN_DISPATCH_COMPILER=off" in message for message in result["unseen"]), result
+
+
+def test_set_compiler_integration_takes_the_pass_out_and_puts_it_back(fresh_dynamo):
+    import torch._inductor.config as inductor_config
+
+    def ours():
+        passes = inductor_config.post_grad_custom_pre_pass or []
+        return [p for p in passes if type(p).__name__ == "TallyPass"]
+
+    assert ours()
+    torchscan_dispatch.set_compiler_integration(False)
+    try:
+        assert not torchscan_dispatch.compiler_integration_enabled()
+        assert not ours()
+        model, x = _mlp(), torch.randn(8, 32)
+        compiled = torch.compile(model)
+        compiled(x)
+        report = measure_without_recompiling(lambda: compiled(x), track_modules=False)
+        assert report["total"]["status"] == "partial"
+        assert [d["code"] for d in report["diagnostics"]] == ["unseen_work"]
+        assert not ours()
+    finally:
+        torchscan_dispatch.set_compiler_integration(True)
+    assert ours()
+    with pytest.raises(TypeError, match="enabled must be a bool"):
+        torchscan_dispatch.set_compiler_integration("off")
 
 
 # --- compilation caches and processes ---------------------------------------
