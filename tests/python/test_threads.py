@@ -231,3 +231,14 @@ def test_an_exception_in_a_followed_task_reaches_its_future():
 def test_an_unknown_threads_mode_is_refused():
     with pytest.raises(ValueError, match="threads must be one of"):
         torchscan_dispatch.measure_flops(lambda: None, threads="count")
+
+
+def test_the_measuring_thread_keeps_the_users_profiler():
+    def workload():
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
+            torch.mm(A, B)
+            with_thread(set())
+        assert "aten::mm" in [event.name for event in profiler.events()]
+
+    report = torchscan_dispatch.measure_flops(workload)
+    assert report["total"]["known_value"] == 2 * MM
