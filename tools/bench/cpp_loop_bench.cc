@@ -10,7 +10,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-
 #include <ATen/record_function.h>
 
 #include <algorithm>
