@@ -2,6 +2,7 @@
 // guard's report partial and are named (unseen_threads.h); work handed to
 // them through FlopCountingGuard::Follow is counted. One behaviour per test.
 
+#include <ATen/ThreadLocalState.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/torch.h>
@@ -106,6 +107,20 @@ TEST(ThreadsTest, FollowCountsTheTaskIntoTheGuard) {
   EXPECT_EQ(MetricStatus::kComplete, report.total.status());
   EXPECT_EQ(report::MetricValue(2 * MatmulFlops(4, 8, 2)),
             *report.total.value());
+}
+
+TEST(ThreadsTest, ThreadLocalStateCapturedUnderTheGuardCountsIntoIt) {
+  const torch::Tensor a = torch::randn({4, 8});
+  const torch::Tensor b = torch::randn({8, 2});
+  FlopCountingGuard guard;
+  const at::ThreadLocalState state;
+  RunOnThread([&] {
+    at::ThreadLocalStateGuard restore(state);
+    torch::mm(a, b);
+  });
+  const report::FlopReport report = ReportOf(guard);
+  EXPECT_EQ(MetricStatus::kComplete, report.total.status());
+  EXPECT_EQ(report::MetricValue(MatmulFlops(4, 8, 2)), *report.total.value());
 }
 
 TEST(ThreadsTest, FollowRestoresTheThreadWhenTheTaskThrows) {
