@@ -29,7 +29,8 @@ ActiveCounting::ActiveCounting(CountingOptions options)
       key_was_included_(c10::impl::tls_is_dispatch_key_included(kCountingKey)),
       previous_debug_info_(c10::ThreadLocalDebugInfo::current()),
       parent_(CurrentSession()),
-      session_(std::make_shared<CountingSession>(std::move(options))) {
+      session_(std::make_shared<CountingSession>(std::move(options))),
+      watch_(std::make_unique<UnseenThreadWatch>()) {
   c10::ThreadLocalDebugInfo::_push(CountingSession::DebugInfoKind(), session_);
   c10::impl::tls_set_dispatch_key_included(kCountingKey, true);
 }
@@ -37,13 +38,34 @@ ActiveCounting::ActiveCounting(CountingOptions options)
 void ActiveCounting::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  UpdateUnseenThreadWork();
+  watch_.reset();
   c10::impl::tls_set_dispatch_key_included(kCountingKey, key_was_included_);
   c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(previous_debug_info_);
+}
+
+void ActiveCounting::UpdateUnseenThreadWork() const {
+  if (watch_ != nullptr) session_->SetUnseenThreadWork(watch_->WorkSince());
 }
 
 ActiveCounting::~ActiveCounting() {
   Stop();
   if (parent_ != nullptr) parent_->MergeFrom(*session_);
+}
+
+JoinedCounting::JoinedCounting(std::shared_ptr<CountingSession> session)
+    : available_(EnsureCountingAvailable()),
+      thread_(std::this_thread::get_id()),
+      key_was_included_(c10::impl::tls_is_dispatch_key_included(kCountingKey)),
+      previous_debug_info_(c10::ThreadLocalDebugInfo::current()),
+      session_(std::move(session)) {
+  c10::ThreadLocalDebugInfo::_push(CountingSession::DebugInfoKind(), session_);
+  c10::impl::tls_set_dispatch_key_included(kCountingKey, true);
+}
+
+JoinedCounting::~JoinedCounting() {
+  c10::impl::tls_set_dispatch_key_included(kCountingKey, key_was_included_);
+  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(previous_debug_info_);
 }
 
 }  // namespace torchscan::dispatch

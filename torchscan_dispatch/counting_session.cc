@@ -37,6 +37,33 @@ const c10::DebugInfoKind kSessionSlot(&kSessionSlotName);
 
 std::atomic<std::uint64_t> next_serial{1};
 
+// One unseen_work diagnostic per operator that threads without a session
+// ran, naming each thread: "aten.mm ran 4 time(s) on thread 4242 ('python3')
+// without a counting session ...".
+std::vector<report::Diagnostic> UnseenThreadDiagnostics(
+    const std::vector<UnseenThreadWork>& threads) {
+  std::map<std::string, std::vector<std::string>> by_operator;
+  for (const UnseenThreadWork& thread : threads) {
+    for (const auto& [operator_id, calls] : thread.calls) {
+      by_operator[OperatorInfoById(operator_id).report_name].push_back(
+          absl::StrCat(calls, " time(s) on thread ", thread.native_id, " ('",
+                       thread.name, "')"));
+    }
+  }
+  std::vector<report::Diagnostic> diagnostics;
+  for (const auto& [name, runs] : by_operator) {
+    diagnostics.push_back(report::Diagnostic::ForOperator(
+        std::string(report::kUnseenWork), "flops", name,
+        absl::StrCat(
+            name, " ran ", absl::StrJoin(runs, ", "),
+            " without a counting session while this measurement was open; "
+            "those calls are not counted (to count the threads the workload "
+            "starts: threads=\"follow\" in Python, FlopCountingGuard::Follow "
+            "in C++)")));
+  }
+  return diagnostics;
+}
+
 }  // namespace
 
 CountingSession::CountingSession(CountingOptions options)
@@ -380,6 +407,11 @@ void CountingSession::ResolveDeferred(const DeferredCall& call,
   }
 }
 
+void CountingSession::SetUnseenThreadWork(std::vector<UnseenThreadWork> work) {
+  absl::MutexLock lock(&mu_);
+  unseen_threads_ = std::move(work);
+}
+
 CountingSession::StatsMap CountingSession::Merged() const {
   StatsMap merged;
   absl::MutexLock lock(&mu_);
@@ -454,8 +486,19 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   std::vector<report::OperatorObservation> list;
   list.reserve(observations.size());
   for (auto& [name, op] : observations) list.push_back(std::move(op));
-  return report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION, std::move(list),
-                                 std::move(by_module));
+  TS_ASSIGN_OR_RETURN(
+      report::FlopReport flop_report,
+      report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION, std::move(list),
+                              std::move(by_module)));
+  absl::MutexLock lock(&mu_);
+  if (unseen_threads_.empty()) return flop_report;
+  for (report::Diagnostic& diagnostic :
+       UnseenThreadDiagnostics(unseen_threads_)) {
+    flop_report.diagnostics.push_back(std::move(diagnostic));
+  }
+  flop_report.total = report::MetricResult::Partial(
+      *flop_report.total.known_value(), report::OperatorFlopsKind());
+  return flop_report;
 }
 
 absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>

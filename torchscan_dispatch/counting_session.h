@@ -41,6 +41,7 @@
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/thread_state.h"
+#include "torchscan_dispatch/unseen_threads.h"
 
 namespace torchscan::dispatch {
 
@@ -161,6 +162,11 @@ class CountingSession : public c10::DebugInfoBase,
   // FlopCounterModes.
   void MergeFrom(const CountingSession& inner);
 
+  // What threads without a session ran during the measurement
+  // (ActiveCounting sets it when it stops). Each such thread that ran an
+  // operator carrying FLOPs is an unseen_work diagnostic of the report.
+  void SetUnseenThreadWork(std::vector<UnseenThreadWork> work);
+
   // What the session saw so far, merged over threads; `by_module` holds the
   // inclusive FLOPs of every module label that had counted operators.
   absl::StatusOr<report::FlopReport> BuildReport() const;
@@ -249,6 +255,7 @@ class CountingSession : public c10::DebugInfoBase,
   std::vector<DeferredCall> deferred_calls_ ABSL_GUARDED_BY(mu_);
   // Collectives are rare (a few per step): one lock per call is fine.
   report::CommunicationReport communication_ ABSL_GUARDED_BY(mu_);
+  std::vector<UnseenThreadWork> unseen_threads_ ABSL_GUARDED_BY(mu_);
   // Open layer calls, innermost last: (layer label, module label).
   std::vector<std::pair<std::string, std::string>> open_layers_
       ABSL_GUARDED_BY(mu_);

@@ -6,8 +6,13 @@
 //
 // While a guard is alive, every ATen operator the calling thread runs, and the
 // backward pass the autograd engine runs for it (on any thread), is counted.
-// Other threads are not. Guards nest: an inner guard's work also counts for
-// the enclosing one once the inner guard is gone.
+// Other threads are not: operators that carry FLOPs run meanwhile by a thread
+// without a guard of its own make the report partial, with an unseen_work
+// diagnostic naming the thread and the operator. Work the workload hands to
+// other threads is counted when it runs through Follow (or under an
+// at::ThreadLocalStateGuard of state captured on the guarded thread). Guards
+// nest: an inner guard's work also counts for the enclosing one once the
+// inner guard is gone.
 
 #ifndef TORCHSCAN_DISPATCH_FLOP_COUNTING_GUARD_H_
 #define TORCHSCAN_DISPATCH_FLOP_COUNTING_GUARD_H_
@@ -35,6 +40,13 @@ class FlopCountingGuard {
 
   // What was counted so far. Fails only if a total overflows 128 bits.
   absl::StatusOr<report::FlopReport> Report() const;
+  // `task` wrapped to run, on any thread, with its operator calls counted by
+  // this guard:
+  //
+  //   pool.Submit(guard.Follow([&] { worker_output = at::mm(a, b); }));
+  //
+  // Calls made after the guard's report was taken are not in it.
+  std::function<void()> Follow(std::function<void()> task) const;
   // The collectives (c10d, functional collectives) seen so far: kinds,
   // group sizes, payload and bus bytes (docs/distributed.md).
   report::CommunicationReport Communication() const;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -37,6 +38,7 @@
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
 #include "torchscan_dispatch/own_operators.h"
+#include "torchscan_dispatch/unseen_threads.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -76,6 +78,52 @@ class PendingCalls {
   absl::Mutex mu_;
   std::map<std::int64_t, std::vector<DeferredCall>> calls_ ABSL_GUARDED_BY(mu_);
 };
+
+// Threads that joined a measurement (threads="follow"), by token. A
+// JoinedCounting must end on the thread that made it.
+class JoinedThreads {
+ public:
+  static JoinedThreads& Get() {
+    static JoinedThreads* joined = new JoinedThreads();
+    return *joined;
+  }
+  std::int64_t Join(std::shared_ptr<CountingSession> session) {
+    auto joined = std::make_unique<JoinedCounting>(std::move(session));
+    absl::MutexLock lock(&mu_);
+    const std::int64_t token = next_token_++;
+    joined_.emplace(token, std::move(joined));
+    return token;
+  }
+  void Leave(std::int64_t token) {
+    std::unique_ptr<JoinedCounting> joined;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = joined_.find(token);
+      TORCH_CHECK(it != joined_.end(), "torchscan: no joined thread ", token);
+      TORCH_CHECK(it->second->thread() == std::this_thread::get_id(),
+                  "torchscan: joined thread ", token,
+                  " must leave on the thread that joined");
+      joined = std::move(it->second);
+      joined_.erase(it);
+    }
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::int64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<std::int64_t, std::unique_ptr<JoinedCounting>> joined_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// The calling thread counts into measurement `handle` until LeaveCounting.
+std::int64_t JoinCounting(std::int64_t handle) {
+  return JoinedThreads::Get().Join(
+      OpenMeasurements::Get().Session(handle).shared_from_this());
+}
+
+void LeaveCounting(std::int64_t token) { JoinedThreads::Get().Leave(token); }
+
+std::int64_t UnseenThreadWatches() { return OpenUnseenThreadWatches(); }
 
 // Options JSON: {"deferred_packets": ["aten.sin", ...]}, the member optional.
 absl::StatusOr<CountingOptions> ReadCountingOptions(const Json& document) {
@@ -237,7 +285,8 @@ const OwnOperators registration(
     {"_begin_counting", "_stop_counting", "_take_deferred_calls",
      "_resolve_deferred", "_flop_report", "_finish_counting", "_build_info",
      "_enter_layer", "_exit_layer", "_change_scope_label",
-     "_end_gradient_watches"},
+     "_end_gradient_watches", "_join_counting", "_leave_counting",
+     "_unseen_thread_watches"},
     [](torch::Library& library) {
       library.def("_begin_counting(str options) -> int", &BeginCounting);
       library.def("_stop_counting(int handle) -> ()", &StopCounting);
@@ -258,6 +307,9 @@ const OwnOperators registration(
           &ChangeScopeLabel);
       library.def("_end_gradient_watches(int handle) -> ()",
                   &EndGradientWatches);
+      library.def("_join_counting(int handle) -> int", &JoinCounting);
+      library.def("_leave_counting(int token) -> ()", &LeaveCounting);
+      library.def("_unseen_thread_watches() -> int", &UnseenThreadWatches);
     },
     __FILE__, __LINE__);
 

@@ -75,3 +75,18 @@ class Measurement:
                 self._ops._finish_counting(self.handle)
             finally:
                 self._end_measurement()
+
+
+def join_counting(handle: int) -> int:
+    """The calling thread counts into measurement ``handle`` until
+    ``leave_counting`` of the returned token (on this thread)."""
+    return int(_ops()._join_counting(handle))
+
+
+def leave_counting(token: int) -> None:
+    _ops()._leave_counting(token)
+
+
+def unseen_thread_watches() -> int:
+    """How many measurements watch for unseen threads (0: nothing installed)."""
+    return int(_ops()._unseen_thread_watches())

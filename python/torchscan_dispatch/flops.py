@@ -12,6 +12,7 @@ from torch.utils._pytree import tree_map
 
 from torchscan_dispatch._module_scopes import ModuleScopes
 from torchscan_dispatch._native import Measurement
+from torchscan_dispatch._threads import follow_threads, validate_threads
 from torchscan_dispatch.distributed import rank_context
 
 _OVERLOAD_KEY_ERROR = (
@@ -96,6 +97,23 @@ def _validate_options(custom_mapping: Any, track_modules: Any) -> dict[str, Call
     return formulas
 
 
+class _FollowingScopes:
+    """Module scopes and thread following, entered and exited as one."""
+
+    def __init__(self, scopes: Any, following: Any) -> None:
+        self._stack = contextlib.ExitStack()
+        self._scopes, self._following = scopes, following
+
+    def __enter__(self) -> None:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self._scopes)
+            stack.enter_context(self._following)
+            self._stack = stack.pop_all()
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        return self._stack.__exit__(*exc_info)
+
+
 class FlopCounter:
     """The context-manager form of ``measure_flops`` (what FlopCounterMode
     users reach for), and Python's ``torchscan::FlopCountingGuard``::
@@ -106,7 +124,7 @@ class FlopCounter:
 
     Everything the calling thread runs inside the ``with`` block (and the
     backward pass the autograd engine runs for it) is counted, with the same
-    options and report as ``measure_flops``. Counters nest: an inner
+    options (``threads`` included) and report as ``measure_flops``. Counters nest: an inner
     counter's work also counts for the enclosing one. ``report()`` is
     available once the block has exited; an exception inside the block
     propagates unchanged and leaves no report.
@@ -117,9 +135,11 @@ class FlopCounter:
         *,
         custom_mapping: Mapping[Any, Callable[..., Any]] | None = None,
         track_modules: bool = True,
+        threads: str = "report",
     ) -> None:
         self._formulas = _validate_options(custom_mapping, track_modules)
         self._track_modules = track_modules
+        self._threads = validate_threads(threads)
         self._measurement: Measurement | None = None
         self._scopes: Any = None
         self._report: dict[str, Any] | None = None
@@ -130,6 +150,8 @@ class FlopCounter:
         self._report = None
         measurement = Measurement(deferred_packets=list(self._formulas))
         scopes = ModuleScopes(measurement) if self._track_modules else contextlib.nullcontext()
+        if self._threads == "follow":
+            scopes = _FollowingScopes(scopes, follow_threads(measurement.handle))
         try:
             scopes.__enter__()
         except BaseException:
@@ -182,6 +204,7 @@ def measure_flops(
     modules: Any = None,
     custom_mapping: Mapping[Any, Callable[..., Any]] | None = None,
     track_modules: bool = True,
+    threads: str = "report",
 ) -> dict[str, Any]:
     """Calls ``workload()`` exactly once and returns its FlopReport.
 
@@ -204,6 +227,17 @@ def measure_flops(
     which is what makes the counter cheap enough to leave on in a training
     loop (docs/performance.md).
 
+    ``threads`` says what happens to operators other threads run meanwhile.
+    ``"report"`` (the default): they are not counted, and any that carry
+    FLOPs (or have no formula; views and other ignored operators do not
+    count) make the total ``partial`` with an ``unseen_work`` diagnostic
+    naming the thread and the operator; threads with a measurement of their
+    own, and the autograd engine's threads, are not other threads.
+    ``"follow"``: threads the workload starts (``threading.Thread``) and
+    tasks it submits to a ``concurrent.futures.ThreadPoolExecutor`` (also
+    one created before the measurement) are counted into this measurement
+    (docs/design.md, "Threads and the autograd engine").
+
     Collectives (c10d and functional collectives) are reported under
     ``communication``; inside a process group the report carries this rank's
     ``distributed`` context (docs/distributed.md).
@@ -213,7 +247,9 @@ def measure_flops(
     """
     if not callable(workload):
         raise TypeError(f"workload must be callable, got {type(workload).__name__}.")
-    counter = FlopCounter(custom_mapping=custom_mapping, track_modules=track_modules)
+    counter = FlopCounter(
+        custom_mapping=custom_mapping, track_modules=track_modules, threads=threads
+    )
     with counter:
         workload()
     assert counter._report is not None

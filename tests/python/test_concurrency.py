@@ -1,5 +1,5 @@
 """Python threads measuring at once: exact counts per thread, unmeasured
-threads alongside measured ones, backward passes run by the autograd engine,
+threads alongside measured ones (not counted, named in the report), backward passes run by the autograd engine,
 crawl_module and measure_flops concurrently, and concurrent first import and
 loading in a fresh process. Expected values are hand computations."""
 
@@ -61,6 +61,9 @@ def test_eight_threads_with_nested_measurements_count_exactly_per_thread():
             inner.append(torchscan_dispatch.measure_flops(lambda: ops(OPS_PER_THREAD // 4, 3 * OPS_PER_THREAD // 4)))
             ops(3 * OPS_PER_THREAD // 4, OPS_PER_THREAD)
 
+        # Every thread's tensors exist before any measurement begins: a thread
+        # making them while another one measures would be unseen work there.
+        barrier.wait()
         results[t] = (torchscan_dispatch.measure_flops(outer), inner[0], (m, k, n), before, thread_state())
 
     run_threads(run)
@@ -86,8 +89,11 @@ def test_unmeasured_threads_running_alongside_a_measurement_are_not_counted():
     ops_while_measuring = [0] * 4
     states = []
 
+    native_ids = set()
+
     def unmeasured(index):
         a = torch.randn(5, 5)
+        native_ids.add(threading.get_native_id())
         states.append(thread_state())
         while not done.is_set():
             during = measuring.is_set()
@@ -120,6 +126,12 @@ def test_unmeasured_threads_running_alongside_a_measurement_are_not_counted():
     assert report["by_operator"] == {"aten.mm": 500 * mm_flops(3, 7, 2), "aten.bmm": bmm_calls * mm_flops(3, 7, 2)}
     assert min(ops_while_measuring) >= 20
     assert len(set(states)) == 1  # no other thread ever saw counting switched on
+    # Not counted, but named: the total is a lower bound.
+    assert report["total"]["status"] == "partial"
+    (diagnostic,) = report["diagnostics"]
+    assert (diagnostic["code"], diagnostic["operator"]) == ("unseen_work", "aten.mm")
+    for native_id in native_ids:
+        assert f"on thread {native_id} " in diagnostic["message"]
 
 
 class MatMul(torch.autograd.Function):

@@ -1,14 +1,23 @@
 // Per-operator cost of the counter with no Python in the way: a loop of tiny
-// at::add calls, uninstrumented and under a FlopCountingGuard. Prints the
-// median ns per operator call of each, and the ratio. Part of
+// at::add calls, uninstrumented and under a FlopCountingGuard, and what
+// watching for other threads' work (unseen_threads.h) adds: on the measuring
+// thread (the guard with RecordFunction switched off on this thread is the
+// guard without the watch), and on a thread that is not measured while
+// another thread holds a guard (aten.add has no formula and is not ignored,
+// so every call takes the watch's slowest path). Prints the median ns per
+// operator call of each, all measured in one run, interleaved. Part of
 // tools/bench/run_benchmarks.py.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -20,15 +29,53 @@ ABSL_FLAG(int, repeats, 15, "repeats; the median is reported");
 
 namespace {
 
-double NanosecondsPerOp(bool counted, int ops) {
+enum class Run {
+  kUninstrumented,
+  kGuard,
+  // The guard, with RecordFunction off on this thread: its cost before the
+  // watch existed.
+  kGuardWithoutWatch,
+  // No guard here, while another thread holds one.
+  kWhileAnotherThreadMeasures,
+};
+
+// Holds a guard on its own thread for its lifetime.
+class GuardOnAnotherThread {
+ public:
+  GuardOnAnotherThread()
+      : thread_([this] {
+          torchscan::FlopCountingGuard guard;
+          open_.store(true);
+          while (!done_.load()) std::this_thread::yield();
+        }) {
+    while (!open_.load()) std::this_thread::yield();
+  }
+  ~GuardOnAnotherThread() {
+    done_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> open_{false};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+double NanosecondsPerOp(Run kind, int ops) {
   at::Tensor a = at::ones({16});
   at::Tensor b = at::ones({16});
+  std::optional<GuardOnAnotherThread> other;
+  if (kind == Run::kWhileAnotherThreadMeasures) other.emplace();
   auto run = [&] {
     for (int i = 0; i < ops; ++i) at::add(a, b);
   };
   const auto start = std::chrono::steady_clock::now();
-  if (counted) {
+  if (kind == Run::kGuard) {
     torchscan::FlopCountingGuard guard;
+    run();
+  } else if (kind == Run::kGuardWithoutWatch) {
+    torchscan::FlopCountingGuard guard;
+    at::RecordFunctionGuard record_function_off(false);
     run();
   } else {
     run();
@@ -49,17 +96,23 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   at::set_num_threads(1);
   const int ops = absl::GetFlag(FLAGS_ops);
-  NanosecondsPerOp(false, ops);  // warm up both paths
-  NanosecondsPerOp(true, ops);
-  std::vector<double> plain, counted;
+  constexpr Run kRuns[] = {Run::kUninstrumented, Run::kGuard,
+                           Run::kGuardWithoutWatch,
+                           Run::kWhileAnotherThreadMeasures};
+  for (Run kind : kRuns) NanosecondsPerOp(kind, ops);  // warm up every path
+  std::vector<std::vector<double>> times(std::size(kRuns));
   for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
-    plain.push_back(NanosecondsPerOp(false, ops));
-    counted.push_back(NanosecondsPerOp(true, ops));
+    for (std::size_t i = 0; i < std::size(kRuns); ++i) {
+      times[i].push_back(NanosecondsPerOp(kRuns[i], ops));
+    }
   }
-  const double base = Median(plain), ours = Median(counted);
+  const double base = Median(times[0]), ours = Median(times[1]);
+  const double without_watch = Median(times[2]), other = Median(times[3]);
   std::printf(
       "{\"uninstrumented_ns_per_op\": %.1f, \"counted_ns_per_op\": %.1f, "
-      "\"added_ns_per_op\": %.1f, \"ratio\": %.3f}\n",
-      base, ours, ours - base, ours / base);
+      "\"added_ns_per_op\": %.1f, \"ratio\": %.3f, "
+      "\"counted_without_watch_ns_per_op\": %.1f, "
+      "\"unmeasured_while_another_thread_measures_ns_per_op\": %.1f}\n",
+      base, ours, ours - base, ours / base, without_watch, other);
   return 0;
 }

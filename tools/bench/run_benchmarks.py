@@ -410,6 +410,16 @@ def benchmark_cpp_loop():
         [
             ["uninstrumented", f"{result['uninstrumented_ns_per_op']:.0f}", "1.000x"],
             ["torchscan_dispatch guard", f"{result['counted_ns_per_op']:.0f}", f"{result['ratio']:.3f}x"],
+            [
+                "guard, RecordFunction off on its thread (no unseen-thread watch)",
+                f"{result['counted_without_watch_ns_per_op']:.0f}",
+                f"{result['counted_without_watch_ns_per_op'] / result['uninstrumented_ns_per_op']:.3f}x",
+            ],
+            [
+                "unmeasured thread while another thread measures",
+                f"{result['unmeasured_while_another_thread_measures_ns_per_op']:.0f}",
+                f"{result['unmeasured_while_another_thread_measures_ns_per_op'] / result['uninstrumented_ns_per_op']:.3f}x",
+            ],
         ],
     )
     return result
