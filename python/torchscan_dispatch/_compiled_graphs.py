@@ -57,7 +57,8 @@ from torchscan_dispatch._version import __version__
 
 _SPEC_VERSION = 2  # CompiledGraphTally::kSpecVersion
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_lock = threading.Lock()
+# Reentrant: importing Dynamo under it runs install() (the import hook).
+_lock = threading.RLock()
 _installed = False
 
 _UNTALLIED_GRAPH = b"inductor.compiled_graph"
@@ -564,10 +565,12 @@ def _ensure_tally_pass() -> None:
 def _remove_tally_pass() -> None:
     """Takes our pass out again; the setting is None again when ours was the
     only pass, as it was before we added it."""
+    if _tally_pass is None:
+        return  # never added (and Inductor may not be imported: keep it so)
     import torch._inductor.config as inductor_config
 
     passes = _pass_list()
-    if _tally_pass is None or _tally_pass not in passes:
+    if _tally_pass not in passes:
         return
     passes.remove(_tally_pass)
     inductor_config.post_grad_custom_pre_pass = passes or None
