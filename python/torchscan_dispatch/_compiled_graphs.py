@@ -847,6 +847,10 @@ def install() -> None:
         if not _enabled:
             return
         _ensure_tally_pass()
+        if _installed:
+            # torch._dynamo.reset() forgets code strategies.
+            _mark_never_compiled(_never_compiled)
+            return
         _install_patches()
         _installed = True
 
@@ -891,9 +895,6 @@ def begin_measurement() -> None:
         _open_measurements += 1
         if not _enabled:
             _install_patches()
-        else:
-            # torch._dynamo.reset() forgets code strategies.
-            _mark_never_compiled(_never_compiled)
 
 
 def end_measurement() -> None:
