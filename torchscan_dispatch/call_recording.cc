@@ -1,13 +1,9 @@
 #include "torchscan_dispatch/call_recording.h"
 
-#include <ATen/record_function.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
-
 #include <exception>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/operator_values.h"
 
 namespace torchscan::dispatch {
@@ -29,15 +25,6 @@ absl::StatusOr<Count> Evaluate(const Formula& formula,
         absl::StrCat("the FLOP formula threw: ", error.what()));
   }
 }
-
-// NOTE [Reading values without being counted]
-// Reading a tensor's contents, or making meta copies for a deferred formula,
-// runs tensor operators. They are our work, not the workload's: neither the
-// counting key nor a hidden-region observer may see them.
-struct NotCounted {
-  c10::impl::ExcludeDispatchKeyGuard exclude{kCountingKey};
-  at::DisableRecordFunctionGuard no_observer;
-};
 
 template <typename Formula>
 void CountWith(const OperatorInfo& info, const Formula& formula,

@@ -6,12 +6,26 @@
 #define TORCHSCAN_DISPATCH_CALL_RECORDING_H_
 
 #include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/ArrayRef.h>
 
 #include "torchscan_dispatch/counting_session.h"
+#include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/operator_info.h"
 
 namespace torchscan::dispatch {
+
+// NOTE [Reading values without being counted]
+// Reading a tensor's contents, or making meta tensors for a deferred formula
+// (copies of a call's tensors, or a compiled graph's described ones), runs
+// tensor operators. They are our work, not the workload's: neither the
+// counting key nor a hidden-region observer may see them. Hold a NotCounted
+// while running them.
+struct NotCounted {
+  c10::impl::ExcludeDispatchKeyGuard exclude{kCountingKey};
+  at::DisableRecordFunctionGuard no_observer;
+};
 
 // Whether recording a call of `info` reads its arguments and results (a
 // formula, a custom formula or a deferred one applies); if not,

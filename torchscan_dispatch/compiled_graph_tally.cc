@@ -1,5 +1,7 @@
 #include "torchscan_dispatch/compiled_graph_tally.h"
 
+#include <ATen/ops/empty.h>
+#include <c10/core/TensorOptions.h>
 #include <c10/util/Exception.h>
 
 #include <exception>
@@ -12,6 +14,7 @@
 #include "formulas/exact_count.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
+#include "torchscan_dispatch/call_recording.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -65,17 +68,86 @@ absl::StatusOr<std::vector<Dimension>> ParseDimensions(const JsonValue& node) {
   return dimensions;
 }
 
-absl::StatusOr<Value> ParseValue(const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  std::vector<std::pair<std::string, JsonValue>> members = object.Members();
-  if (members.size() != 1) {
+// Python's names of the dtypes ("float32", "bfloat16"), as the pass writes
+// them (str(dtype) without "torch."), to c10's scalar types.
+const absl::flat_hash_map<std::string, c10::ScalarType>& DtypesByName() {
+  static const auto* by_name = [] {
+    auto* names = new absl::flat_hash_map<std::string, c10::ScalarType>();
+    for (int i = 0; i < static_cast<int>(c10::ScalarType::NumOptions); ++i) {
+      const auto type = static_cast<c10::ScalarType>(i);
+      try {
+        names->emplace(std::string(c10::getDtypeNames(type).first), type);
+      } catch (const std::exception&) {
+        // A scalar type Python has no dtype for (Undefined): never written.
+      }
+    }
+    return names;
+  }();
+  return *by_name;
+}
+
+absl::StatusOr<c10::ScalarType> ParseDtype(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(std::string name, node.String());
+  auto it = DtypesByName().find(name);
+  if (it == DtypesByName().end()) {
+    return node.Error(absl::StrCat("unknown dtype '", name, "'"));
+  }
+  return it->second;
+}
+
+// A tensor list's "dtypes": one dtype, or null, per tensor.
+absl::Status ParseDtypes(const JsonValue& node, Value& value) {
+  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
+  if (items.size() != value.tensor_dimensions.size()) {
+    return node.Error(absl::StrCat("has ", items.size(), " dtypes for ",
+                                   value.tensor_dimensions.size(), " tensors"));
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const JsonValue item = items.Item(i);
+    if (item.is_null()) {
+      value.tensor_dtypes.emplace_back(std::nullopt);
+      continue;
+    }
+    TS_ASSIGN_OR_RETURN(c10::ScalarType dtype, ParseDtype(item));
+    value.tensor_dtypes.emplace_back(dtype);
+  }
+  return absl::OkStatus();
+}
+
+// The member that names a value's kind: every member but a tensor's "dtype"
+// (a tensor list's "dtypes"), which ride beside it.
+absl::StatusOr<std::pair<std::string, JsonValue>> KindMember(
+    const JsonValue& node, const JsonObject& object) {
+  std::vector<std::pair<std::string, JsonValue>> kinds;
+  for (auto& member : object.Members()) {
+    if (member.first != "dtype" && member.first != "dtypes") {
+      kinds.push_back(std::move(member));
+    }
+  }
+  if (kinds.size() != 1) {
     return node.Error("a value is an object with one kind");
   }
-  const auto& [kind, body] = members.front();
+  return std::move(kinds.front());
+}
+
+absl::StatusOr<Value> ParseValue(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  TS_ASSIGN_OR_RETURN(auto kind_member, KindMember(node, object));
+  const auto& [kind, body] = kind_member;
+  if (kind == "tensor") {
+    TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"tensor", "dtype"}));
+  } else if (kind == "tensors") {
+    TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"tensors", "dtypes"}));
+  } else {
+    TS_RETURN_IF_ERROR(object.RejectUnknownKeys({kind}));
+  }
   Value value;
   if (kind == "tensor" || kind == "ints") {
     value.kind = kind == "tensor" ? Kind::kTensor : Kind::kIntList;
     TS_ASSIGN_OR_RETURN(value.dimensions, ParseDimensions(body));
+    if (std::optional<JsonValue> dtype = object.OptionalMember("dtype")) {
+      TS_ASSIGN_OR_RETURN(value.dtype, ParseDtype(*dtype));
+    }
   } else if (kind == "int") {
     value.kind = Kind::kInt;
     TS_ASSIGN_OR_RETURN(Dimension dimension, ParseDimension(body));
@@ -92,6 +164,9 @@ absl::StatusOr<Value> ParseValue(const JsonValue& node) {
       TS_ASSIGN_OR_RETURN(std::vector<Dimension> dimensions,
                           ParseDimensions(item));
       value.tensor_dimensions.emplace_back(std::move(dimensions));
+    }
+    if (std::optional<JsonValue> dtypes = object.OptionalMember("dtypes")) {
+      TS_RETURN_IF_ERROR(ParseDtypes(*dtypes, value));
     }
   } else if (kind == "bool") {
     value.kind = Kind::kBool;
@@ -226,21 +301,127 @@ absl::StatusOr<std::vector<OperatorValue>> ToOperatorValues(
   return converted;
 }
 
-// The FLOPs of one call of an operator with a formula, or why they cannot be
-// had.
-absl::StatusOr<Count> EvaluateFormula(const CompiledGraphTally::Call& call,
-                                      absl::Span<const std::int64_t> symbols) {
+// The FLOPs `formula` (the formula table's or a session's custom one) gives
+// for one call, or why they cannot be had. A formula that throws is a failed
+// call, never an exception in the compiled code that records the graph.
+template <typename Formula>
+absl::StatusOr<Count> EvaluateWith(const Formula& formula,
+                                   const CompiledGraphTally::Call& call,
+                                   absl::Span<const std::int64_t> symbols) {
   TS_ASSIGN_OR_RETURN(const std::vector<OperatorValue> arguments,
                       ToOperatorValues(call.arguments, symbols));
   TS_ASSIGN_OR_RETURN(const std::vector<OperatorValue> results,
                       ToOperatorValues(call.results, symbols));
   try {
-    return call.info->formula->formula(
-        formulas::OperatorCall{arguments, results});
+    return formula(formulas::OperatorCall{arguments, results});
+  } catch (const c10::Error& error) {
+    return absl::InternalError(absl::StrCat("the FLOP formula threw: ",
+                                            error.what_without_backtrace()));
   } catch (const std::exception& error) {
     return absl::InternalError(
         absl::StrCat("the FLOP formula threw: ", error.what()));
   }
+}
+
+// A meta tensor of `dims` (bound) and `dtype`: what a deferred formula gets
+// for a described tensor (contiguous; the spec keeps no strides).
+absl::StatusOr<c10::IValue> MetaTensor(const std::vector<Dimension>& dims,
+                                       c10::ScalarType dtype,
+                                       absl::Span<const std::int64_t> symbols) {
+  TS_ASSIGN_OR_RETURN(formulas::Shape shape, BindAll(dims, symbols));
+  return at::empty(c10::IntArrayRef(shape.data(), shape.size()),
+                   at::TensorOptions().dtype(dtype).device(at::kMeta));
+}
+
+// NOTE [Deferred calls of a compiled graph]
+// A deferred formula (Python's custom_mapping or register_flop_formula) is
+// called after the workload with the call's arguments and results, as the
+// fallback keeps them for an eager call: meta tensors and plain values. A
+// compiled graph's call has only its description, so its values are rebuilt
+// from it; what the spec does not fully describe (an "other" value, a tensor
+// of unknown shape or dtype) is None, and it is the formula's to cope with:
+// one that fails is named in the report like any other failing formula.
+absl::StatusOr<c10::IValue> ToDeferredIValue(
+    const Value& value, absl::Span<const std::int64_t> symbols) {
+  switch (value.kind) {
+    case Kind::kTensor:
+      if (value.unknown_shape || !value.dtype) return c10::IValue();
+      return MetaTensor(value.dimensions, *value.dtype, symbols);
+    case Kind::kInt: {
+      TS_ASSIGN_OR_RETURN(std::int64_t integer,
+                          Bind(value.dimensions[0], symbols));
+      return c10::IValue(integer);
+    }
+    case Kind::kIntList: {
+      TS_ASSIGN_OR_RETURN(formulas::Shape integers,
+                          BindAll(value.dimensions, symbols));
+      c10::List<std::int64_t> list;
+      for (std::int64_t integer : integers) list.push_back(integer);
+      return c10::IValue(std::move(list));
+    }
+    case Kind::kTensorList: {
+      if (value.tensor_dtypes.size() != value.tensor_dimensions.size()) {
+        return c10::IValue();
+      }
+      c10::List<at::Tensor> tensors;
+      for (std::size_t i = 0; i < value.tensor_dimensions.size(); ++i) {
+        if (!value.tensor_dimensions[i] || !value.tensor_dtypes[i]) {
+          return c10::IValue();
+        }
+        TS_ASSIGN_OR_RETURN(c10::IValue tensor,
+                            MetaTensor(*value.tensor_dimensions[i],
+                                       *value.tensor_dtypes[i], symbols));
+        tensors.push_back(tensor.toTensor());
+      }
+      return c10::IValue(std::move(tensors));
+    }
+    case Kind::kBool:
+      return c10::IValue(value.boolean);
+    case Kind::kBoolList: {
+      c10::List<bool> list;
+      for (bool item : value.booleans) list.push_back(item);
+      return c10::IValue(std::move(list));
+    }
+    case Kind::kDouble:
+      return c10::IValue(value.real);
+    case Kind::kNone:
+    case Kind::kOther:
+      return c10::IValue();
+  }
+  return c10::IValue();
+}
+
+absl::StatusOr<std::vector<c10::IValue>> ToDeferredIValues(
+    const std::vector<Value>& values, absl::Span<const std::int64_t> symbols) {
+  std::vector<c10::IValue> converted;
+  converted.reserve(values.size());
+  for (const Value& value : values) {
+    TS_ASSIGN_OR_RETURN(c10::IValue one, ToDeferredIValue(value, symbols));
+    converted.push_back(std::move(one));
+  }
+  return converted;
+}
+
+// Records `call` as a deferred call in `module_scope`, or says why its
+// values could not be rebuilt.
+absl::Status RecordDeferredCall(CountingSession& session,
+                                const CompiledGraphTally::Call& call,
+                                std::uint32_t module_scope,
+                                absl::Span<const std::int64_t> symbols) {
+  NotCounted not_counted;
+  try {
+    TS_ASSIGN_OR_RETURN(std::vector<c10::IValue> arguments,
+                        ToDeferredIValues(call.arguments, symbols));
+    TS_ASSIGN_OR_RETURN(std::vector<c10::IValue> results,
+                        ToDeferredIValues(call.results, symbols));
+    session.RecordDeferredIn(*call.info, module_scope, std::move(arguments),
+                             std::move(results));
+  } catch (const c10::Error& error) {
+    return absl::InternalError(
+        absl::StrCat("its values could not be made meta tensors: ",
+                     error.what_without_backtrace()));
+  }
+  return absl::OkStatus();
 }
 
 // NOTE [Products that Inductor decomposed]
@@ -268,14 +449,55 @@ absl::StatusOr<Count> EvaluateDecomposedProduct(
   return flops.value();
 }
 
-// EvaluateFormula's outcome; nullopt when the operator has no formula
+// The formula table's outcome; nullopt when the operator has no formula
 // (recorded by name, as the fallback records such calls).
 std::optional<absl::StatusOr<Count>> Evaluate(
     const CompiledGraphTally::Call& call,
     absl::Span<const std::int64_t> symbols) {
   if (call.decomposed_product) return EvaluateDecomposedProduct(call, symbols);
   if (call.info->formula == nullptr) return std::nullopt;
-  return EvaluateFormula(call, symbols);
+  return EvaluateWith(call.info->formula->formula, call, symbols);
+}
+
+// A session's own formula cannot read a decomposed product: its values are
+// the broadcast multiply's, not the product's (NOTE [Products that Inductor
+// decomposed]).
+absl::Status DecomposedProductError() {
+  return absl::FailedPreconditionError(
+      "Inductor decomposed this matrix product into a broadcast multiply, "
+      "so the arguments its measurement's own formula needs are not known "
+      "(count it eagerly, or compile with a larger product)");
+}
+
+// Records `call` with the session's own formula for its operator, in the
+// fallback's order (call_recording.h): a custom C++ formula, else a deferred
+// one. False when the session has neither for it.
+bool RecordWithSessionFormula(CountingSession& session,
+                              const CompiledGraphTally::Call& call,
+                              std::uint32_t scope,
+                              absl::Span<const std::int64_t> symbols) {
+  if (session.has_custom_formulas()) {
+    if (const CustomFormula* custom = session.CustomFormulaFor(*call.info)) {
+      const absl::StatusOr<Count> flops =
+          call.decomposed_product ? DecomposedProductError()
+                                  : EvaluateWith(*custom, call, symbols);
+      if (flops.ok()) {
+        session.RecordCountedIn(*call.info, scope, *flops);
+      } else {
+        session.RecordFailedIn(*call.info, scope, flops.status());
+      }
+      return true;
+    }
+  }
+  if (!session.has_deferred() || !session.IsDeferred(*call.info)) {
+    return false;
+  }
+  const absl::Status recorded =
+      call.decomposed_product
+          ? DecomposedProductError()
+          : RecordDeferredCall(session, call, scope, symbols);
+  if (!recorded.ok()) session.RecordFailedIn(*call.info, scope, recorded);
+  return true;
 }
 
 const OperatorInfo& InfoForCall(const std::string& op,
@@ -456,8 +678,6 @@ void CompiledGraphTally::Record(
     const std::uint32_t scope = root_label
                                     ? ModuleScopeOf(session, i, *root_label)
                                     : session.CurrentModuleScope();
-    const std::optional<absl::StatusOr<Count>> outcome =
-        call.constant_outcome ? call.constant_outcome : Evaluate(call, symbols);
     // NOTE [Collectives in compiled graphs]
     // The spec keeps shapes, not dtypes or group names, so a collective's
     // volume cannot be computed here: it is named as unmeasured and the
@@ -468,6 +688,9 @@ void CompiledGraphTally::Record(
           "it ran inside a compiled graph, whose tally does not describe "
           "collective volumes");
     }
+    if (RecordWithSessionFormula(session, call, scope, symbols)) continue;
+    const std::optional<absl::StatusOr<Count>> outcome =
+        call.constant_outcome ? call.constant_outcome : Evaluate(call, symbols);
     if (!outcome) {
       session.RecordCallIn(*call.info, scope);
     } else if (outcome->ok()) {

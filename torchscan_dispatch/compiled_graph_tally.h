@@ -13,21 +13,27 @@
 // loaded from a compilation cache, which skips the passes.
 //
 // The description (the "spec") is JSON:
-//   {"version": 2,                // kSpecVersion; absent means this one
+//   {"version": 3,                // kSpecVersion; absent means this one
 //    "family": "0/0",             // Dynamo's compile id: a forward graph and
 //                                  // its backward share it
 //    "calls": [{"op": "aten::mm", "overload": "default",
 //               "modules": [["L['self']", "layers.0", "Block"], ...],
 //               "arguments": [VALUE, ...], "results": [VALUE, ...]}, ...]}
-// where a VALUE is one of {"tensor": [DIM, ...]}, {"int": DIM},
-// {"ints": [DIM, ...]}, {"bool": b}, {"bools": [b, ...]}, {"float": x},
-// {"tensors": [[DIM, ...] or null, ...]}, {"none": null},
-// {"unknown_tensor": null} or {"other": null}, and a DIM is an integer or
-// {"symbol": i}, the i-th value of the SymInt list the call passes; every
-// integer fits in 64 bits (the pass describes a larger one as "other"), and
-// a float is a number or one of "inf", "-inf" and "nan" (JSON has no
-// non-finite numbers). Whatever no formula reads (complex numbers, strings,
-// devices, dtypes, symbolic floats and booleans) is "other". A call with
+// where a VALUE is one of {"tensor": [DIM, ...], "dtype": DTYPE},
+// {"int": DIM}, {"ints": [DIM, ...]}, {"bool": b}, {"bools": [b, ...]},
+// {"float": x}, {"tensors": [[DIM, ...] or null, ...], "dtypes": [DTYPE or
+// null, ...]}, {"none": null}, {"unknown_tensor": null} or {"other": null};
+// a DIM is an integer or {"symbol": i}, the i-th value of the SymInt list
+// the call passes; every integer fits in 64 bits (the pass describes a
+// larger one as "other"); a float is a number or one of "inf", "-inf" and
+// "nan" (JSON has no non-finite numbers); and a DTYPE is the tensor's dtype
+// as Python names it without "torch." ("float32", "bfloat16", "int64"). The
+// "dtype" and "dtypes" members are optional (the built-in formulas read
+// shapes only; a deferred formula gets a tensor without a dtype as None), a
+// null in "tensors" is a tensor of unknown shape, and "dtypes", when
+// present, has one entry per tensor. Whatever no formula reads (complex
+// numbers, strings, devices, dtypes as arguments, symbolic floats and
+// booleans) is "other". A call with
 // "form": "decomposed_product" is the broadcast multiply that Inductor's
 // decomposition made of the matrix product `op` (NOTE [Products that
 // Inductor decomposed] in the .cc). A spec with "unseen": "<reason>" stands
@@ -36,12 +42,23 @@
 // exception in the workload. Operators that are not dispatcher operators
 // are named "higher_order::<name>".
 //
+// Recording a call follows the fallback's order (call_recording.h): the
+// session's custom C++ formula for the operator, else a deferred record
+// (Python's custom_mapping and register_flop_formula formulas, evaluated
+// after the workload), whose arguments and results are meta tensors of the
+// described shapes and dtypes (contiguous: the spec keeps no strides) and
+// plain values, with None for every value the spec does not fully describe
+// ("other", "unknown_tensor", a tensor without a dtype, a tensor list with
+// an unknown tensor); else the formula table.
+//
 // The tally call is compiled_graph_flops(key, spec, symbols, device_anchor):
 // `device_anchor`, the graph's first tensor input, is never read (NOTE [The
 // tally call's device anchor] in python/operators/compiled_region_calls.cc).
 
 #ifndef TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
 #define TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
+
+#include <c10/core/ScalarType.h>
 
 #include <cstdint>
 #include <map>
@@ -66,16 +83,20 @@ class CompiledGraphTally {
  public:
   // The spec format this library writes and reads (_SPEC_VERSION in
   // python/torchscan_dispatch/_compiled_graphs.py).
-  static constexpr std::int64_t kSpecVersion = 2;
+  static constexpr std::int64_t kSpecVersion = 3;
 
   // A dimension: a constant, or the index of a run-time symbol.
   using Dimension = std::variant<std::int64_t, std::size_t>;
   // A value as the spec describes it; `dimensions` hold the tensor's sizes,
   // an int (one entry) or an int list; `tensor_dimensions` a tensor list.
+  // `dtype` and `tensor_dtypes` (one per tensor, or empty) are the dtypes
+  // the spec gives, if any.
   struct Value {
     formulas::OperatorValue::Kind kind = formulas::OperatorValue::Kind::kOther;
     std::vector<Dimension> dimensions;
     std::vector<std::optional<std::vector<Dimension>>> tensor_dimensions;
+    std::optional<c10::ScalarType> dtype;
+    std::vector<std::optional<c10::ScalarType>> tensor_dtypes;
     bool unknown_shape = false;
     bool boolean = false;
     std::vector<bool> booleans;
@@ -111,9 +132,11 @@ class CompiledGraphTally {
       absl::string_view error);
 
   // Records every call in `session`, with `symbols` bound to the run's
-  // values. With `root_label` set (the label of the module the compiled
-  // call belongs to, "" for a compiled function), each call is also
-  // attributed to that module and to its module stack's labels
+  // values, each by the session's custom formula, as a deferred call or by
+  // the formula table (above). Never throws: a formula that fails or throws
+  // is a failed call of its operator. With `root_label` set (the label of the
+  // module the compiled call belongs to, "" for a compiled function), each call
+  // is also attributed to that module and to its module stack's labels
   // (FlopCounterMode's names; the NOTE in the .cc says how).
   void Record(CountingSession& session, absl::Span<const std::int64_t> symbols,
               const std::optional<std::string>& root_label) const;

@@ -4,11 +4,16 @@
 
 #include "torchscan_dispatch/compiled_graph_tally.h"
 
+#include <ATen/ATen.h>
+
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/flop_counting_guard.h"
 #include "torchscan_dispatch/testing/guard_reports.h"
@@ -28,12 +33,14 @@ std::unique_ptr<CompiledGraphTally> Parse(const std::string& spec) {
   return tally.ok() ? *std::move(tally) : nullptr;
 }
 
-// Records `spec` once in a fresh measurement and returns its report.
+// Records `spec` once in a fresh measurement (with `options`) and returns
+// its report.
 report::FlopReport Recorded(const std::string& spec,
                             std::vector<std::int64_t> symbols = {},
-                            std::optional<std::string> root_label = {}) {
+                            std::optional<std::string> root_label = {},
+                            CountingOptions options = {}) {
   std::unique_ptr<CompiledGraphTally> tally = Parse(spec);
-  FlopCountingGuard guard;
+  FlopCountingGuard guard(std::move(options));
   if (tally != nullptr) {
     tally->Record(*CountingSession::Current(), symbols, root_label);
   }
@@ -190,7 +197,7 @@ TEST(CompiledGraphTallyTest, TwoGraphsUnseenForDifferentReasonsNameBoth) {
 
 TEST(CompiledGraphTallyTest, ASpecOfThisVersionIsRead) {
   const std::string spec =
-      R"({"version":2,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"({"version":3,"calls":[{"op":"aten::mm","overload":"default",)"
       R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
       R"("results":[{"tensor":[8,16]}]}]})";
   report::FlopReport report = Recorded(spec);
@@ -293,6 +300,162 @@ TEST(CompiledGraphTallyTest, NamesAModuleAFunctionReachedByItsType) {
 TEST(CompiledGraphTallyTest, WithoutModuleTrackingThereAreNoModules) {
   EXPECT_TRUE(Recorded(WithModules(R"(["L['self']","fc","Linear"])"))
                   .by_module.empty());
+}
+
+// --- Spec version 3: dtypes, and the session's own formulas.
+
+TEST(CompiledGraphTallyTest, ReadsTheDtypesOfTensorsAndTensorLists) {
+  EXPECT_EQ("", ParseError(R"({"calls":[{"op":"aten::cat","overload":"",)"
+                           R"("arguments":[{"tensors":[[2,3],null],)"
+                           R"("dtypes":["bfloat16",null]},{"int":0}],)"
+                           R"("results":[{"tensor":[4,3],)"
+                           R"("dtype":"bfloat16"}]}]})"));
+}
+
+TEST(CompiledGraphTallyTest, AnUnknownDtypeIsAnErrorThatSaysWhere) {
+  EXPECT_EQ(
+      "compiled graph spec.calls[0].arguments[0].dtype: unknown dtype "
+      "'float99'",
+      ParseError(R"({"calls":[{"op":"aten::sin","overload":"default",)"
+                 R"("arguments":[{"tensor":[2],"dtype":"float99"}]}]})"));
+}
+
+TEST(CompiledGraphTallyTest, ADtypeBesideAValueOtherThanATensorIsAnError) {
+  EXPECT_EQ("compiled graph spec.calls[0].arguments[0].dtype: unknown field",
+            ParseError(R"({"calls":[{"op":"aten::sin","overload":"default",)"
+                       R"("arguments":[{"int":2,"dtype":"int64"}]}]})"));
+}
+
+TEST(CompiledGraphTallyTest, ATensorListHasOneDtypePerTensor) {
+  EXPECT_EQ(
+      "compiled graph spec.calls[0].arguments[0].dtypes: has 1 dtypes for 2 "
+      "tensors",
+      ParseError(R"({"calls":[{"op":"aten::cat","overload":"",)"
+                 R"("arguments":[{"tensors":[[2],[3]],)"
+                 R"("dtypes":["float32"]}]}]})"));
+}
+
+// aten.sum.dim_IntList(self, dim, keepdim, dtype) of a [n, 3] half tensor in
+// module Net.fc: the dtype argument is "other".
+constexpr char kSum[] =
+    R"({"version":3,"calls":[{"op":"aten::sum","overload":"dim_IntList",)"
+    R"("modules":[["L['self']","fc","Linear"]],)"
+    R"("arguments":[{"tensor":[{"symbol":0},3],"dtype":"float16"},)"
+    R"({"ints":[1]},{"bool":false},{"other":null}],)"
+    R"("results":[{"tensor":[{"symbol":0}],"dtype":"float16"}]}]})";
+
+CountingOptions Deferring(const std::string& packet) {
+  CountingOptions options;
+  options.deferred_packets.push_back(packet);
+  return options;
+}
+
+TEST(CompiledGraphTallyTest, ADeferredCallGetsMetaValuesRebuiltFromTheSpec) {
+  std::unique_ptr<CompiledGraphTally> tally = Parse(kSum);
+  ASSERT_NE(nullptr, tally);
+  FlopCountingGuard guard(Deferring("aten.sum"));
+  CountingSession& session = *CountingSession::Current();
+  tally->Record(session, {5}, std::nullopt);
+  std::vector<DeferredCall> calls = session.TakeDeferredCalls();
+  ASSERT_EQ(1u, calls.size());
+  const DeferredCall& call = calls[0];
+  EXPECT_EQ("aten::sum", OperatorInfoById(call.operator_id).packet);
+  ASSERT_EQ(4u, call.arguments.size());
+  const at::Tensor self = call.arguments[0].toTensor();
+  EXPECT_TRUE(self.is_meta());
+  EXPECT_EQ((std::vector<std::int64_t>{5, 3}), self.sizes().vec());
+  EXPECT_EQ(at::kHalf, self.scalar_type());
+  EXPECT_EQ((std::vector<std::int64_t>{1}), call.arguments[1].toIntVector());
+  EXPECT_FALSE(call.arguments[2].toBool());
+  EXPECT_TRUE(call.arguments[3].isNone());
+  ASSERT_EQ(1u, call.results.size());
+  EXPECT_EQ((std::vector<std::int64_t>{5}),
+            call.results[0].toTensor().sizes().vec());
+}
+
+TEST(CompiledGraphTallyTest, ATensorTheSpecDoesNotFullyDescribeIsNone) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::sin","overload":"default",)"
+      R"("arguments":[{"unknown_tensor":null}],)"
+      R"("results":[{"tensor":[4]}]}]})";
+  std::unique_ptr<CompiledGraphTally> tally = Parse(spec);
+  ASSERT_NE(nullptr, tally);
+  FlopCountingGuard guard(Deferring("aten::sin"));
+  CountingSession& session = *CountingSession::Current();
+  tally->Record(session, {}, std::nullopt);
+  std::vector<DeferredCall> calls = session.TakeDeferredCalls();
+  ASSERT_EQ(1u, calls.size());
+  EXPECT_TRUE(calls[0].arguments[0].isNone());
+  EXPECT_TRUE(calls[0].results[0].isNone());  // no dtype
+}
+
+TEST(CompiledGraphTallyTest, AResolvedDeferredCallCountsInItsModuleScope) {
+  std::unique_ptr<CompiledGraphTally> tally = Parse(kSum);
+  ASSERT_NE(nullptr, tally);
+  FlopCountingGuard guard(Deferring("aten.sum"));
+  CountingSession& session = *CountingSession::Current();
+  tally->Record(session, {5}, "Net");
+  for (const DeferredCall& call : session.TakeDeferredCalls()) {
+    session.ResolveDeferred(call, Count{15});
+  }
+  report::FlopReport report = ReportOf(guard);
+  EXPECT_EQ(15, FlopsOf(report, "aten.sum"));
+  EXPECT_EQ((std::map<std::string, Count>{{"Net", 15}, {"Net.fc", 15}}),
+            report.by_module);
+  EXPECT_TRUE(report.total.is_complete());
+}
+
+CountingOptions WithCustomFormula(const std::string& packet,
+                                  CustomFormula formula) {
+  CountingOptions options;
+  options.custom_formulas.emplace_back(packet, std::move(formula));
+  return options;
+}
+
+TEST(CompiledGraphTallyTest, ACustomFormulaReplacesTheBuiltInOne) {
+  // m * n: one FLOP per element of the [8, 16] result.
+  report::FlopReport report = Recorded(
+      kMm, {}, {},
+      WithCustomFormula(
+          "aten::mm",
+          [](const formulas::OperatorCall& call) -> absl::StatusOr<Count> {
+            const formulas::Shape& out = call.results[0].shape;
+            return out[0] * out[1];
+          }));
+  EXPECT_EQ(8 * 16, FlopsOf(report, "aten.mm"));
+  EXPECT_TRUE(report.total.is_complete());
+}
+
+TEST(CompiledGraphTallyTest, ACustomFormulaThatThrowsIsAFailedCallNamed) {
+  report::FlopReport report =
+      Recorded(kMm, {}, {},
+               WithCustomFormula(
+                   "aten::mm",
+                   [](const formulas::OperatorCall&) -> absl::StatusOr<Count> {
+                     throw std::runtime_error("no formula today");
+                   }));
+  EXPECT_FALSE(report.total.is_complete());
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ("operator_formula_error", report.diagnostics[0].code);
+  EXPECT_EQ("aten.mm", report.diagnostics[0].subject);
+  EXPECT_NE(std::string::npos,
+            report.diagnostics[0].message.find("no formula today"));
+}
+
+// The session's own formula would get the broadcast multiply's values, not
+// the product's: the call fails, named, instead of a wrong count.
+TEST(CompiledGraphTallyTest, ADeferredDecomposedProductIsAFailedCall) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::addmm","overload":"default",)"
+      R"("form":"decomposed_product",)"
+      R"("arguments":[{"tensor":[8,1],"dtype":"float32"},)"
+      R"({"tensor":[8,4],"dtype":"float32"}],)"
+      R"("results":[{"tensor":[8,4],"dtype":"float32"}]}]})";
+  report::FlopReport report = Recorded(spec, {}, {}, Deferring("aten::addmm"));
+  EXPECT_FALSE(report.total.is_complete());
+  ASSERT_EQ(1u, report.diagnostics.size());
+  EXPECT_EQ("operator_formula_error", report.diagnostics[0].code);
+  EXPECT_EQ("aten.addmm", report.diagnostics[0].subject);
 }
 
 }  // namespace

@@ -296,6 +296,16 @@ void CountingSession::RecordDeferred(const OperatorInfo& op,
   deferred_calls_.push_back(std::move(call));
 }
 
+void CountingSession::RecordDeferredIn(const OperatorInfo& op,
+                                       std::uint32_t module_scope,
+                                       std::vector<c10::IValue> arguments,
+                                       std::vector<c10::IValue> results) {
+  DeferredCall call{op.id, KeyIn(op, module_scope).scopes, std::move(arguments),
+                    std::move(results)};
+  absl::MutexLock lock(&mu_);
+  deferred_calls_.push_back(std::move(call));
+}
+
 void CountingSession::SetScope(ScopeChannel channel,
                                std::vector<std::string> labels) {
   std::sort(labels.begin(), labels.end());

@@ -115,7 +115,7 @@ class CountingSession : public c10::DebugInfoBase,
   // The collectives seen so far.
   report::CommunicationReport Communication() const;
 
-  // The same three records for work whose module labels come from elsewhere
+  // The same records for work whose module labels come from elsewhere
   // (a compiled graph's module stack): in module scope `module_scope`, an id
   // from ModuleScopeWith, instead of the current one.
   void RecordCallIn(const OperatorInfo& op, std::uint32_t module_scope);
@@ -123,6 +123,11 @@ class CountingSession : public c10::DebugInfoBase,
                        Count flops);
   void RecordFailedIn(const OperatorInfo& op, std::uint32_t module_scope,
                       const absl::Status& error);
+  // RecordDeferred in module scope `module_scope`: a compiled graph's call
+  // of a deferred operator, its values rebuilt from the graph's description.
+  void RecordDeferredIn(const OperatorInfo& op, std::uint32_t module_scope,
+                        std::vector<c10::IValue> arguments,
+                        std::vector<c10::IValue> results);
   // The current module scope, and the id of the set of its labels with
   // `labels` added.
   std::uint32_t CurrentModuleScope() const;

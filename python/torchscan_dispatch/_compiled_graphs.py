@@ -55,7 +55,7 @@ from torchscan_dispatch import _global_hooks
 from torchscan_dispatch._library import compiled_region_calls, load_library
 from torchscan_dispatch._version import __version__
 
-_SPEC_VERSION = 2  # CompiledGraphTally::kSpecVersion
+_SPEC_VERSION = 3  # CompiledGraphTally::kSpecVersion
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Reentrant: importing Dynamo under it runs install() (the import hook).
 _lock = threading.RLock()
@@ -84,6 +84,11 @@ _SKIPPED_TARGETS = {operator.getitem}
 
 # ---------------------------------------------------------------------------
 # Describing a graph.
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    """"float32" for torch.float32: the spec's DTYPE (compiled_graph_tally.h)."""
+    return str(dtype).removeprefix("torch.")
 
 
 def _type_name(module_type: Any) -> str:
@@ -164,7 +169,17 @@ class _GraphDescription:
         dims = [self._int(size) for size in tensor.shape]
         if any(d is None for d in dims):
             return {"unknown_tensor": None}
-        return {"tensor": dims}
+        # The dtype is for deferred formulas (custom_mapping, registered
+        # formulas), which get meta tensors rebuilt from the spec.
+        return {"tensor": dims, "dtype": _dtype_name(tensor.dtype)}
+
+    def _tensors(self, tensors: list[torch.Tensor]) -> dict[str, Any]:
+        """A tensor list: each tensor's sizes (None when unknown) and dtype."""
+        described = [self._tensor(tensor) for tensor in tensors]
+        return {
+            "tensors": [item.get("tensor") for item in described],
+            "dtypes": [item.get("dtype") for item in described],
+        }
 
     @staticmethod
     def _float(value: float) -> dict[str, Any]:
@@ -199,7 +214,7 @@ class _GraphDescription:
             if isinstance(meta, torch.Tensor):
                 return self._tensor(meta)
             if isinstance(meta, (list, tuple)) and meta and all(isinstance(m, torch.Tensor) for m in meta):
-                return {"tensors": [self._tensor(m).get("tensor") for m in meta]}
+                return self._tensors(list(meta))
             return self._scalar(meta) or {"other": None}
         if isinstance(value, torch.Tensor):
             return self._tensor(value)
@@ -227,9 +242,9 @@ class _GraphDescription:
                     if not isinstance(meta, torch.Tensor):
                         tensors = None
                         break
-                    tensors.append(self._tensor(meta).get("tensor"))
+                    tensors.append(meta)
                 if tensors is not None:
-                    return {"tensors": tensors}
+                    return self._tensors(tensors)
         if isinstance(value, (list, tuple)) and not value:
             return {"ints": []}
         return {"other": None}
