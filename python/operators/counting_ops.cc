@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "formulas/operator_formulas.h"
 #include "python/operators/gradient_watches.h"
 #include "python/operators/open_measurements.h"
 #include "report/communication.h"
@@ -256,6 +257,14 @@ void FinishCounting(std::int64_t handle) {
   OpenMeasurements::Get().Finish(handle);
 }
 
+// Whether the formula table counts `packet` ("aten::mm" or "aten.mm", any
+// overload). Python gives the operators of torch's register_flop_formula
+// registry that it does not count to their registered formula (deferred);
+// the table's formula wins over the registry's.
+bool HasFormula(const std::string& packet) {
+  return formulas::FindOperatorFormula(SchemaPacketName(packet)) != nullptr;
+}
+
 // The file this library was loaded from, so Python can tell whether the
 // torchscan operators it calls belong to the copy it loaded.
 std::string LoadedFrom() {
@@ -286,7 +295,7 @@ const OwnOperators registration(
      "_resolve_deferred", "_flop_report", "_finish_counting", "_build_info",
      "_enter_layer", "_exit_layer", "_change_scope_label",
      "_end_gradient_watches", "_join_counting", "_leave_counting",
-     "_unseen_thread_watches"},
+     "_unseen_thread_watches", "_has_formula"},
     [](torch::Library& library) {
       library.def("_begin_counting(str options) -> int", &BeginCounting);
       library.def("_stop_counting(int handle) -> ()", &StopCounting);
@@ -310,6 +319,7 @@ const OwnOperators registration(
       library.def("_join_counting(int handle) -> int", &JoinCounting);
       library.def("_leave_counting(int token) -> ()", &LeaveCounting);
       library.def("_unseen_thread_watches() -> int", &UnseenThreadWatches);
+      library.def("_has_formula(str packet) -> bool", &HasFormula);
     },
     __FILE__, __LINE__);
 

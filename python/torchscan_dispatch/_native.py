@@ -90,3 +90,8 @@ def leave_counting(token: int) -> None:
 def unseen_thread_watches() -> int:
     """How many measurements watch for unseen threads (0: nothing installed)."""
     return int(_ops()._unseen_thread_watches())
+
+
+def has_formula(packet: str) -> bool:
+    """Whether the built-in formula table counts ``packet`` ("aten::mm")."""
+    return bool(_ops()._has_formula(packet))

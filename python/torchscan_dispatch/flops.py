@@ -11,9 +11,14 @@ import torch
 from torch.utils._pytree import tree_map
 
 from torchscan_dispatch._module_scopes import ModuleScopes
-from torchscan_dispatch._native import Measurement
+from torchscan_dispatch._native import Measurement, has_formula
 from torchscan_dispatch._threads import follow_threads, validate_threads
 from torchscan_dispatch.distributed import rank_context
+
+# The report's "formulas" field: what counted an operator that the built-in
+# formula table did not.
+CUSTOM_MAPPING = "custom_mapping"
+REGISTER_FLOP_FORMULA = "register_flop_formula"
 
 _OVERLOAD_KEY_ERROR = (
     "custom_mapping keys must be operator packets such as torch.ops.aten.sin, "
@@ -75,14 +80,82 @@ def _evaluate(formula: Callable[..., Any], args: tuple, kwargs: dict, out: Any) 
     return formula(*args, out_shape=out_shape, **kwargs)
 
 
-def _evaluate_deferred(measurement: Measurement, formulas: dict[str, Callable]) -> None:
-    results = []
+# Packet name -> whether the built-in table has a formula for it. The table
+# is compiled in, so an answer never changes.
+_builtin_formula: dict[str, bool] = {}
+
+
+def _has_builtin_formula(name: str) -> bool:
+    known = _builtin_formula.get(name)
+    if known is None:
+        known = _builtin_formula[name] = has_formula(name)
+    return known
+
+
+def _registered_formulas(custom: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """The formulas of torch.utils.flop_counter.register_flop_formula for
+    the operators that neither ``custom`` nor the built-in table counts, by
+    packet name, as the registry holds them now (FlopCounterMode, too, reads
+    it when a counter is made). Higher-order operators' entries (flex
+    attention) are left out: the built-in table counts them."""
+    from torch.utils import flop_counter
+
+    registered = {}
+    for key, formula in list(flop_counter.flop_registry.items()):
+        name = _packet_name(key)
+        if name is None or name in custom or _has_builtin_formula(name):
+            continue
+        registered[name] = formula
+    return registered
+
+
+def _report_name(qualified: str) -> str:
+    """'aten.sin' for 'aten::sin': the name reports give an operator."""
+    return qualified.replace("::", ".", 1)
+
+
+def _evaluate_registered(
+    formula: Callable[..., Any], qualified: str, args: tuple, kwargs: dict, out: Any
+) -> dict[str, Any]:
+    """One call of a registered formula, as FlopCounterMode calls registry
+    entries (raw values and ``out_val``; register_flop_formula wrapped the
+    function to read shapes unless it asked for raw values).
+
+    NOTE [A registered formula that fails]
+    Unlike a custom_mapping formula (the caller's own, whose exception
+    propagates, as in FlopCounterMode), a registered formula is process-wide
+    state, often another library's, that the caller did not pass to this
+    measurement: one that raises (also for a None standing for a value a
+    compiled graph's description lacks) makes the total partial, with an
+    operator_formula_error diagnostic naming the operator and the exception,
+    instead of losing the whole measurement."""
+    try:
+        return {"flops": int(formula(*args, out_val=out, **kwargs))}
+    except Exception as error:  # noqa: BLE001 - named in the report instead
+        return {
+            "error": f"the formula registered for {_report_name(qualified)} with "
+            f"torch.utils.flop_counter.register_flop_formula raised "
+            f"{type(error).__name__}: {error}"
+        }
+
+
+def _evaluate_deferred(
+    measurement: Measurement, custom: dict[str, Callable], registered: dict[str, Callable]
+) -> dict[str, str]:
+    """Evaluates the deferred calls; returns the report's "formulas" field
+    for them: {report name: CUSTOM_MAPPING or REGISTER_FLOP_FORMULA}."""
+    results, sources = [], {}
     for qualified, overload, arguments, outputs in measurement.take_deferred_calls():
         args, kwargs = _dispatcher_args(qualified, overload, list(arguments))
         out = outputs[0] if len(outputs) == 1 else tuple(outputs)
-        flops = _evaluate(formulas[qualified], args, kwargs, out)
-        results.append({"flops": int(flops)})
+        if qualified in custom:
+            results.append({"flops": int(_evaluate(custom[qualified], args, kwargs, out))})
+            sources[_report_name(qualified)] = CUSTOM_MAPPING
+        else:
+            results.append(_evaluate_registered(registered[qualified], qualified, args, kwargs, out))
+            sources[_report_name(qualified)] = REGISTER_FLOP_FORMULA
     measurement.resolve_deferred(results)
+    return dict(sorted(sources.items()))
 
 
 def _validate_options(custom_mapping: Any, track_modules: Any) -> dict[str, Callable[..., Any]]:
@@ -124,7 +197,9 @@ class FlopCounter:
 
     Everything the calling thread runs inside the ``with`` block (and the
     backward pass the autograd engine runs for it) is counted, with the same
-    options (``threads`` included) and report as ``measure_flops``. Counters nest: an inner
+    options (``threads`` included), formulas (``custom_mapping`` and the
+    ``register_flop_formula`` registry, read at ``__enter__``) and report as
+    ``measure_flops``. Counters nest: an inner
     counter's work also counts for the enclosing one. ``report()`` is
     available once the block has exited; an exception inside the block
     propagates unchanged and leaves no report.
@@ -140,6 +215,7 @@ class FlopCounter:
         self._formulas = _validate_options(custom_mapping, track_modules)
         self._track_modules = track_modules
         self._threads = validate_threads(threads)
+        self._registered: dict[str, Callable[..., Any]] = {}
         self._measurement: Measurement | None = None
         self._scopes: Any = None
         self._report: dict[str, Any] | None = None
@@ -148,7 +224,8 @@ class FlopCounter:
         if self._measurement is not None:
             raise RuntimeError("this FlopCounter is already counting")
         self._report = None
-        measurement = Measurement(deferred_packets=list(self._formulas))
+        self._registered = _registered_formulas(self._formulas)
+        measurement = Measurement(deferred_packets=[*self._formulas, *self._registered])
         scopes = ModuleScopes(measurement) if self._track_modules else contextlib.nullcontext()
         if self._threads == "follow":
             scopes = _FollowingScopes(scopes, follow_threads(measurement.handle))
@@ -172,9 +249,12 @@ class FlopCounter:
             finally:
                 measurement.stop()
             if exc_type is None:
-                if self._formulas:
-                    _evaluate_deferred(measurement, self._formulas)
+                sources = {}
+                if self._formulas or self._registered:
+                    sources = _evaluate_deferred(measurement, self._formulas, self._registered)
                 report = measurement.flop_report()
+                if sources:
+                    report["formulas"] = sources
                 context = rank_context()
                 if context is not None:
                     report["distributed"] = context
@@ -219,7 +299,27 @@ def measure_flops(
     arguments, tensors replaced by their shapes, and ``out_shape``; a
     callable with a truthy ``_get_raw`` attribute gets the arguments as meta
     tensors of the same shapes and dtypes, and ``out_val``. Formulas run after
-    the workload, so tensor operators inside them are never counted.
+    the workload, so tensor operators inside them are never counted; an
+    exception a formula raises propagates out of ``measure_flops`` (as in
+    FlopCounterMode). They apply inside torch.compile'd code too, where the
+    values are rebuilt from the compiled graph's description: meta tensors
+    of the run's shapes and the graph's dtypes (contiguous), and ``None`` for
+    a value the description does not hold (a string, a device, a tensor of
+    unknown shape). A custom formula wins over a built-in one.
+
+    Formulas registered with ``torch.utils.flop_counter.register_flop_formula``
+    count the operators that the built-in table does not (custom operators
+    of ``torch.library``, say), eagerly and compiled, as FlopCounterMode
+    calls them; the registry is read when the measurement starts. The
+    built-in formula wins over a registered one, and ``custom_mapping`` over
+    both. A registered formula that raises makes the total partial with an
+    ``operator_formula_error`` diagnostic naming the operator.
+
+    The report's ``formulas`` member (present only when one applied) names
+    each operator that such a formula counted, and which:
+    ``{"aten.sin": "custom_mapping", "mylib.scaled_sum":
+    "register_flop_formula"}``; every other operator was counted by the
+    built-in table.
 
     ``track_modules=False`` skips the module hooks that ``by_module`` needs
     (it is then ``{}``; totals, ``by_operator`` and diagnostics are
