@@ -5,7 +5,7 @@ Importing this package loads the native library into the running torch
 process (``torch.ops.load_library``).
 """
 
-from torchscan_dispatch import _compiled_graphs, distributed, mfu, process
+from torchscan_dispatch import _compiled_graphs, devices, distributed, mfu, process
 from torchscan_dispatch._library import library_path, load_library
 from torchscan_dispatch._version import __version__
 from torchscan_dispatch.crawler import crawl_module, format_summary, summary
@@ -39,6 +39,7 @@ __all__ = [
     "compare_reports",
     "compiler_integration_enabled",
     "crawl_module",
+    "devices",
     "distributed",
     "format_summary",
     "gather_job_report",

@@ -17,7 +17,8 @@
 Each step is one ``FlopCounter(track_modules=False)``: the counts are this
 rank's exact operator FLOPs (FlopCounterMode's conventions), compiled steps
 included (their graphs carry a FLOP tally), and the step's collectives.
-docs/distributed.md ("MFU") explains the peak table and its sources.
+docs/distributed.md ("MFU") explains the peak table (devices.py) and its
+sources.
 """
 
 from __future__ import annotations
@@ -31,94 +32,8 @@ from typing import Any
 import torch
 
 from torchscan_dispatch._native import MODULE_SCOPES
+from torchscan_dispatch.devices import peak_flops_per_second, peak_unknown_reason
 from torchscan_dispatch.flops import FlopCounter
-
-# Dense (not 2:4 sparse) tensor-core peak FLOP/s per device and dtype, from
-# the vendors' datasheets (docs/distributed.md cites each one).
-_T = 1e12
-PEAK_FLOPS: dict[str, dict[torch.dtype, float]] = {
-    "H100 SXM": {
-        torch.float64: 67 * _T,
-        torch.float32: 494.5 * _T,  # TF32 tensor core
-        torch.bfloat16: 989.5 * _T,
-        torch.float16: 989.5 * _T,
-        torch.float8_e4m3fn: 1979 * _T,
-    },
-    "H100 PCIe": {
-        torch.float64: 51 * _T,
-        torch.float32: 378 * _T,
-        torch.bfloat16: 756 * _T,
-        torch.float16: 756 * _T,
-        torch.float8_e4m3fn: 1513 * _T,
-    },
-    "H200": {
-        torch.float64: 67 * _T,
-        torch.float32: 494.5 * _T,
-        torch.bfloat16: 989.5 * _T,
-        torch.float16: 989.5 * _T,
-        torch.float8_e4m3fn: 1979 * _T,
-    },
-    "B200": {
-        torch.float32: 1125 * _T,
-        torch.bfloat16: 2250 * _T,
-        torch.float16: 2250 * _T,
-        torch.float8_e4m3fn: 4500 * _T,
-    },
-    "A100": {
-        torch.float64: 19.5 * _T,
-        torch.float32: 156 * _T,
-        torch.bfloat16: 312 * _T,
-        torch.float16: 312 * _T,
-    },
-    "MI300X": {
-        torch.float64: 163.4 * _T,
-        torch.float32: 653.7 * _T,  # TF32 matrix (not the 163.4 of FP32 matrix)
-        torch.bfloat16: 1307.4 * _T,
-        torch.float16: 1307.4 * _T,
-        torch.float8_e4m3fnuz: 2614.9 * _T,
-    },
-    "L4": {
-        torch.float32: 60 * _T,  # TF32 tensor core
-        torch.bfloat16: 121 * _T,
-        torch.float16: 121 * _T,
-        torch.float8_e4m3fn: 242.5 * _T,
-    },
-}
-# Matched against torch.cuda.get_device_name(), first match wins.
-_DEVICE_PATTERNS = [
-    ("H100", "PCIe", "H100 PCIe"),
-    ("H100", "", "H100 SXM"),
-    ("H200", "", "H200"),
-    ("B200", "", "B200"),
-    ("A100", "", "A100"),
-    ("MI300X", "", "MI300X"),
-    ("L4", "", "L4"),
-]
-
-
-def device_table_name(device_name: str) -> str | None:
-    """The PEAK_FLOPS entry for a device name, or None."""
-    for marker, qualifier, entry in _DEVICE_PATTERNS:
-        if marker in device_name and qualifier in device_name:
-            return entry
-    return None
-
-
-def peak_flops_per_second(device: Any = None, dtype: torch.dtype = torch.bfloat16) -> float | None:
-    """The dense peak of ``device`` (a CUDA device, or a name such as
-    "NVIDIA H100 80GB HBM3") for ``dtype``, or None when the table has none
-    (CPUs, unknown devices, dtypes without a tensor-core rate)."""
-    if isinstance(device, str) and not device.startswith(("cuda", "cpu")):
-        name = device
-    else:
-        device = torch.device(device) if device is not None else None
-        if device is None or device.type != "cuda" or not torch.cuda.is_available():
-            return None
-        name = torch.cuda.get_device_name(device)
-    entry = device_table_name(name)
-    if entry is None:
-        return None
-    return PEAK_FLOPS[entry].get(dtype)
 
 
 def _known(total: dict[str, Any]) -> int:
@@ -140,6 +55,9 @@ class StepStats:
     achieved_flops_per_second: float = 0.0
     peak_flops_per_second: float | None = None
     mfu: float | None = None
+    # Why ``mfu`` is None when the meter has no peak (an unknown device, a
+    # precision its table row lacks, a CPU); None when it has one.
+    mfu_unavailable: str | None = None
     communication_payload_bytes: int = 0
     communication_bus_bytes: int = 0
     # The step's full FlopReport (with ``communication`` and ``distributed``).
@@ -188,11 +106,17 @@ class StepMeter:
         if device is None and torch.cuda.is_available():
             device = torch.device("cuda", torch.cuda.current_device())
         self.device = torch.device(device) if device is not None else torch.device("cpu")
-        self.peak = (
-            peak_flops_per_second
-            if peak_flops_per_second is not None
-            else peak_flops_per_second_of(self.device, dtype)
-        )
+        if peak_flops_per_second is not None:
+            self.peak, self.peak_unknown = peak_flops_per_second, None
+        else:
+            # A name from the table's point of view: the CUDA device's reported
+            # name, or None for a CPU.
+            self.peak = peak_flops_per_second_of(self.device, dtype)
+            self.peak_unknown = (
+                peak_unknown_reason(self.device, dtype) + "; pass peak_flops_per_second"
+                if self.peak is None
+                else None
+            )
         self.synchronize = synchronize
         self.steps: list[StepStats] = []
 
@@ -203,7 +127,7 @@ class StepMeter:
     @contextlib.contextmanager
     def step(self) -> Iterator[StepStats]:
         """Measures the block as one step; the StepStats fill in at its end."""
-        stats = StepStats(index=len(self.steps), peak_flops_per_second=self.peak)
+        stats = StepStats(index=len(self.steps), peak_flops_per_second=self.peak, mfu_unavailable=self.peak_unknown)
         counter = FlopCounter(track_modules=False)
         stats._counter = counter
         self._sync()
