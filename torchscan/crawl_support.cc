@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_set>
 
 #include "absl/status/status.h"
 #include "base/status_macros.h"
@@ -37,10 +36,9 @@ at::Tensor Generate(const std::vector<std::int64_t>& shape,
 
 std::vector<at::Tensor> Deduplicated(const std::vector<at::Tensor>& tensors) {
   std::vector<at::Tensor> unique;
-  std::unordered_set<const void*> seen;
+  SeenTensors seen;
   for (const at::Tensor& tensor : tensors) {
-    if (seen.insert(tensor.unsafeGetTensorImpl()).second)
-      unique.push_back(tensor);
+    if (seen.Insert(tensor)) unique.push_back(tensor);
   }
   return unique;
 }
@@ -160,7 +158,7 @@ report::ParameterAttribution LayerTensorCounter::Parameters(
   std::int64_t trainable = 0, frozen = 0, bytes = 0;
   bool shared = false;
   for (const at::Tensor& parameter : parameters) {
-    if (!seen_.insert(parameter.unsafeGetTensorImpl()).second) {
+    if (!seen_.Insert(parameter)) {
       shared = true;
       continue;
     }
@@ -179,7 +177,7 @@ report::BufferAttribution LayerTensorCounter::Buffers(
   bool shared = false;
   for (const at::Tensor& buffer : buffers) {
     if (!buffer.defined()) continue;
-    if (!seen_.insert(buffer.unsafeGetTensorImpl()).second) {
+    if (!seen_.Insert(buffer)) {
       shared = true;
       continue;
     }

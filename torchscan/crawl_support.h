@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -20,6 +19,7 @@
 #include "report/analysis_report.h"
 #include "report/layer_report.h"
 #include "torchscan/crawl.h"
+#include "torchscan/tensor_identity.h"
 
 namespace torchscan {
 
@@ -61,7 +61,7 @@ class LayerTensorCounter {
   report::BufferAttribution Buffers(const std::vector<at::Tensor>& buffers);
 
  private:
-  std::unordered_set<const void*> seen_;
+  SeenTensors seen_;
 };
 
 // A layer record as Python's crawl_module starts it: path, call_index, name,

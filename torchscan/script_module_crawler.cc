@@ -32,6 +32,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "crawl/crawl_record.h"
 #include "formulas/module_call.h"
@@ -41,6 +42,7 @@
 #include "torchscan/crawl_support.h"
 #include "torchscan/ivalue_metadata.h"
 #include "torchscan/script_module_description.h"
+#include "torchscan/tensor_identity.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/own_operators.h"
@@ -51,13 +53,24 @@ namespace {
 constexpr char kEnterOperator[] = "torchscan::_script_module_enter";
 constexpr char kExitOperator[] = "torchscan::_script_module_exit";
 
+// NOTE [Overloaded forward methods]
+// A module that declares forward overloads (torch.jit._overload_method, as
+// torchvision's DenseNet layers do) has no method named "forward": the
+// compiler emits one method per overload, "forward__0", "forward__1", ...,
+// and its callers call those. Each is the module's forward.
+bool IsForwardMethod(absl::string_view name) {
+  if (name == "forward") return true;
+  if (!absl::ConsumePrefix(&name, "forward__") || name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), absl::ascii_isdigit);
+}
+
 // Inserts the enter/exit operators around every submodule forward call in
 // `block` (and the blocks nested in it: loops, conditionals).
 void InstrumentBlock(torch::jit::Block* block) {
   for (torch::jit::Node* node : block->nodes()) {
     for (torch::jit::Block* nested : node->blocks()) InstrumentBlock(nested);
     if (node->kind() != c10::prim::CallMethod ||
-        node->s(c10::attr::name) != "forward") {
+        !IsForwardMethod(node->s(c10::attr::name))) {
       continue;
     }
     torch::jit::Value* callee = node->inputs()[0];
@@ -216,9 +229,9 @@ class ScriptCrawl {
     if (description.ok()) return *std::move(description);
     formulas::ModuleDescription unsupported;
     unsupported.type = ShortClassName(module.type()->name()->qualifiedName());
-    std::unordered_set<const void*> seen;
+    SeenTensors seen;
     for (const auto& parameter : module.named_parameters(/*recurse=*/true)) {
-      if (seen.insert(parameter.value.unsafeGetTensorImpl()).second) {
+      if (seen.Insert(parameter.value)) {
         unsupported.parameter_count += parameter.value.numel();
       }
     }

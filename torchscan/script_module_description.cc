@@ -5,7 +5,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -13,6 +12,7 @@
 #include "base/status_macros.h"
 #include "torchscan/ivalue_metadata.h"
 #include "torchscan/recover_from_graph.h"
+#include "torchscan/tensor_identity.h"
 
 namespace torchscan {
 namespace {
@@ -322,9 +322,9 @@ absl::StatusOr<formulas::ModuleDescription> DescribeScriptModule(
     }
   }
   std::int64_t parameter_count = 0;
-  std::unordered_set<const void*> seen;
+  SeenTensors seen;
   for (const auto& parameter : module.named_parameters(/*recurse=*/true)) {
-    if (seen.insert(parameter.value.unsafeGetTensorImpl()).second) {
+    if (seen.Insert(parameter.value)) {
       parameter_count += parameter.value.numel();
     }
   }

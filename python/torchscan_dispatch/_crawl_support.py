@@ -130,12 +130,27 @@ def layer_record(
     }
 
 
+def tensor_identity(tensor: torch.Tensor) -> Any:
+    """What makes two tensors one model weight (torchscan/tensor_identity.h
+    says why): the same view of the same storage data, or, for tensors
+    without storage data (meta, empty, subclasses), the same object."""
+    try:
+        if tensor.device.type != "meta" and type(tensor) in (torch.Tensor, torch.nn.Parameter):
+            data = tensor.untyped_storage().data_ptr()
+            if data:
+                return (data, str(tensor.device), tensor.storage_offset(), tuple(tensor.shape),
+                        tuple(tensor.stride()), tensor.dtype)  # fmt: skip
+    except (RuntimeError, NotImplementedError):  # no storage to read
+        pass
+    return id(tensor)
+
+
 def model_totals(
     parameters: Iterable[torch.Tensor], buffers: Iterable[torch.Tensor]
 ) -> tuple[dict[str, int], list[torch.Tensor]]:
     """The model's parameter and buffer totals, each tensor counted once."""
-    parameters = list({id(p): p for p in parameters}.values())
-    buffers = list({id(b): b for b in buffers}.values())
+    parameters = list({tensor_identity(p): p for p in parameters}.values())
+    buffers = list({tensor_identity(b): b for b in buffers}.values())
     totals = {
         "trainable_parameters": sum(p.numel() for p in parameters if p.requires_grad),
         "frozen_parameters": sum(p.numel() for p in parameters if not p.requires_grad),

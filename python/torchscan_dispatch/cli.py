@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import json
 import sys
 import warnings
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,10 +35,11 @@ from typing import Any, TextIO
 import torch
 from torch import nn
 
+from torchscan_dispatch._captured_output import captured_torch_output
 from torchscan_dispatch._imports import call_factory
 from torchscan_dispatch._library import load_library
 from torchscan_dispatch.crawler import crawl_module, format_summary
-from torchscan_dispatch.exported import load_exported_program
+from torchscan_dispatch.exported import MissingPytreeTypeError, UntrustedFileError, load_exported_program
 from torchscan_dispatch.render import list_diagnostics, to_html
 from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
@@ -140,6 +143,22 @@ def _parser() -> argparse.ArgumentParser:
     option("receptive-field", action="store_true", help="add the receptive-field column")
     option("effective-rf-stats", action="store_true", help="with --receptive-field: effective stride and padding")
     option("kwarg", action="append", default=[], help="NAME=VALUE passed to a factory (a Python literal, else a string)")
+    option(
+        "trust-file",
+        action="store_true",
+        help="load a .pt2 with torch.export.load, which runs code the file holds (pickles, packaged libraries): "
+        "only for files you would run as code (docs/cli.md, 'Model files are data')",
+    )
+    option(
+        "import",
+        action="append",
+        default=[],
+        dest="imports",
+        metavar="MODULE",
+        help="import MODULE before reading the model (a package that registers the pytree types of a .pt2's "
+        "inputs or outputs, such as transformers)",
+    )
+    option("verbose", action="store_true", help="also print what torch printed while loading the model")
     return parser
 
 
@@ -184,31 +203,65 @@ def _write_html(path: str, report: dict, title: str, out: TextIO, **sides: Any) 
     _write(path, page, out)
 
 
-def _load_model(target: str, args: argparse.Namespace) -> tuple[Any, str]:
+def _load_file(path: Path, args: argparse.Namespace, err: TextIO) -> Any:
+    """The model in a file: a .pt2 read as data (or by torch with
+    --trust-file), else a TorchScript file. What torch prints while loading
+    is shown only with --verbose; a failure is one line naming the file."""
+    with captured_torch_output() as captured:
+        try:
+            if path.suffix == ".pt2":
+                return load_exported_program(path, trust_file=args.trust_file)
+            try:
+                return torch.jit.load(str(path), map_location="cpu")
+            except Exception as error:  # noqa: BLE001 - any loader failure means the same to the user
+                script_error = error
+            if not zipfile.is_zipfile(path):  # what the C++ command says
+                raise UsageError(
+                    f"{path} is not a TorchScript model file (torch.jit.save): {one_line_cause(str(script_error))}"
+                )
+            try:  # a torch.export file under another suffix
+                return load_exported_program(path, trust_file=args.trust_file)
+            except (UntrustedFileError, MissingPytreeTypeError):
+                raise
+            except (OSError, ValueError):
+                pass
+            raise UsageError(
+                f"{path} is not a TorchScript model file (torch.jit.save) or a torch.export program (.pt2): "
+                f"{one_line_cause(str(script_error))}"
+            )
+        except (OSError, ValueError) as error:
+            raise UsageError(str(error)) from None
+        finally:
+            if args.verbose:
+                for line in captured.lines:
+                    err.write(f"torchscan: torch said: {line}\n")
+
+
+def one_line_cause(message: str) -> str:
+    """The line of an error message that says what went wrong: the last
+    non-blank line of a TorchScript interpreter error (its traceback comes
+    first), else the first non-blank line; tools/cli_errors.h's rule, so
+    that both command lines print the same line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[-1] if "Traceback of TorchScript" in message else lines[0]
+
+
+def _load_model(target: str, args: argparse.Namespace, err: TextIO) -> tuple[Any, str]:
     """(the model, the HTML page's title)."""
+    for module in args.imports:
+        try:
+            importlib.import_module(module)
+        except Exception as error:  # noqa: BLE001 - any import failure means the same to the user
+            raise UsageError(f"--import {module}: {type(error).__name__}: {one_line_cause(str(error))}") from None
     path = Path(target)
     if path.is_file() or (":" not in target and not args.kwarg):
         if args.kwarg:
             raise UsageError("--kwarg applies to a factory (package.module:callable), not to a model file")
         if not path.exists():
             raise UsageError(f"no such file: {target}")
-        if path.suffix == ".pt2":
-            try:
-                return load_exported_program(path), path.name
-            except (OSError, ValueError) as error:
-                raise UsageError(str(error)) from None
-        try:
-            return torch.jit.load(str(path), map_location="cpu"), path.name
-        except Exception as error:  # noqa: BLE001 - any loader failure means the same to the user
-            try:  # a torch.export file under another suffix
-                return load_exported_program(path), path.name
-            except (OSError, ValueError):
-                pass
-            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise UsageError(
-                f"{target} is not a TorchScript model file (torch.jit.save) or a torch.export program (.pt2): "
-                f"{first_line}"
-            ) from None
+        return _load_file(path, args, err), path.name
     kwargs = dict(_parse_kwarg(item) for item in args.kwarg)
     try:
         model = call_factory(target, kwargs)
@@ -236,7 +289,7 @@ def _analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     dtypes = _parse_dtypes(args.dtype) if args.dtype else None
     device = _parse_device(args.device) if args.device else None
     shapes = _parse_shapes(args.input_shape) if args.input_shape else None
-    model, title = _load_model(args.model[0], args)
+    model, title = _load_model(args.model[0], args, err)
     if shapes is None and not isinstance(model, torch.export.ExportedProgram):
         raise UsageError("pass --input-shape (without the batch dimension, e.g. 3,224,224)")
     if shapes is None and dtypes is not None:
@@ -260,9 +313,9 @@ def _analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (TypeError, ValueError) as error:
         if "input_shape" in str(error) or "dtype" in str(error):
             raise UsageError(str(error)) from None
-        return _model_failed(error, err)
+        return _model_failed(error, model, err)
     except Exception as error:  # noqa: BLE001 - whatever the model raises, as the C++ command reports it
-        return _model_failed(error, err)
+        return _model_failed(error, model, err)
 
     to_stdout = "-" in (args.json, args.html, args.folded)
     if not to_stdout:
@@ -285,9 +338,13 @@ def _analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return OK
 
 
-def _model_failed(error: BaseException, err: TextIO) -> int:
-    message = str(error).strip().splitlines()
-    err.write(f"torchscan: the model raised on the input: {type(error).__name__}: {message[0] if message else ''}\n")
+def _model_failed(error: BaseException, model: Any, err: TextIO) -> int:
+    cause = one_line_cause(str(error))
+    if not isinstance(model, torch.jit.ScriptModule):
+        # A Python model's exception: its type says as much as its text. A
+        # TorchScript model's error is the C++ command's, word for word.
+        cause = f"{type(error).__name__}: {cause}"
+    err.write(f"torchscan: the model raised on the input: {cause}\n")
     return MODEL_FAILED
 
 

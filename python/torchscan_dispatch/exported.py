@@ -37,6 +37,7 @@ from typing import Any, Literal
 import torch
 from torch import fx, nn
 
+from torchscan_dispatch._captured_output import captured_torch_output
 from torchscan_dispatch._crawl_support import (
     crawl_context,
     finish_report,
@@ -44,13 +45,15 @@ from torchscan_dispatch._crawl_support import (
     layer_record,
     model_totals,
     prepare_inputs,
+    tensor_identity,
 )
 from torchscan_dispatch._describe import describe_call, describe_value, module_family
 from torchscan_dispatch._library import load_library
 from torchscan_dispatch._native import Measurement
+from torchscan_dispatch._pt2_reader import MissingPytreeTypeError, UntrustedFileError, read_exported_program
 from torchscan_dispatch._recover_from_graph import describe_from_graph, unrecovered
 
-__all__ = ["crawl_exported_program", "load_exported_program"]
+__all__ = ["MissingPytreeTypeError", "UntrustedFileError", "crawl_exported_program", "load_exported_program"]
 
 # context.execution_mode of an exported program's crawl: its graph runs as
 # captured (a training-mode export keeps its training behaviour), without
@@ -62,14 +65,31 @@ EXECUTION_MODE = "exported_graph_no_grad"
 UNRECOVERED_ATTRIBUTE = "unrecovered_module_attribute"
 
 
-def load_exported_program(path: str | os.PathLike[str]) -> torch.export.ExportedProgram:
-    """``torch.export.load``, with errors that name the file."""
+def load_exported_program(
+    path: str | os.PathLike[str], *, trust_file: bool = False
+) -> torch.export.ExportedProgram:
+    """The program of a ``torch.export.save`` file, read as data.
+
+    Nothing in the file runs (``_pt2_reader``: no unpickling, no packaged
+    libraries, no evaluated expressions); a file that only its own code could
+    load raises ``UntrustedFileError`` naming what it holds. With
+    ``trust_file=True`` the file goes to ``torch.export.load``, which runs
+    whatever the file asks for: only for files you would run as code. Errors
+    are ValueError (FileNotFoundError when there is no file), one line naming
+    the file.
+    """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such file: {os.fspath(path)}")
-    try:
-        return torch.export.load(path)
-    except Exception as error:  # noqa: BLE001 - any loader failure means the same to the caller
-        raise ValueError(f"{os.fspath(path)} is not a torch.export program file (.pt2): {error}") from None
+    if not trust_file:
+        return read_exported_program(path)
+    with captured_torch_output():
+        try:
+            return torch.export.load(path)
+        except Exception as error:  # noqa: BLE001 - any loader failure means the same to the caller
+            first = str(error).strip().splitlines()
+            raise ValueError(
+                f"{os.fspath(path)} is not a torch.export program file (.pt2): {first[0] if first else type(error).__name__}"
+            ) from None
 
 
 @dataclass
@@ -200,7 +220,9 @@ def _retarget(module: fx.GraphModule, device: torch.device) -> None:
     """Places the copy's parameters, buffers and constants on ``device``
     (empty tensors on ``meta``) and makes the operators that create tensors
     create them there. The program's own tensors are not touched: the copy's
-    entries are replaced, not moved in place."""
+    entries are replaced, not moved in place. Tensors that are one weight
+    (``tensor_identity``) stay one tensor."""
+    moved_by_identity: dict[Any, torch.Tensor] = {}
     for node in module.graph.nodes:
         if node.op == "get_attr":
             owner_name, _, name = node.target.rpartition(".")
@@ -208,9 +230,16 @@ def _retarget(module: fx.GraphModule, device: torch.device) -> None:
             value = getattr(owner, name)
             if not isinstance(value, torch.Tensor) or value.device == device:
                 continue
-            moved = torch.empty_like(value, device=device) if device.type == "meta" else value.to(device)
-            if name in owner._parameters:
-                owner._parameters[name] = nn.Parameter(moved, requires_grad=value.requires_grad)
+            is_parameter = name in owner._parameters
+            key = (tensor_identity(value), is_parameter)
+            moved = moved_by_identity.get(key)
+            if moved is None:
+                moved = torch.empty_like(value, device=device) if device.type == "meta" else value.to(device)
+                if is_parameter:
+                    moved = nn.Parameter(moved, requires_grad=value.requires_grad)
+                moved_by_identity[key] = moved
+            if is_parameter:
+                owner._parameters[name] = moved
             elif name in owner._buffers:
                 owner._buffers[name] = moved
             else:
@@ -263,7 +292,7 @@ class _ProgramCrawl:
         }
         self._bookkeeping: list[tuple[_Call, bool]] = []  # by number: (call, its last exit)
         self._inputs: dict[int, list[dict[str, Any]]] = {}  # layer -> described input values
-        self._seen_tensors: set[int] = set()
+        self._seen_tensors: set[Any] = set()
 
     def instrument(self) -> None:
         """Inserts the bookkeeping nodes into the copy's graph."""
@@ -338,10 +367,11 @@ class _ProgramCrawl:
         counts = [0, 0, 0]
         shared = False
         for _, tensor in tensors:
-            if id(tensor) in self._seen_tensors:
+            identity = tensor_identity(tensor)
+            if identity in self._seen_tensors:
                 shared = True
                 continue
-            self._seen_tensors.add(id(tensor))
+            self._seen_tensors.add(identity)
             counts[0 if not isinstance(tensor, nn.Parameter) or tensor.requires_grad else 1] += tensor.numel()
             counts[2] += tensor.numel() * tensor.element_size()
         return counts[0], counts[1], counts[2], shared
