@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "tools/cli_errors.h"
 
 namespace torchscan::cli {
 
@@ -119,7 +120,8 @@ absl::StatusOr<torch::jit::Module> LoadScriptModuleFile(
   }
   const auto not_torchscript = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not a TorchScript model file: ", why));
+        absl::StrCat(path, " is not a TorchScript model file (torch.jit.save): ",
+                     OneLineCause(why)));
   };
   // PyTorch's loader reports damage with c10::Error mostly, but a corrupted
   // archive can also surface as a standard exception from the zip reader or

@@ -16,7 +16,8 @@
 // Exit codes: 0 success; 1 the analysis is incomplete under --strict (the
 // report is still printed/written); 2 bad usage or input (flags, shapes,
 // missing or unreadable files, not a TorchScript file, bad report JSON);
-// 3 the model raised on the input (a shape it rejects).
+// 3 the model raised on the input (a shape it rejects); 4 merge: ranks of the
+// job have no report (unless --allow-missing).
 
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/serialization/import.h>
@@ -43,6 +44,7 @@
 #include "base/status_macros.h"
 #include "report/job_merge.h"
 #include "report/render/diagnostic_listing.h"
+#include "tools/cli_errors.h"
 #include "tools/cli_inputs.h"
 #include "tools/cli_outputs.h"
 #include "tools/examples/example_models.h"
@@ -79,6 +81,9 @@ ABSL_FLAG(int, max_depth, -1, "Show layers down to this depth only.");
 ABSL_FLAG(bool, receptive_field, false, "Add the receptive-field column.");
 ABSL_FLAG(bool, effective_rf_stats, false,
           "With --receptive_field: effective stride and padding.");
+ABSL_FLAG(bool, allow_missing, false,
+          "merge: exit 0 even when ranks of the job have no report (the job "
+          "report lists them and its total is partial).");
 
 namespace {
 
@@ -86,6 +91,7 @@ constexpr int kOk = 0;
 constexpr int kIncomplete = 1;
 constexpr int kBadInput = 2;
 constexpr int kModelFailed = 3;
+constexpr int kMissingRanks = 4;
 
 int Fail(int code, absl::string_view message) {
   std::cerr << "torchscan: " << message << "\n";
@@ -169,6 +175,19 @@ absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
       file << text;
       if (!file) return CannotWrite(json_path);
     }
+  }
+  // NOTE [A job with missing ranks]
+  // A merge is usually the last step of a job's script, so a rank whose
+  // report never arrived must fail the script, not pass as a smaller total:
+  // the report is still printed and written, then the exit says what is
+  // missing. --allow-missing accepts a partial job.
+  if (!job.missing_ranks.empty() && !absl::GetFlag(FLAGS_allow_missing)) {
+    return Fail(kMissingRanks,
+                absl::StrCat("merge: no report for rank",
+                             job.missing_ranks.size() == 1 ? " " : "s ",
+                             absl::StrJoin(job.missing_ranks, ", "), " of ",
+                             job.world_size,
+                             " (--allow-missing merges the ranks present)"));
   }
   return kOk;
 }
@@ -337,11 +356,14 @@ absl::StatusOr<int> Analyse(const std::vector<char*>& positional) {
   try {
     report = torchscan::CrawlScriptModule(module, options);
   } catch (const c10::Error& error) {
-    return Fail(kModelFailed, absl::StrCat("the model raised on the input: ",
-                                           error.what_without_backtrace()));
+    return Fail(kModelFailed,
+                absl::StrCat("the model raised on the input: ",
+                             torchscan::cli::OneLineCause(
+                                 error.what_without_backtrace())));
   } catch (const std::exception& error) {
     return Fail(kModelFailed,
-                absl::StrCat("the model raised on the input: ", error.what()));
+                absl::StrCat("the model raised on the input: ",
+                             torchscan::cli::OneLineCause(error.what())));
   }
   if (!report.ok()) {
     // A strict failure carries the incomplete report, which is still shown.

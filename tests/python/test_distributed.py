@@ -250,6 +250,28 @@ def test_cli_merge_equals_in_process_gather(two_ranks, tmp_path):
     assert f"rank 0 appears twice: in {paths[0]} and in {paths[0]}" in refused.stderr
 
 
+def test_cli_merge_with_a_rank_missing_fails_unless_allowed(two_ranks, tmp_path):
+    cli = os.environ.get("TORCHSCAN_CLI")
+    if not cli:
+        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
+    path = tmp_path / "rank0.json"
+    path.write_text(json.dumps(two_ranks[0]["gather"]["report"]))
+    missing = subprocess.run([cli, "merge", str(path), "--json", str(tmp_path / "job.json")],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert missing.returncode == 4
+    assert missing.stderr == "torchscan: merge: no report for rank 1 of 2 (--allow-missing merges the ranks present)\n"
+    # The partial job report is still written and printed.
+    job = json.loads((tmp_path / "job.json").read_text())
+    assert (job["missing_ranks"], job["total"]["status"]) == ([1], "partial")
+    assert "missing ranks: [1]" in missing.stdout
+    allowed = subprocess.run([cli, "merge", str(path), "--allow-missing"], capture_output=True, text=True, timeout=60)
+    assert (allowed.returncode, allowed.stderr) == (0, "")
+    absent = subprocess.run([cli, "merge", str(path), str(tmp_path / "rank1.json")],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert absent.returncode == 2
+    assert absent.stderr.count("\n") == 1 and "rank1.json" in absent.stderr
+
+
 def test_compiled_step_counts_equal_eager():
     import torch
     from torch import nn
@@ -331,5 +353,9 @@ def test_example_training_script(tmp_path):
     job = json.loads((tmp_path / "job.json").read_text())
     assert job["ranks"] == [0, 1] and job["world_size"] == 2
     assert job["total"]["known_value"] == sum(entry["known_value"] for entry in job["per_rank"].values())
+    # A partial total prints as the lower bound it is, with what is uncounted.
+    assert job["total"]["status"] == "partial"
+    assert f"{job['total']['known_value']} FLOPs" in result.stdout and "None FLOPs" not in result.stdout
+    assert "at least " in result.stdout and "no formula for aten." in result.stdout
     # DDP all-reduces every parameter's gradient once per step on each rank.
     assert job["communication"]["by_kind"]["all_reduce"]["calls"] >= 2
