@@ -14,6 +14,7 @@ is no peak in the table: pass --peak-tflops to get an MFU.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 
@@ -120,15 +121,29 @@ def main() -> None:
 
     job = torchscan_dispatch.gather_job_report(meter.steps[-1].report)
     if job is not None:
+        total = job["total"]
+        # A partial total is a lower bound: its known part, and what is missing.
+        flops = str(total["value"]) if total["status"] == "complete" else f"at least {total['known_value']}"
+        uncounted = sorted(
+            {d["operator"] for d in meter.steps[-1].report["diagnostics"] if d["code"] == "uncounted_operator"}
+        )
         print(
-            f"job {job['job_id']}: {job['total']['status']} total {job['total'].get('value')} FLOPs "
-            f"over ranks {job['ranks']} (imbalance {job['imbalance']:.3f}); communication "
+            f"job {job['job_id']}: {flops} FLOPs over ranks {job['ranks']} (imbalance {job['imbalance']:.3f}); "
+            + (f"no formula for {', '.join(uncounted)}; " if uncounted else "")
+            + (f"no report from ranks {job['missing_ranks']}; " if job["missing_ranks"] else "")
+            + "communication "
             + json.dumps({kind: entry["calls"] for kind, entry in job["communication"]["by_kind"].items()}),
             flush=True,
         )
         if args.report:
             with open(args.report, "w") as file:
                 json.dump(job, file, indent=2)
+    # DDP's reducer and FSDP's state hold the process group: drop them first,
+    # so that destroy_process_group() really destroys it now. A Gloo group
+    # left for interpreter shutdown can abort the process ("terminate called
+    # without an active exception") while its worker threads still run.
+    del model, optimizer
+    gc.collect()
     dist.destroy_process_group()
 
 
