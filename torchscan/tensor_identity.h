@@ -11,6 +11,11 @@
 // empty ones) can only be told apart by object, so only the TensorImpl
 // identifies them. Views that overlap without being equal (a weight and a
 // slice of it) count as two tensors.
+//
+// The set keeps addresses, not references: every inserted tensor must stay
+// alive as long as the set is used (a freed tensor's address, and its
+// storage's, can be reused by the next one). A crawl's tensors are the
+// model's own, alive throughout.
 
 #ifndef TORCHSCAN_TENSOR_IDENTITY_H_
 #define TORCHSCAN_TENSOR_IDENTITY_H_

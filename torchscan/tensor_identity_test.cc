@@ -18,22 +18,29 @@ TEST(SeenTensorsTest, TwoEqualViewsOfOneStorageAreOneTensor) {
   // view per name.
   SeenTensors seen;
   const at::Tensor storage = at::ones({12});
-  EXPECT_TRUE(seen.Insert(storage.as_strided({4, 3}, {3, 1}, 0)));
-  EXPECT_FALSE(seen.Insert(storage.as_strided({4, 3}, {3, 1}, 0)));
+  const at::Tensor embedding = storage.as_strided({4, 3}, {3, 1}, 0);
+  const at::Tensor head = storage.as_strided({4, 3}, {3, 1}, 0);
+  EXPECT_TRUE(seen.Insert(embedding));
+  EXPECT_FALSE(seen.Insert(head));
 }
 
 TEST(SeenTensorsTest, DifferentViewsOfOneStorageAreTwoTensors) {
   SeenTensors seen;
   const at::Tensor storage = at::ones({12});
-  EXPECT_TRUE(seen.Insert(storage.as_strided({4, 3}, {3, 1}, 0)));
-  EXPECT_TRUE(seen.Insert(storage.as_strided({3, 4}, {1, 3}, 0)));
-  EXPECT_TRUE(seen.Insert(storage.as_strided({2, 3}, {3, 1}, 6)));
+  const at::Tensor rows = storage.as_strided({4, 3}, {3, 1}, 0);
+  const at::Tensor transposed = storage.as_strided({3, 4}, {1, 3}, 0);
+  const at::Tensor second_half = storage.as_strided({2, 3}, {3, 1}, 6);
+  EXPECT_TRUE(seen.Insert(rows));
+  EXPECT_TRUE(seen.Insert(transposed));
+  EXPECT_TRUE(seen.Insert(second_half));
 }
 
 TEST(SeenTensorsTest, EqualTensorsWithTheirOwnStoragesAreTwoTensors) {
   SeenTensors seen;
-  EXPECT_TRUE(seen.Insert(at::ones({4, 3})));
-  EXPECT_TRUE(seen.Insert(at::ones({4, 3})));
+  const at::Tensor first = at::ones({4, 3});
+  const at::Tensor second = at::ones({4, 3});
+  EXPECT_TRUE(seen.Insert(first));
+  EXPECT_TRUE(seen.Insert(second));
 }
 
 TEST(SeenTensorsTest, MetaTensorsAreToldApartByObjectOnly) {

@@ -207,3 +207,47 @@ def test_bad_option_messages_are_the_cpp_commands(files, arguments):
     status, _, err = in_process(files / "cnn.pt", *arguments)
     cpp = cpp_cli(files / "cnn.pt", *arguments)
     assert (status, err) == (cpp.returncode, cpp.stderr) == (2, cpp.stderr)
+
+
+def _bad_files(files, directory):
+    """name -> path of a file no command line can read."""
+    notes = directory / "notes.pt"
+    notes.write_text("hello\n")
+    truncated = directory / "truncated.pt"
+    data = (files / "cnn.pt").read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])
+    return {"text file": notes, "truncated TorchScript": truncated, "absent": directory / "absent.pt"}
+
+
+@pytest.mark.parametrize("name", ["text file", "truncated TorchScript", "absent"])
+def test_a_bad_model_file_gives_one_line_the_same_on_both_command_lines(files, tmp_path, name):
+    path = _bad_files(files, tmp_path)[name]
+    cpp = cpp_cli(path, "--input-shape", "3,16,16")
+    status, out, err = in_process(path, "--input-shape", "3,16,16")
+    assert (status, out, err) == (cpp.returncode, cpp.stdout, cpp.stderr)
+    assert status == 2 and out == "" and err.count("\n") == 1 and str(path) in err
+
+
+@pytest.mark.parametrize(
+    ("shape", "cause"),
+    [
+        ("3,16", "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [1, 3, 16]"),
+        ("3,14,14", "mat1 and mat2 shapes cannot be multiplied (1x392 and 512x10)"),
+    ],
+)
+def test_a_shape_the_torchscript_model_rejects_gives_its_cause_on_both_command_lines(files, shape, cause):
+    cpp = cpp_cli(files / "cnn.pt", "--input-shape", shape)
+    status, out, err = in_process(files / "cnn.pt", "--input-shape", shape)
+    assert (status, err) == (cpp.returncode, cpp.stderr)
+    assert status == 3
+    assert err == f"torchscan: the model raised on the input: RuntimeError: {cause}\n"
+
+
+@pytest.mark.parametrize("content", [b"hello\n", b"truncated"])
+def test_a_bad_pt2_file_gives_one_line(tmp_path, files, content):
+    path = tmp_path / "model.pt2"
+    path.write_bytes(content if content != b"truncated" else (files / "cnn.pt2").read_bytes()[:5000])
+    result = python_cli(path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"torchscan: {path} is not a torch.export program file (.pt2): ")
