@@ -196,7 +196,8 @@ def test_file_that_is_no_model(tmp_path):
     path.write_text("hello")
     status, _, err = in_process(path, "--input-shape", "4")
     assert status == 2
-    assert "is not a TorchScript model file (torch.jit.save) or a torch.export program (.pt2)" in err
+    assert err.startswith(f"torchscan: {path} is not a TorchScript model file (torch.jit.save): ")
+    assert err.count("\n") == 1
 
 
 @pytest.mark.parametrize(
@@ -231,7 +232,8 @@ def test_a_bad_model_file_gives_one_line_the_same_on_both_command_lines(files, t
 @pytest.mark.parametrize(
     ("shape", "cause"),
     [
-        ("3,16", "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [1, 3, 16]"),
+        ("3,16", "Given groups=1, weight of size [8, 3, 3, 3], expected input[1, 1, 3, 16] to have 3 channels, "
+                 "but got 1 channels instead"),
         ("3,14,14", "mat1 and mat2 shapes cannot be multiplied (1x392 and 512x10)"),
     ],
 )
