@@ -207,34 +207,40 @@ def _load_file(path: Path, args: argparse.Namespace, err: TextIO) -> Any:
     """The model in a file: a .pt2 read as data (or by torch with
     --trust-file), else a TorchScript file. What torch prints while loading
     is shown only with --verbose; a failure is one line naming the file."""
-    with captured_torch_output() as captured:
+    captured = None
+    try:
+        with captured_torch_output() as captured:
+            return _read_model_file(path, args)
+    finally:
+        if args.verbose and captured is not None:
+            for line in captured.lines:
+                err.write(f"torchscan: torch said: {line}\n")
+
+
+def _read_model_file(path: Path, args: argparse.Namespace) -> Any:
+    try:
+        if path.suffix == ".pt2":
+            return load_exported_program(path, trust_file=args.trust_file)
         try:
-            if path.suffix == ".pt2":
-                return load_exported_program(path, trust_file=args.trust_file)
-            try:
-                return torch.jit.load(str(path), map_location="cpu")
-            except Exception as error:  # noqa: BLE001 - any loader failure means the same to the user
-                script_error = error
-            if not zipfile.is_zipfile(path):  # what the C++ command says
-                raise UsageError(
-                    f"{path} is not a TorchScript model file (torch.jit.save): {one_line_cause(str(script_error))}"
-                )
-            try:  # a torch.export file under another suffix
-                return load_exported_program(path, trust_file=args.trust_file)
-            except (UntrustedFileError, MissingPytreeTypeError):
-                raise
-            except (OSError, ValueError):
-                pass
+            return torch.jit.load(str(path), map_location="cpu")
+        except Exception as error:  # noqa: BLE001 - any loader failure means the same to the user
+            script_error = error
+        if not zipfile.is_zipfile(path):  # what the C++ command says
             raise UsageError(
-                f"{path} is not a TorchScript model file (torch.jit.save) or a torch.export program (.pt2): "
-                f"{one_line_cause(str(script_error))}"
+                f"{path} is not a TorchScript model file (torch.jit.save): {one_line_cause(str(script_error))}"
             )
-        except (OSError, ValueError) as error:
-            raise UsageError(str(error)) from None
-        finally:
-            if args.verbose:
-                for line in captured.lines:
-                    err.write(f"torchscan: torch said: {line}\n")
+        try:  # a torch.export file under another suffix
+            return load_exported_program(path, trust_file=args.trust_file)
+        except (UntrustedFileError, MissingPytreeTypeError):
+            raise
+        except (OSError, ValueError):
+            pass
+        raise UsageError(
+            f"{path} is not a TorchScript model file (torch.jit.save) or a torch.export program (.pt2): "
+            f"{one_line_cause(str(script_error))}"
+        )
+    except (OSError, ValueError) as error:
+        raise UsageError(str(error)) from None
 
 
 def one_line_cause(message: str) -> str:

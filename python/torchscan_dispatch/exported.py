@@ -37,7 +37,6 @@ from typing import Any, Literal
 import torch
 from torch import fx, nn
 
-from torchscan_dispatch._captured_output import captured_torch_output
 from torchscan_dispatch._crawl_support import (
     crawl_context,
     finish_report,
@@ -82,14 +81,13 @@ def load_exported_program(
         raise FileNotFoundError(f"no such file: {os.fspath(path)}")
     if not trust_file:
         return read_exported_program(path)
-    with captured_torch_output():
-        try:
-            return torch.export.load(path)
-        except Exception as error:  # noqa: BLE001 - any loader failure means the same to the caller
-            first = str(error).strip().splitlines()
-            raise ValueError(
-                f"{os.fspath(path)} is not a torch.export program file (.pt2): {first[0] if first else type(error).__name__}"
-            ) from None
+    try:
+        return torch.export.load(path)
+    except Exception as error:  # noqa: BLE001 - any loader failure means the same to the caller
+        first = str(error).strip().splitlines()
+        raise ValueError(
+            f"{os.fspath(path)} is not a torch.export program file (.pt2): {first[0] if first else type(error).__name__}"
+        ) from None
 
 
 @dataclass

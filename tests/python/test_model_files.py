@@ -393,3 +393,16 @@ def test_layers_with_overloaded_forward_methods_are_layers_of_a_scripted_crawl(t
     assert paths == ["", "first", "first.linear", "second", "second.linear"]
     # first: (2 x 4) @ (4 x 4); second: (4 x 4) @ (4 x 4), as matrix products.
     assert report["operator_flops"]["total"]["value"] == 2 * 2 * 4 * 4 + 2 * 4 * 4 * 4
+
+
+def test_what_torch_prints_while_loading_is_shown_only_with_verbose(tmp_path):
+    truncated = tmp_path / "truncated.pt2"
+    truncated.write_bytes(saved_program(tmp_path).read_bytes()[:3000])
+    quiet = python_cli(truncated, "--trust-file")
+    assert quiet.returncode == 2 and quiet.stderr.count("\n") == 1, quiet.stderr
+    assert quiet.stderr.startswith(f"torchscan: {truncated} is not a torch.export program file (.pt2): ")
+    verbose = python_cli(truncated, "--trust-file", "--verbose")
+    assert verbose.returncode == 2
+    lines = verbose.stderr.splitlines()
+    assert lines[-1] == quiet.stderr.rstrip("\n")
+    assert len(lines) > 1 and all(line.startswith("torchscan: torch said: ") for line in lines[:-1])
