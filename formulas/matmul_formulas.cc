@@ -124,4 +124,85 @@ absl::StatusOr<Count> AddbmmFlops(const OperatorCall& call) {
   return BatchedMatmulOfArguments(call, 1, "batch1", "batch2");
 }
 
+// NOTE [Grouped matrix products]
+// torch._grouped_mm multiplies groups of one operand by their own matrix;
+// `offs` holds the groups' cumulative ends along the grouped dimension. Every
+// group is an [m_g,k_g] @ [k_g,n_g] product, so the work is
+// 2 * sum_g(m_g * k_g * n_g), which for each layout is
+//   [G,m,k] @ [G,k,n], no offs:               2*G*m*k*n
+//   [M,k] @ [G,k,n], rows grouped (offs):      2*end*k*n
+//   [G,m,k] @ [k,N], columns grouped (offs):   2*m*k*end
+//   [m,K] @ [K,n], inner dimension grouped:    2*m*end*n (the weight gradient)
+// where `end` is offs' last value: rows (columns, inner indices) past it
+// belong to no group and are not multiplied. So the count needs offs'
+// values; where they cannot be read (meta or fake tensors, a compiled
+// graph, a CUDA graph being captured) the formula fails, naming why, and
+// the report is partial: never a count of rows that may not have run.
+namespace {
+
+absl::StatusOr<std::int64_t> GroupedExtent(const OperatorValue& offs,
+                                           std::int64_t extent,
+                                           absl::string_view dimension) {
+  if (offs.shape_unknown || offs.shape.size() != 1) {
+    return absl::InvalidArgumentError(
+        "_grouped_mm: offs must be a 1-D tensor of group ends");
+  }
+  if (!offs.values) {
+    return absl::FailedPreconditionError(
+        "_grouped_mm: the values of offs cannot be read here (meta or fake "
+        "tensors, a compiled graph, a CUDA graph capture), so the groups' "
+        "sizes are unknown");
+  }
+  std::int64_t end = 0;
+  for (std::int64_t value : *offs.values) {
+    if (value < end || value > extent) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "_grouped_mm: offs must rise from 0 to at most the ", dimension,
+          " extent ", extent, ", got ", value, " after ", end));
+    }
+    end = value;
+  }
+  return end;
+}
+
+absl::Status ExpectInner(std::int64_t a, std::int64_t b) {
+  if (a == b) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "_grouped_mm: inner dimensions must match, got ", a, " and ", b));
+}
+
+}  // namespace
+
+absl::StatusOr<Count> GroupedMmFlops(const OperatorCall& call) {
+  TS_ASSIGN_OR_RETURN(ShapeRef a, ArgumentShape(call, 0, "self"));
+  TS_ASSIGN_OR_RETURN(ShapeRef b, ArgumentShape(call, 1, "mat2"));
+  TS_ASSIGN_OR_RETURN(const OperatorValue* offs,
+                      OptionalTensorArgument(call, 2, "offs"));
+  if (a.size() == 3 && b.size() == 3 && offs == nullptr) {
+    return BatchedMatmulFlops(a, b);
+  }
+  if (offs == nullptr || a.size() < 2 || b.size() < 2 ||
+      a.size() + b.size() > 5) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "_grouped_mm: expected [G,m,k] @ [G,k,n], or 2-D and 3-D operands "
+        "with offs, got ",
+        ShapeText(a), " @ ", ShapeText(b),
+        offs == nullptr ? " without offs" : " with offs"));
+  }
+  if (a.size() == 2 && b.size() == 3) {
+    TS_RETURN_IF_ERROR(ExpectInner(a[1], b[1]));
+    TS_ASSIGN_OR_RETURN(std::int64_t rows, GroupedExtent(*offs, a[0], "row"));
+    return Product({2, rows, a[1], b[2]});
+  }
+  if (a.size() == 3) {
+    TS_RETURN_IF_ERROR(ExpectInner(a[2], b[0]));
+    TS_ASSIGN_OR_RETURN(std::int64_t columns,
+                        GroupedExtent(*offs, b[1], "column"));
+    return Product({2, a[1], a[2], columns});
+  }
+  TS_RETURN_IF_ERROR(ExpectInner(a[1], b[0]));
+  TS_ASSIGN_OR_RETURN(std::int64_t inner, GroupedExtent(*offs, a[1], "inner"));
+  return Product({2, a[0], inner, b[1]});
+}
+
 }  // namespace torchscan::formulas

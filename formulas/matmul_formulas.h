@@ -28,6 +28,10 @@ absl::StatusOr<Count> MvFlops(const OperatorCall& call);
 absl::StatusOr<Count> AddmvFlops(const OperatorCall& call);
 absl::StatusOr<Count> AddrFlops(const OperatorCall& call);
 absl::StatusOr<Count> AddbmmFlops(const OperatorCall& call);
+// torch._grouped_mm (mixture-of-experts layers): each group is its own
+// [m_g,k_g] @ [k_g,n_g] product (NOTE [Grouped matrix products] in the .cc).
+// Reads the values of `offs` (argument 2).
+absl::StatusOr<Count> GroupedMmFlops(const OperatorCall& call);
 
 }  // namespace torchscan::formulas
 

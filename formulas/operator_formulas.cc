@@ -47,6 +47,10 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
      "SDPA forward on BSHD (transposed to BHSD) or packed sequences; "
      "FlopCounterMode reads BSHD as BHSD",
      Bits({3, 4})},
+    {"aten::_grouped_mm", &GroupedMmFlops, kBeyond,
+     "2 * sum over groups of m_g*k_g*n_g (mixture-of-experts layers); reads "
+     "offs",
+     Bits({2})},
     {"aten::_int_mm", &MmFlops, kBeyond, "2*m*n*k (int8 matmul)"},
     {"aten::_native_multi_head_attention", &NativeMultiHeadAttentionFlops,
      kBeyond,

@@ -62,6 +62,27 @@ std::map<std::string, std::vector<Case>> Cases() {
   std::map<std::string, std::vector<Case>> cases;
   // --- matrix products
   cases["aten::mm"] = {{{T({2, 3}), T({3, 4})}, {T({2, 4})}, Mm(2, 3, 4)}};
+  // Mixture-of-experts products: 4 experts, offs the cumulative group ends.
+  // Rows grouped, [64,32] @ [4,32,16] (the example: 65,536); the
+  // last 8 rows past offs[-1] = 56 in no group.
+  cases["aten::_grouped_mm"] = {
+      {{T({64, 32}), T({4, 32, 16}), Offsets({16, 32, 48, 64})},
+       {T({64, 16})},
+       Mm(16, 32, 16) * 4},
+      {{T({64, 32}), T({4, 32, 16}), Offsets({10, 10, 40, 56})},
+       {T({64, 16})},
+       Mm(10, 32, 16) + Mm(30, 32, 16) + Mm(16, 32, 16)},
+      // Batched, no offs: [4,8,32] @ [4,32,16].
+      {{T({4, 8, 32}), T({4, 32, 16}), None()}, {T({4, 8, 16})},
+       4 * Mm(8, 32, 16)},
+      // Columns grouped: [4,8,32] @ [32,64].
+      {{T({4, 8, 32}), T({32, 64}), Offsets({16, 32, 48, 64})},
+       {T({8, 64})},
+       4 * Mm(8, 32, 16)},
+      // Inner dimension grouped (the weight gradient): [32,64] @ [64,16].
+      {{T({32, 64}), T({64, 16}), Offsets({16, 32, 48, 64})},
+       {T({4, 32, 16})},
+       4 * Mm(32, 16, 16)}};
   cases["aten::_int_mm"] = {
       {{T({32, 16}), T({16, 8})}, {T({32, 8})}, Mm(32, 16, 8)}};
   cases["aten::addmm"] = {
@@ -381,6 +402,16 @@ TEST(OperatorFormulasTest, BadShapesAreErrorsThatNameTheProblem) {
       "attention: query heads (3) must be a multiple of key/value heads (2)");
   EXPECT_EQ(message("aten::convolution_backward", {T({1}), T({1}), T({1})}),
             "transposed (argument 7) is missing");
+  EXPECT_EQ(message("aten::_grouped_mm",
+                    {T({64, 32}), T({4, 32, 16}), Offsets({16, 8, 48, 64})}),
+            "_grouped_mm: offs must rise from 0 to at most the row extent 64, "
+            "got 8 after 16");
+  EXPECT_EQ(message("aten::_grouped_mm", {T({64, 32}), T({4, 32, 16}), None()}),
+            "_grouped_mm: expected [G,m,k] @ [G,k,n], or 2-D and 3-D operands "
+            "with offs, got [64, 32] @ [4, 32, 16] without offs");
+  absl::StatusOr<Count> unreadable = Evaluate(
+      "aten::_grouped_mm", {{T({64, 32}), T({4, 32, 16}), T({4})}, {}, 0});
+  EXPECT_EQ(unreadable.status().code(), absl::StatusCode::kFailedPrecondition);
   absl::StatusOr<Count> symbolic =
       Evaluate("aten::mm", {{V::UnknownShapeTensor(), T({3, 4})}, {}, 0});
   EXPECT_EQ(symbolic.status().code(), absl::StatusCode::kUnimplemented);
