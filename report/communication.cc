@@ -58,6 +58,13 @@ absl::Status AddTally(CollectiveTally& into, const CollectiveTally& from) {
   return Accumulate(into.payload_bytes, from.payload_bytes, "payload bytes");
 }
 
+absl::Status GroupSizeMismatch(absl::string_view name, std::int64_t size,
+                               std::int64_t other_size) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("process group '", name, "' has ", size,
+                   " ranks in one place and ", other_size, " in another"));
+}
+
 Json TotalsToJson(const CommunicationTotals& totals) {
   Json node = Json::object();
   node["calls"] = CountToJson(totals.calls);
@@ -94,14 +101,23 @@ Count BusBytes(CollectiveKind kind, std::int64_t group_size,
 }
 
 absl::Status CommunicationReport::Add(absl::string_view op, CollectiveKind kind,
+                                      absl::string_view group_name,
                                       std::int64_t group_size,
                                       Count payload_bytes) {
   if (group_size < 1) {
     return AddUnreadable(
         op, absl::StrCat("the process group has ", group_size, " ranks"));
   }
-  TS_RETURN_IF_ERROR(
-      AddTally(by_kind[kind][group_size], CollectiveTally{1, payload_bytes}));
+  const std::string name(group_name);
+  if (auto it = by_group.find(name);
+      it != by_group.end() && it->second.size != group_size) {
+    return GroupSizeMismatch(name, it->second.size, group_size);
+  }
+  const CollectiveTally call{1, payload_bytes};
+  TS_RETURN_IF_ERROR(AddTally(by_kind[kind][group_size], call));
+  GroupCommunication& group = by_group[name];
+  group.size = group_size;
+  TS_RETURN_IF_ERROR(AddTally(group.by_kind[kind], call));
   return Accumulate(by_operator[std::string(op)], 1, "collective calls");
 }
 
@@ -114,6 +130,20 @@ absl::Status CommunicationReport::AddUnreadable(absl::string_view op,
 }
 
 absl::Status CommunicationReport::Merge(const CommunicationReport& other) {
+  // Checked first, so that a refused merge changes nothing.
+  for (const auto& [name, group] : other.by_group) {
+    if (auto it = by_group.find(name);
+        it != by_group.end() && it->second.size != group.size) {
+      return GroupSizeMismatch(name, it->second.size, group.size);
+    }
+  }
+  for (const auto& [name, group] : other.by_group) {
+    GroupCommunication& into = by_group[name];
+    into.size = group.size;
+    for (const auto& [kind, tally] : group.by_kind) {
+      TS_RETURN_IF_ERROR(AddTally(into.by_kind[kind], tally));
+    }
+  }
   for (const auto& [kind, sizes] : other.by_kind) {
     for (const auto& [size, tally] : sizes) {
       TS_RETURN_IF_ERROR(AddTally(by_kind[kind][size], tally));
@@ -142,6 +172,17 @@ CommunicationTotals CommunicationReport::KindTotals(CollectiveKind kind) const {
   return totals;
 }
 
+CommunicationTotals CommunicationReport::GroupTotals(
+    const GroupCommunication& group) {
+  CommunicationTotals totals;
+  for (const auto& [kind, tally] : group.by_kind) {
+    totals.calls += tally.calls;
+    totals.payload_bytes += tally.payload_bytes;
+    totals.bus_bytes += BusBytes(kind, group.size, tally.payload_bytes);
+  }
+  return totals;
+}
+
 CommunicationTotals CommunicationReport::Totals() const {
   CommunicationTotals totals;
   for (const auto& [kind, sizes] : by_kind) {
@@ -152,6 +193,81 @@ CommunicationTotals CommunicationReport::Totals() const {
   }
   return totals;
 }
+
+namespace {
+
+Json ByGroupToJson(const CommunicationReport& report) {
+  Json by_group = Json::object();
+  for (const auto& [name, group] : report.by_group) {
+    Json entry = Json::object();
+    entry["size"] = group.size;
+    const CommunicationTotals totals = CommunicationReport::GroupTotals(group);
+    entry["calls"] = CountToJson(totals.calls);
+    entry["payload_bytes"] = CountToJson(totals.payload_bytes);
+    entry["bus_bytes"] = CountToJson(totals.bus_bytes);
+    Json by_kind = Json::object();
+    for (const auto& [kind, tally] : group.by_kind) {
+      by_kind[std::string(CollectiveKindName(kind))] = TotalsToJson(
+          CommunicationTotals{tally.calls, tally.payload_bytes,
+                              BusBytes(kind, group.size, tally.payload_bytes)});
+    }
+    entry["by_kind"] = std::move(by_kind);
+    by_group[name] = std::move(entry);
+  }
+  return by_group;
+}
+
+// Reads by_group's tallies (sizes, calls and payload bytes); the derived
+// members are checked against ByGroupToJson by the caller.
+absl::StatusOr<std::map<std::string, GroupCommunication>> ByGroupFromJson(
+    const JsonObject& by_group) {
+  std::map<std::string, GroupCommunication> groups;
+  for (const auto& [name, entry] : by_group.Members()) {
+    TS_ASSIGN_OR_RETURN(const JsonObject object, entry.Object());
+    TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
+        {"size", "calls", "payload_bytes", "bus_bytes", "by_kind"}));
+    GroupCommunication group;
+    TS_ASSIGN_OR_RETURN(group.size, object.Index("size"));
+    if (group.size < 1) {
+      return FieldError(object.PathOf("size"),
+                        "a group size must be a positive integer");
+    }
+    TS_ASSIGN_OR_RETURN(const JsonObject kinds, object.Object("by_kind"));
+    for (const auto& [kind_name, tally] : kinds.Members()) {
+      std::optional<CollectiveKind> kind = CollectiveKindFromName(kind_name);
+      if (!kind) return tally.Error("is not a collective kind");
+      TS_ASSIGN_OR_RETURN(const JsonObject tally_object, tally.Object());
+      TS_ASSIGN_OR_RETURN(const Count calls,
+                          tally_object.NonNegativeCount("calls"));
+      TS_ASSIGN_OR_RETURN(const Count payload,
+                          tally_object.NonNegativeCount("payload_bytes"));
+      group.by_kind[*kind] = CollectiveTally{calls, payload};
+    }
+    groups[name] = std::move(group);
+  }
+  return groups;
+}
+
+// NOTE [by_group and by_kind hold the same calls]
+// Every measured call is added to both (unreadable ones to neither), so
+// summing by_group's tallies per (kind, group size) gives by_kind exactly.
+// A file where they differ was edited or mixed: refused rather than
+// trusted either way.
+absl::Status CheckGroupsMatchKinds(const CommunicationReport& report,
+                                   const JsonObject& object) {
+  std::map<CollectiveKind, std::map<std::int64_t, CollectiveTally>> summed;
+  for (const auto& [name, group] : report.by_group) {
+    for (const auto& [kind, tally] : group.by_kind) {
+      TS_RETURN_IF_ERROR(AddTally(summed[kind][group.size], tally));
+    }
+  }
+  if (summed == report.by_kind) return absl::OkStatus();
+  return FieldError(object.PathOf("by_group"),
+                    "does not hold the same calls and payload bytes as "
+                    "by_kind (per kind and group size)");
+}
+
+}  // namespace
 
 Json CommunicationToJson(const CommunicationReport& report) {
   Json node = Json::object();
@@ -189,6 +305,8 @@ Json CommunicationToJson(const CommunicationReport& report) {
   }
   node["unreadable"] = std::move(unreadable);
   node["diagnostics"] = std::move(diagnostics);
+  // Last, so that the members before it read as they did before it existed.
+  node["by_group"] = ByGroupToJson(report);
   return node;
 }
 
@@ -197,6 +315,9 @@ absl::StatusOr<CommunicationReport> CommunicationFromJson(
   CommunicationReport report;
   TS_ASSIGN_OR_RETURN(const JsonObject object,
                       JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(
+      object.RejectUnknownKeys({"status", "total", "by_kind", "by_operator",
+                                "unreadable", "diagnostics", "by_group"}));
   TS_ASSIGN_OR_RETURN(const JsonObject by_kind, object.Object("by_kind"));
   for (const auto& [name, entry] : by_kind.Members()) {
     std::optional<CollectiveKind> kind = CollectiveKindFromName(name);
@@ -225,14 +346,19 @@ absl::StatusOr<CommunicationReport> CommunicationFromJson(
   TS_ASSIGN_OR_RETURN(const JsonObject unreadable, object.Object("unreadable"));
   for (const auto& [op, entry] : unreadable.Members()) {
     TS_ASSIGN_OR_RETURN(const JsonObject entry_object, entry.Object());
+    TS_RETURN_IF_ERROR(entry_object.RejectUnknownKeys({"calls", "reason"}));
     TS_ASSIGN_OR_RETURN(const Count calls,
                         entry_object.NonNegativeCount("calls"));
     TS_ASSIGN_OR_RETURN(std::string reason, entry_object.String("reason"));
     report.unreadable[op] = UnreadableCollective{calls, std::move(reason)};
   }
+  TS_ASSIGN_OR_RETURN(const JsonObject by_group, object.Object("by_group"));
+  TS_ASSIGN_OR_RETURN(report.by_group, ByGroupFromJson(by_group));
+  TS_RETURN_IF_ERROR(CheckGroupsMatchKinds(report, object));
   // The derived fields must be what this report implies.
   const Json derived = CommunicationToJson(report);
-  for (const char* key : {"status", "total", "by_kind", "diagnostics"}) {
+  for (const char* key :
+       {"status", "total", "by_kind", "diagnostics", "by_group"}) {
     TS_ASSIGN_OR_RETURN(const JsonValue value, object.Member(key));
     if (value.node() != derived[key]) {
       return value.Error(

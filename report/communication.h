@@ -1,5 +1,6 @@
 // Communication volume of one rank: the collectives a workload issued, by
-// kind and process-group size, with payload and bus bytes.
+// kind and process-group size and by process group, with payload and bus
+// bytes.
 //
 // Conventions (docs/distributed.md, after NCCL's "Performance reported by
 // NCCL tests" and nccl-tests' doc/PERFORMANCE.md):
@@ -14,6 +15,9 @@
 // Payload bytes are exact integers. Bus bytes are computed once per (kind,
 // group size) from the exact payload sum and rounded to the nearest integer
 // (halves up), so each bucket is within half a byte of the exact value.
+// The per-group breakdown rounds the same way per (group, kind), so its bus
+// bytes may differ from the by-kind figures by a byte or so when several
+// groups of one size are used.
 
 #ifndef TORCHSCAN_REPORT_COMMUNICATION_H_
 #define TORCHSCAN_REPORT_COMMUNICATION_H_
@@ -74,6 +78,16 @@ struct CommunicationTotals {
   bool operator==(const CommunicationTotals&) const = default;
 };
 
+// The collectives of one process group, by kind. A group is named by its
+// c10d name (ProcessGroup::getGroupName(), the name a functional collective
+// passes), which every member rank of a job knows it by.
+struct GroupCommunication {
+  std::int64_t size = 0;  // ranks in the group
+  std::map<CollectiveKind, CollectiveTally> by_kind;
+
+  bool operator==(const GroupCommunication&) const = default;
+};
+
 // Collectives seen that could not be measured, per operator.
 struct UnreadableCollective {
   Count calls = 0;
@@ -86,6 +100,9 @@ struct UnreadableCollective {
 struct CommunicationReport {
   // kind -> group size -> tally.
   std::map<CollectiveKind, std::map<std::int64_t, CollectiveTally>> by_kind;
+  // group name -> its collectives. Every measured call is in both by_kind
+  // and by_group: the two partition the same calls.
+  std::map<std::string, GroupCommunication> by_group;
   // Calls per collective operator ("c10d.allreduce_"), measured or not.
   std::map<std::string, Count> by_operator;
   std::map<std::string, UnreadableCollective> unreadable;
@@ -97,24 +114,34 @@ struct CommunicationReport {
   // Complete unless some collective could not be read.
   bool complete() const { return unreadable.empty(); }
 
-  // One measured call of operator `op`.
+  // One measured call of operator `op` in the group named `group_name` of
+  // `group_size` ranks. Fails, changing nothing, when the report already
+  // has that group with another size.
   absl::Status Add(absl::string_view op, CollectiveKind kind,
-                   std::int64_t group_size, Count payload_bytes);
+                   absl::string_view group_name, std::int64_t group_size,
+                   Count payload_bytes);
   // One call of `op` that could not be measured, and why.
   absl::Status AddUnreadable(absl::string_view op, absl::string_view reason);
-  // Adds everything `other` saw.
+  // Adds everything `other` saw. Fails, changing nothing, when a group name
+  // has different sizes in the two reports (they are not of one job).
   absl::Status Merge(const CommunicationReport& other);
 
   CommunicationTotals Totals() const;
   CommunicationTotals KindTotals(CollectiveKind kind) const;
+  // The totals of one entry of by_group: bus bytes per kind, summed.
+  static CommunicationTotals GroupTotals(const GroupCommunication& group);
 };
 
 // {"status", "total", "by_kind": {kind: {calls, payload_bytes, bus_bytes,
-//  "by_group_size": {n: {calls, payload_bytes, bus_bytes}}}}, "by_operator",
-//  "unreadable", "diagnostics"} (docs/report-schema.md).
+//  "by_group_size": {n: {calls, payload_bytes, bus_bytes}}}}, "by_group":
+//  {name: {size, calls, payload_bytes, bus_bytes, "by_kind": {kind: {calls,
+//  payload_bytes, bus_bytes}}}}, "by_operator", "unreadable",
+//  "diagnostics"} (docs/report-schema.md).
 Json CommunicationToJson(const CommunicationReport& report);
-// Reads what CommunicationToJson wrote. Derived fields (bus bytes, totals,
-// status, diagnostics) are recomputed and must match what the file says.
+// Reads what CommunicationToJson wrote; unknown members are refused.
+// Derived fields (bus bytes, totals, status, diagnostics) are recomputed and
+// must match what the file says, and by_group must hold the same calls and
+// payload bytes, kind by kind and size by size, as by_kind.
 absl::StatusOr<CommunicationReport> CommunicationFromJson(
     const Json& node, absl::string_view field = "communication");
 

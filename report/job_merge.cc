@@ -34,6 +34,101 @@ std::string ReportName(absl::Span<const std::string> names, std::size_t i) {
   return absl::StrCat("report ", i);
 }
 
+Json GroupToJson(const ProcessGroupLayout& group) {
+  Json entry = Json::object();
+  entry["name"] = group.name;
+  entry["size"] = static_cast<std::int64_t>(group.ranks.size());
+  entry["ranks"] = group.ranks;
+  if (group.mesh_dim) {
+    Json mesh_dim = Json::object();
+    mesh_dim["name"] = group.mesh_dim->name;
+    mesh_dim["index"] =
+        group.mesh_dim->index ? Json(*group.mesh_dim->index) : Json();
+    entry["mesh_dim"] = std::move(mesh_dim);
+  }
+  return entry;
+}
+
+absl::StatusOr<MeshDimension> MeshDimensionFromJson(const JsonValue& value) {
+  TS_ASSIGN_OR_RETURN(const JsonObject object, value.Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"name", "index"}));
+  MeshDimension dimension;
+  TS_ASSIGN_OR_RETURN(dimension.name, object.String("name"));
+  TS_ASSIGN_OR_RETURN(const JsonValue index, object.Member("index"));
+  if (!index.is_null()) {
+    TS_ASSIGN_OR_RETURN(dimension.index, index.Index());
+  }
+  return dimension;
+}
+
+absl::StatusOr<ProcessGroupLayout> GroupFromJson(const JsonValue& value) {
+  TS_ASSIGN_OR_RETURN(const JsonObject entry, value.Object());
+  TS_RETURN_IF_ERROR(
+      entry.RejectUnknownKeys({"name", "size", "ranks", "mesh_dim"}));
+  ProcessGroupLayout group;
+  TS_ASSIGN_OR_RETURN(group.name, entry.String("name"));
+  TS_ASSIGN_OR_RETURN(const JsonArray ranks, entry.Array("ranks"));
+  for (std::size_t j = 0; j < ranks.size(); ++j) {
+    TS_ASSIGN_OR_RETURN(const std::int64_t member, ranks.Item(j).Index());
+    group.ranks.push_back(member);
+  }
+  TS_ASSIGN_OR_RETURN(const std::int64_t size, entry.Index("size"));
+  if (size != static_cast<std::int64_t>(group.ranks.size())) {
+    return FieldError(entry.PathOf("size"),
+                      absl::StrCat("is ", size, " but the group lists ",
+                                   group.ranks.size(), " ranks"));
+  }
+  if (const std::optional<JsonValue> mesh_dim =
+          entry.OptionalMember("mesh_dim")) {
+    TS_ASSIGN_OR_RETURN(group.mesh_dim, MeshDimensionFromJson(*mesh_dim));
+  }
+  return group;
+}
+
+std::string DescribeMeshDimension(const std::optional<MeshDimension>& dim) {
+  if (!dim) return "no mesh dimension";
+  return absl::StrCat(
+      "mesh dimension ", dim->name, " (index ",
+      dim->index ? absl::StrCat(*dim->index) : std::string("unknown"), ")");
+}
+
+// NOTE [One process group, many reports]
+// Every member rank reports its groups, so a job sees each group once per
+// member. They must agree: the same name with other ranks means the reports
+// are not of one job. A mesh dimension is found per rank
+// (docs/distributed.md), so one rank may know its index and another not:
+// the known index is kept; a different name or index is refused.
+absl::Status AddGroup(const ProcessGroupLayout& group, absl::string_view name,
+                      std::map<std::string, ProcessGroupLayout>& groups,
+                      std::map<std::string, std::string>& group_sources) {
+  auto [it, inserted] = groups.emplace(group.name, group);
+  if (inserted) {
+    group_sources[group.name] = std::string(name);
+    return absl::OkStatus();
+  }
+  ProcessGroupLayout& known = it->second;
+  const std::string& first = group_sources[group.name];
+  if (known.ranks != group.ranks) {
+    return Mismatch(
+        absl::StrCat("process group ", group.name, " with ranks"), first,
+        absl::StrCat("[", absl::StrJoin(known.ranks, ", "), "]"), name,
+        absl::StrCat("[", absl::StrJoin(group.ranks, ", "), "]"));
+  }
+  if (known.mesh_dim == group.mesh_dim || !group.mesh_dim)
+    return absl::OkStatus();
+  if (!known.mesh_dim || (known.mesh_dim->name == group.mesh_dim->name &&
+                          !known.mesh_dim->index)) {
+    known.mesh_dim = group.mesh_dim;
+    return absl::OkStatus();
+  }
+  if (known.mesh_dim->name == group.mesh_dim->name && !group.mesh_dim->index) {
+    return absl::OkStatus();
+  }
+  return Mismatch(absl::StrCat("process group ", group.name, " on"), first,
+                  DescribeMeshDimension(known.mesh_dim), name,
+                  DescribeMeshDimension(group.mesh_dim));
+}
+
 }  // namespace
 
 Json DistributedContextToJson(const DistributedContext& context) {
@@ -44,11 +139,7 @@ Json DistributedContextToJson(const DistributedContext& context) {
   node["backend"] = context.backend;
   Json groups = Json::array();
   for (const ProcessGroupLayout& group : context.groups) {
-    Json entry = Json::object();
-    entry["name"] = group.name;
-    entry["size"] = static_cast<std::int64_t>(group.ranks.size());
-    entry["ranks"] = group.ranks;
-    groups.push_back(std::move(entry));
+    groups.push_back(GroupToJson(group));
   }
   node["groups"] = std::move(groups);
   return node;
@@ -59,6 +150,8 @@ absl::StatusOr<DistributedContext> DistributedContextFromJson(
   DistributedContext context;
   TS_ASSIGN_OR_RETURN(const JsonObject object,
                       JsonValue(node, std::string(field)).Object());
+  TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
+      {"job_id", "rank", "world_size", "backend", "groups"}));
   TS_ASSIGN_OR_RETURN(context.job_id, object.String("job_id"));
   if (context.job_id.empty()) {
     return FieldError(object.PathOf("job_id"), "is empty");
@@ -74,14 +167,8 @@ absl::StatusOr<DistributedContext> DistributedContextFromJson(
   TS_ASSIGN_OR_RETURN(context.backend, object.String("backend"));
   TS_ASSIGN_OR_RETURN(const JsonArray groups, object.Array("groups"));
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(const JsonObject entry, groups.Item(i).Object());
-    ProcessGroupLayout group;
-    TS_ASSIGN_OR_RETURN(group.name, entry.String("name"));
-    TS_ASSIGN_OR_RETURN(const JsonArray ranks, entry.Array("ranks"));
-    for (std::size_t j = 0; j < ranks.size(); ++j) {
-      TS_ASSIGN_OR_RETURN(const std::int64_t member, ranks.Item(j).Index());
-      group.ranks.push_back(member);
-    }
+    TS_ASSIGN_OR_RETURN(ProcessGroupLayout group,
+                        GroupFromJson(groups.Item(i)));
     context.groups.push_back(std::move(group));
   }
   return context;
@@ -124,6 +211,7 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
   job.world_size = first.context.world_size;
   job.backend = first.context.backend;
   std::map<std::int64_t, std::string> seen;
+  std::map<std::string, std::string> group_sources;
   std::vector<const MetricResult*> totals;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankReport& rank = ranks[i];
@@ -158,7 +246,14 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       if (!sum) return absl::OutOfRangeError("FLOPs overflow 128 bits");
       job.by_operator[op] = *sum;
     }
-    TS_RETURN_IF_ERROR(job.communication.Merge(rank.communication));
+    for (const ProcessGroupLayout& group : rank.context.groups) {
+      TS_RETURN_IF_ERROR(AddGroup(group, name, job.groups, group_sources));
+    }
+    if (absl::Status merged = job.communication.Merge(rank.communication);
+        !merged.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the reports are not from one job: ", name, ": ", merged.message()));
+    }
     job.communication_per_rank[rank.context.rank] = rank.communication.Totals();
   }
   for (std::int64_t r = 0; r < job.world_size; ++r) {
@@ -245,6 +340,12 @@ Json JobReportToJson(const JobReport& report) {
     diagnostics.push_back(DiagnosticToJson(missing));
   }
   node["diagnostics"] = std::move(diagnostics);
+  Json groups = Json::array();
+  for (const auto& [name, group] : report.groups) {
+    groups.push_back(GroupToJson(group));
+  }
+  // Last, so that the members before it read as they did before it existed.
+  node["groups"] = std::move(groups);
   return node;
 }
 

@@ -30,9 +30,21 @@ namespace torchscan::report {
 
 inline constexpr int kJobReportSchemaVersion = 1;
 
+// The DeviceMesh dimension a process group was made for
+// (docs/distributed.md, "Process groups and mesh dimensions", has the rule
+// that finds it).
+struct MeshDimension {
+  std::string name;                   // "dp", or "dim_0" in unnamed meshes
+  std::optional<std::int64_t> index;  // nullopt when it could not be told
+
+  bool operator==(const MeshDimension&) const = default;
+};
+
 struct ProcessGroupLayout {
   std::string name;
   std::vector<std::int64_t> ranks;  // global ranks, in group-rank order
+  // Set when the group is a DeviceMesh dimension's.
+  std::optional<MeshDimension> mesh_dim;
 
   bool operator==(const ProcessGroupLayout&) const = default;
 };
@@ -50,7 +62,12 @@ struct DistributedContext {
   bool operator==(const DistributedContext&) const = default;
 };
 
+// {"job_id", "rank", "world_size", "backend", "groups": [{"name", "size",
+//  "ranks", "mesh_dim": {"name", "index"} (only for a mesh dimension's
+//  group)}]}.
 Json DistributedContextToJson(const DistributedContext& context);
+// Reads what DistributedContextToJson wrote; unknown members are refused,
+// and a group's "size" must be the number of its ranks.
 absl::StatusOr<DistributedContext> DistributedContextFromJson(
     const Json& node, absl::string_view field = "distributed");
 
@@ -80,11 +97,17 @@ struct JobReport {
   std::map<std::string, Count> by_operator;
   CommunicationReport communication;
   std::map<std::int64_t, CommunicationTotals> communication_per_rank;
+  // Every process group some rank reported, by name: what the names in
+  // communication.by_group are (their ranks and mesh dimension).
+  std::map<std::string, ProcessGroupLayout> groups;
 };
 
 // Fails (InvalidArgument, naming both reports) when the reports come from
 // different jobs, world sizes, schema versions or torch versions, when a
-// rank appears twice or is out of range, or when there are none.
+// rank appears twice or is out of range, when two reports describe one
+// process group differently (other ranks, sizes or mesh dimensions), or when
+// there are none. A mesh dimension whose index one rank could not tell takes
+// the index another rank gives.
 absl::StatusOr<JobReport> MergeRankReports(absl::Span<const RankReport> ranks);
 // The same from JSON documents; `names` label them in errors (file names).
 absl::StatusOr<JobReport> MergeRankReportsJson(
@@ -93,7 +116,8 @@ absl::StatusOr<JobReport> MergeRankReportsJson(
 // {"schema_version", "kind": "job_report", "job_id", "world_size", "backend",
 //  "ranks", "missing_ranks", "total", "per_rank": {rank: value},
 //  "rank_min", "rank_max", "imbalance", "by_operator", "communication",
-//  "communication_per_rank", "diagnostics"} (docs/report-schema.md).
+//  "communication_per_rank", "diagnostics", "groups": [{"name", "size",
+//  "ranks", "mesh_dim"?}]} (docs/report-schema.md).
 Json JobReportToJson(const JobReport& report);
 
 }  // namespace torchscan::report

@@ -1,5 +1,7 @@
 #include "report/job_merge.h"
 
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,11 +30,14 @@ TEST(BusBytesTest, RoundsHalfUp) {
 CommunicationReport SampleCommunication() {
   CommunicationReport report;
   EXPECT_TRUE(
-      report.Add("c10d.allreduce_", CollectiveKind::kAllReduce, 2, 400).ok());
+      report.Add("c10d.allreduce_", CollectiveKind::kAllReduce, "1", 2, 400)
+          .ok());
   EXPECT_TRUE(
-      report.Add("c10d.allreduce_", CollectiveKind::kAllReduce, 2, 100).ok());
+      report.Add("c10d.allreduce_", CollectiveKind::kAllReduce, "2", 2, 100)
+          .ok());
   EXPECT_TRUE(
-      report.Add("c10d._allgather_base_", CollectiveKind::kAllGather, 4, 64)
+      report
+          .Add("c10d._allgather_base_", CollectiveKind::kAllGather, "0", 4, 64)
           .ok());
   return report;
 }
@@ -69,17 +74,112 @@ TEST(CommunicationTest, RejectsInconsistentTotals) {
             read.status().message().find("communication.total"));
 }
 
+TEST(CommunicationTest, BreaksDownByGroup) {
+  const Json json = CommunicationToJson(SampleCommunication());
+  // Groups "1" and "2" both have 2 ranks: one by_group_size bucket, two
+  // groups.
+  EXPECT_EQ(2, json["by_kind"]["all_reduce"]["by_group_size"]["2"]["calls"]);
+  const Json& by_group = json["by_group"];
+  ASSERT_EQ(3, by_group.size());
+  EXPECT_EQ(2, by_group["1"]["size"]);
+  EXPECT_EQ(1, by_group["1"]["calls"]);
+  EXPECT_EQ(400, by_group["1"]["payload_bytes"]);
+  EXPECT_EQ(400, by_group["1"]["bus_bytes"]);  // 2(n-1)/n = 1
+  EXPECT_EQ(100, by_group["2"]["by_kind"]["all_reduce"]["payload_bytes"]);
+  EXPECT_EQ(4, by_group["0"]["size"]);
+  EXPECT_EQ(48, by_group["0"]["by_kind"]["all_gather"]["bus_bytes"]);
+  // Added last: the members that were there before keep their order.
+  EXPECT_EQ("by_group", std::prev(json.end()).key());
+}
+
+TEST(CommunicationTest, RefusesAGroupWithTwoSizes) {
+  CommunicationReport report = SampleCommunication();
+  const CommunicationReport before = report;
+  absl::Status added =
+      report.Add("c10d.allreduce_", CollectiveKind::kAllReduce, "1", 4, 8);
+  ASSERT_FALSE(added.ok());
+  EXPECT_EQ("process group '1' has 2 ranks in one place and 4 in another",
+            added.message());
+  EXPECT_EQ(before, report);
+
+  CommunicationReport other;
+  ASSERT_TRUE(
+      other.Add("c10d.allreduce_", CollectiveKind::kAllReduce, "0", 2, 8).ok());
+  EXPECT_FALSE(report.Merge(other).ok());
+  EXPECT_EQ(before, report);
+}
+
+TEST(CommunicationTest, MergeSumsGroups) {
+  CommunicationReport report = SampleCommunication();
+  ASSERT_TRUE(report.Merge(SampleCommunication()).ok());
+  EXPECT_EQ(2, report.by_group["1"].by_kind[CollectiveKind::kAllReduce].calls);
+  EXPECT_EQ(
+      800,
+      report.by_group["1"].by_kind[CollectiveKind::kAllReduce].payload_bytes);
+  absl::StatusOr<CommunicationReport> read =
+      CommunicationFromJson(CommunicationToJson(report));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(report, *read);
+}
+
+TEST(CommunicationTest, RefusesGroupsThatDisagreeWithKinds) {
+  // Consistent derived members, but a call more than by_kind has.
+  CommunicationReport extra = SampleCommunication();
+  extra.by_group["1"].by_kind[CollectiveKind::kAllReduce].calls += 1;
+  Json json = CommunicationToJson(SampleCommunication());
+  json["by_group"] = CommunicationToJson(extra)["by_group"];
+  absl::StatusOr<CommunicationReport> read = CommunicationFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(
+      "communication.by_group: does not hold the same calls and payload bytes "
+      "as by_kind (per kind and group size)",
+      read.status().message());
+}
+
+TEST(CommunicationTest, RefusesWrongGroupBusBytes) {
+  Json json = CommunicationToJson(SampleCommunication());
+  json["by_group"]["0"]["by_kind"]["all_gather"]["bus_bytes"] = 64;
+  absl::StatusOr<CommunicationReport> read = CommunicationFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(std::string::npos,
+            read.status().message().find("communication.by_group: does not "
+                                         "match the collectives listed"));
+}
+
+TEST(CommunicationTest, RefusesUnknownAndMissingMembers) {
+  Json json = CommunicationToJson(SampleCommunication());
+  json["by_mesh"] = Json::object();
+  absl::StatusOr<CommunicationReport> read = CommunicationFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("communication.by_mesh: unknown field", read.status().message());
+
+  json = CommunicationToJson(SampleCommunication());
+  json["by_group"]["1"]["mesh"] = "dp";
+  read = CommunicationFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("communication.by_group.1.mesh: unknown field",
+            read.status().message());
+
+  json = CommunicationToJson(SampleCommunication());
+  json.erase("by_group");
+  read = CommunicationFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("communication.by_group: is missing", read.status().message());
+}
+
 Json RankJson(int rank, int world, std::string job, long flops) {
   FlopReport flop_report;
   flop_report.torch_version = "2.13.0";
   flop_report.total = MetricResult::Complete(Count(flops), OperatorFlopsKind());
   flop_report.by_operator["aten.mm"] = flops;
   Json json = FlopReportToJson(flop_report);
-  DistributedContext context{job, rank, world, "gloo", {{"0", {0, 1}}}};
+  DistributedContext context{
+      job, rank, world, "gloo", {{"0", {0, 1}, std::nullopt}}};
   json["distributed"] = DistributedContextToJson(context);
   CommunicationReport comm;
   EXPECT_TRUE(
-      comm.Add("c10d.allreduce_", CollectiveKind::kAllReduce, world, 100).ok());
+      comm.Add("c10d.allreduce_", CollectiveKind::kAllReduce, "0", world, 100)
+          .ok());
   json["communication"] = CommunicationToJson(comm);
   return json;
 }
@@ -151,6 +251,130 @@ TEST(JobMergeTest, RefusesReportsWithoutContext) {
   ASSERT_FALSE(job.ok());
   EXPECT_NE(std::string::npos,
             job.status().message().find("a.distributed: is missing"));
+}
+
+// Rank `rank` of a 2 x 2 mesh ("dp", "tp") over 4 ranks: groups named as
+// torch names them (dp groups [0, 2] "2" and [1, 3] "3", tp groups [0, 1]
+// "4" and [2, 3] "5"), one all-reduce of 64 bytes on each of its groups.
+Json MeshRankJson(int rank) {
+  FlopReport flop_report;
+  flop_report.torch_version = "2.13.0";
+  flop_report.total = MetricResult::Complete(Count(10), OperatorFlopsKind());
+  Json json = FlopReportToJson(flop_report);
+  const std::string dp = rank % 2 == 0 ? "2" : "3";
+  const std::string tp = rank < 2 ? "4" : "5";
+  const std::vector<std::int64_t> dp_ranks =
+      rank % 2 == 0 ? std::vector<std::int64_t>{0, 2}
+                    : std::vector<std::int64_t>{1, 3};
+  const std::vector<std::int64_t> tp_ranks =
+      rank < 2 ? std::vector<std::int64_t>{0, 1}
+               : std::vector<std::int64_t>{2, 3};
+  DistributedContext context{"j",
+                             rank,
+                             4,
+                             "gloo",
+                             {{"0", {0, 1, 2, 3}, std::nullopt},
+                              {dp, dp_ranks, MeshDimension{"dp", 0}},
+                              {tp, tp_ranks, MeshDimension{"tp", 1}}}};
+  json["distributed"] = DistributedContextToJson(context);
+  CommunicationReport comm;
+  EXPECT_TRUE(
+      comm.Add("c10d.allreduce_", CollectiveKind::kAllReduce, dp, 2, 64).ok());
+  EXPECT_TRUE(
+      comm.Add("c10d.allreduce_", CollectiveKind::kAllReduce, tp, 2, 64).ok());
+  json["communication"] = CommunicationToJson(comm);
+  return json;
+}
+
+TEST(DistributedContextTest, JsonRoundTripsMeshDimensions) {
+  const Json json = MeshRankJson(1)["distributed"];
+  EXPECT_FALSE(json["groups"][0].contains("mesh_dim"));
+  EXPECT_EQ("dp", json["groups"][1]["mesh_dim"]["name"]);
+  EXPECT_EQ(0, json["groups"][1]["mesh_dim"]["index"]);
+  absl::StatusOr<DistributedContext> read = DistributedContextFromJson(json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(json, DistributedContextToJson(*read));
+  ASSERT_EQ(3, read->groups.size());
+  EXPECT_EQ((MeshDimension{"tp", 1}), read->groups[2].mesh_dim);
+
+  Json unknown_index = json;
+  unknown_index["groups"][1]["mesh_dim"]["index"] = nullptr;
+  read = DistributedContextFromJson(unknown_index);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((MeshDimension{"dp", std::nullopt}), read->groups[1].mesh_dim);
+}
+
+TEST(DistributedContextTest, RefusesUnknownMembersAndWrongSizes) {
+  Json json = MeshRankJson(0)["distributed"];
+  json["groups"][1]["mesh_dim"]["size"] = 2;
+  absl::StatusOr<DistributedContext> read = DistributedContextFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("distributed.groups[1].mesh_dim.size: unknown field",
+            read.status().message());
+
+  json = MeshRankJson(0)["distributed"];
+  json["groups"][2]["size"] = 3;
+  read = DistributedContextFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("distributed.groups[2].size: is 3 but the group lists 2 ranks",
+            read.status().message());
+
+  json = MeshRankJson(0)["distributed"];
+  json["mesh"] = "2x2";
+  read = DistributedContextFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("distributed.mesh: unknown field", read.status().message());
+}
+
+TEST(JobMergeTest, SumsGroupsAndListsTheirMeshDimensions) {
+  std::vector<Json> ranks;
+  for (int rank = 0; rank < 4; ++rank) ranks.push_back(MeshRankJson(rank));
+  // One rank could not tell the index of its tp dimension: the others can.
+  ranks[3]["distributed"]["groups"][2]["mesh_dim"]["index"] = nullptr;
+  absl::StatusOr<JobReport> job =
+      MergeRankReportsJson(ranks, {"r0", "r1", "r2", "r3"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const Json json = JobReportToJson(*job);
+  const Json& by_group = json["communication"]["by_group"];
+  ASSERT_EQ(4, by_group.size());
+  for (const char* name : {"2", "3", "4", "5"}) {
+    EXPECT_EQ(2, by_group[name]["calls"]) << name;  // one per member rank
+    EXPECT_EQ(128, by_group[name]["payload_bytes"]) << name;
+    EXPECT_EQ(2, by_group[name]["size"]) << name;
+  }
+  EXPECT_EQ(8, json["communication"]["by_kind"]["all_reduce"]["calls"]);
+  const Json& groups = json["groups"];
+  ASSERT_EQ(5, groups.size());
+  EXPECT_EQ("0", groups[0]["name"]);
+  EXPECT_FALSE(groups[0].contains("mesh_dim"));
+  EXPECT_EQ((std::vector<std::int64_t>{1, 3}),
+            groups[2]["ranks"].get<std::vector<std::int64_t>>());
+  EXPECT_EQ("dp", groups[2]["mesh_dim"]["name"]);
+  EXPECT_EQ("5", groups[4]["name"]);
+  EXPECT_EQ(1, groups[4]["mesh_dim"]["index"]);
+  EXPECT_EQ("groups", std::prev(json.end()).key());
+}
+
+TEST(JobMergeTest, RefusesOneGroupDescribedTwoWays) {
+  Json other = MeshRankJson(2);
+  other["distributed"]["groups"][1]["ranks"] = {0, 3};
+  absl::StatusOr<JobReport> job =
+      MergeRankReportsJson({MeshRankJson(0), other}, {"a", "b"});
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(
+      "the reports are not from one job: a has process group 2 with ranks "
+      "[0, 2] but b has process group 2 with ranks [0, 3]",
+      job.status().message());
+
+  other = MeshRankJson(2);
+  other["distributed"]["groups"][1]["mesh_dim"]["name"] = "tp";
+  job = MergeRankReportsJson({MeshRankJson(0), other}, {"a", "b"});
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(
+      "the reports are not from one job: a has process group 2 on mesh "
+      "dimension dp (index 0) but b has process group 2 on mesh dimension tp "
+      "(index 0)",
+      job.status().message());
 }
 
 }  // namespace

@@ -139,6 +139,25 @@ void PrintJobReport(const torchscan::report::Json& job, std::ostream& out) {
         << DumpJson(entry["payload_bytes"]) << " payload bytes, "
         << DumpJson(entry["bus_bytes"]) << " bus bytes\n";
   }
+  // One line per process group that carried collectives, with its ranks
+  // and mesh dimension from the job's group list.
+  const torchscan::report::Json& by_group =
+      job["communication"].value("by_group", torchscan::report::Json::object());
+  for (const auto& [name, entry] : by_group.items()) {
+    out << "group " << DumpJson(torchscan::report::Json(name));
+    for (const torchscan::report::Json& group : job["groups"]) {
+      if (group["name"] != name) continue;
+      out << " ranks " << DumpJson(group["ranks"]);
+      if (group.contains("mesh_dim")) {
+        out << " mesh dimension "
+            << group["mesh_dim"]["name"].get<std::string>() << " (index "
+            << DumpJson(group["mesh_dim"]["index"]) << ")";
+      }
+    }
+    out << ": " << DumpJson(entry["calls"]) << " calls, "
+        << DumpJson(entry["payload_bytes"]) << " payload bytes, "
+        << DumpJson(entry["bus_bytes"]) << " bus bytes\n";
+  }
 }
 
 absl::StatusOr<int> Merge(const std::vector<char*>& positional) {

@@ -120,8 +120,8 @@ void RecordCommunicationOf(const OperatorInfo& info,
     session.RecordUnreadableCommunication(info, volume.status().message());
     return;
   }
-  session.RecordCommunication(info, info.collective->kind, volume->group_size,
-                              volume->payload_bytes);
+  session.RecordCommunication(info, info.collective->kind, volume->group_name,
+                              volume->group_size, volume->payload_bytes);
 }
 
 }  // namespace torchscan::dispatch

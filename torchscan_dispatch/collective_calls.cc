@@ -2,8 +2,10 @@
 
 #include <array>
 #include <exception>
+#include <string>
 #include <torch/csrc/distributed/c10d/GroupRegistry.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -139,18 +141,41 @@ absl::StatusOr<Count> TensorBytes(const c10::IValue& value) {
       absl::StrCat("expected tensors, got ", value.tagKind()));
 }
 
+// The group's name and size, read from the group.
+struct GroupIdentity {
+  std::string name;
+  std::int64_t size = 0;
+};
+
+// A group whose name cannot be read (getGroupName() throws for a group
+// without a backend) is still measured: its collectives are listed under
+// the empty name.
+GroupIdentity IdentityOf(const c10d::ProcessGroup& group) {
+  GroupIdentity identity{"", group.getSize()};
+  try {
+    identity.name = group.getGroupName();
+  } catch (const std::exception&) {
+    identity.name.clear();
+  }
+  return identity;
+}
+
 // NOTE [Process groups in collective calls]
 // c10d::* operators take the ProcessGroup itself (a TorchScript custom
 // class); the functional collectives take the group's registered name (or,
 // from Python, sometimes the object). Either way the size is the group's own
-// getSize(), not a guess from tensor shapes.
-absl::StatusOr<std::int64_t> GroupSize(const c10::IValue& group) {
+// getSize(), not a guess from tensor shapes, and the name is the group's own
+// getGroupName(): for a registered name that is the name itself, the key
+// Python's ProcessGroup.group_name and the report's `distributed.groups`
+// use too, so each collective can be matched to its group (and mesh
+// dimension) there.
+absl::StatusOr<GroupIdentity> ReadGroup(const c10::IValue& group) {
   try {
     if (group.isString()) {
-      return c10d::resolve_process_group(group.toStringRef())->getSize();
+      return IdentityOf(*c10d::resolve_process_group(group.toStringRef()));
     }
     if (group.isCustomClass()) {
-      return group.toCustomClass<c10d::ProcessGroup>()->getSize();
+      return IdentityOf(*group.toCustomClass<c10d::ProcessGroup>());
     }
   } catch (const c10::Error& error) {
     return absl::InvalidArgumentError(
@@ -193,9 +218,9 @@ absl::StatusOr<CollectiveVolume> ReadCollective(
       group_argument >= static_cast<int>(arguments.size())) {
     return absl::InvalidArgumentError("it has no process-group argument");
   }
-  TS_ASSIGN_OR_RETURN(const std::int64_t size,
-                      GroupSize(arguments[group_argument]));
-  CollectiveVolume volume{size, 0};
+  TS_ASSIGN_OR_RETURN(GroupIdentity group,
+                      ReadGroup(arguments[group_argument]));
+  CollectiveVolume volume{std::move(group.name), group.size, 0};
   const int tensors = spec.payload == PayloadSource::kArgument1 ? 1 : 0;
   if (spec.payload == PayloadSource::kNone) return volume;
   if (tensors >= static_cast<int>(arguments.size())) {

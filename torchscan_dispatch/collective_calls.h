@@ -1,7 +1,7 @@
 // Reading a collective's volume from its operator call: which c10d and
-// functional-collective operators are communication, their kind, the size
-// of their process group and their payload bytes (report/communication.h
-// has the conventions).
+// functional-collective operators are communication, their kind, the name
+// and size of their process group and their payload bytes
+// (report/communication.h has the conventions).
 
 #ifndef TORCHSCAN_DISPATCH_COLLECTIVE_CALLS_H_
 #define TORCHSCAN_DISPATCH_COLLECTIVE_CALLS_H_
@@ -47,6 +47,9 @@ const formulas::IgnoredOperatorEntry* CommunicationIgnoredEntry(
     absl::string_view packet);
 
 struct CollectiveVolume {
+  // The group's c10d name (ProcessGroup::getGroupName(): the name
+  // torch.distributed registered it under; empty for a group never named).
+  std::string group_name;
   std::int64_t group_size = 0;
   report::Count payload_bytes = 0;
 };

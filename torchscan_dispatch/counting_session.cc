@@ -249,11 +249,12 @@ void CountingSession::RecordFailedIn(const OperatorInfo& op,
 
 void CountingSession::RecordCommunication(const OperatorInfo& op,
                                           report::CollectiveKind kind,
+                                          absl::string_view group_name,
                                           std::int64_t group_size,
                                           Count payload_bytes) {
   absl::MutexLock lock(&mu_);
-  if (absl::Status status =
-          communication_.Add(op.report_name, kind, group_size, payload_bytes);
+  if (absl::Status status = communication_.Add(op.report_name, kind, group_name,
+                                               group_size, payload_bytes);
       !status.ok()) {
     communication_.AddUnreadable(op.report_name, status.message())
         .IgnoreError();

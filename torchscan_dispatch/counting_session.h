@@ -106,9 +106,11 @@ class CountingSession : public c10::DebugInfoBase,
                       std::vector<c10::IValue> arguments,
                       std::vector<c10::IValue> results);
 
-  // One collective call of `op` moving `payload_bytes` in a group of
-  // `group_size` ranks, or one whose volume could not be read (`reason`).
+  // One collective call of `op` moving `payload_bytes` in the group named
+  // `group_name` of `group_size` ranks, or one whose volume could not be
+  // read (`reason`).
   void RecordCommunication(const OperatorInfo& op, report::CollectiveKind kind,
+                           absl::string_view group_name,
                            std::int64_t group_size, Count payload_bytes);
   void RecordUnreadableCommunication(const OperatorInfo& op,
                                      absl::string_view reason);
