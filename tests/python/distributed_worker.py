@@ -137,6 +137,83 @@ def tensor_parallel_mlp(rank: int, world: int) -> dict:
     return {"report": counter.report(), "comm_debug": comm_debug_counts(forward)}
 
 
+def outside_a_subgroup(rank: int, world: int) -> dict:
+    # Ranks 1 and 3 are outside the group: new_group gives them a
+    # placeholder (docs/distributed.md), and their measurement must work.
+    group = dist.new_group([0, 2])
+    x, w = torch.randn(4, 8), torch.randn(8, 8)
+    with torchscan_dispatch.FlopCounter(track_modules=False) as counter:
+        y = x @ w  # 2*4*8*8 = 512 FLOPs
+        if rank in (0, 2):
+            dist.all_reduce(y, group=group)  # 4*8 float32 = 128 bytes
+        dist.all_reduce(y)
+    member = rank in (0, 2)
+    return {"report": counter.report(), "group_name": str(group.group_name) if member else None}
+
+
+def parallel_mesh_step(rank: int, shape: tuple[int, ...], names: tuple[str, ...],
+                       shard: str | tuple[str, ...], tensor_parallel: str | None) -> dict:
+    """One measured training step of Mlp((16, 32, 16)) under FSDP2 on mesh
+    dimension(s) `shard` (two names: HSDP, replicate then shard) and, when
+    given, tensor parallelism on dimension `tensor_parallel`."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
+
+    mesh = init_device_mesh("cpu", shape, mesh_dim_names=names)
+    torch.manual_seed(0)
+    model = Mlp((16, 32, 16))
+    if tensor_parallel is not None:
+        model = parallelize_module(
+            model, mesh[tensor_parallel], {"up": ColwiseParallel(), "down": RowwiseParallel()}
+        )
+    # The bytes FSDP2 shards: each parameter's tensor-parallel local shard.
+    local_bytes = sum(
+        (p.to_local() if isinstance(p, DTensor) else p).numel() * p.element_size()
+        for p in model.parameters()
+    )
+    fully_shard(model, mesh=mesh[shard])
+    # Ranks of one tensor-parallel group see the same batch.
+    data_rank = mesh[shard].get_rank() if isinstance(shard, tuple) else mesh[shard].get_local_rank()
+    batch = torch.randn(8, 16, generator=torch.Generator().manual_seed(data_rank))
+
+    def step():
+        model(batch).sum().backward()
+
+    step()
+    with torchscan_dispatch.FlopCounter(track_modules=False) as counter:
+        step()
+    dimension_groups = {name: str(mesh[name].get_group().group_name) for name in names}
+    return {
+        "report": counter.report(),
+        "comm_debug": comm_debug_counts(step),
+        "flop_counter_mode": flop_counter_total(step),
+        "local_parameter_bytes": local_bytes,
+        "dimension_groups": dimension_groups,
+        "job": torchscan_dispatch.gather_job_report(counter.report()),
+    }
+
+
+def fsdp_tensor_parallel(rank: int, world: int) -> dict:
+    return parallel_mesh_step(rank, (2, 2), ("dp", "tp"), "dp", "tp")
+
+
+def mesh_3d(rank: int, world: int) -> dict:
+    # Names other than fsdp_tp's: DTensor takes a mesh equal to an earlier
+    # one (same ranks, layout and names) for that one, and runs its
+    # collectives on the earlier mesh's groups.
+    return parallel_mesh_step(rank, (1, 2, 2), ("pp", "fsdp", "mp"), "fsdp", "mp")
+
+
+def hsdp(rank: int, world: int) -> dict:
+    return parallel_mesh_step(rank, (2, 2), ("replicate", "shard"), ("replicate", "shard"), None)
+
+
 def job_gather(rank: int, world: int) -> dict:
     x = torch.randn(4, 8)
     w = torch.randn(8, 8 * (rank + 1))
@@ -220,6 +297,10 @@ CHECKS = {
     "tp": tensor_parallel_mlp,
     "fsdp": fsdp_step,
     "gather": job_gather,
+    "subgroup": outside_a_subgroup,
+    "fsdp_tp": fsdp_tensor_parallel,
+    "mesh3d": mesh_3d,
+    "hsdp": hsdp,
     "failing": failing_rank,
     "mfu": mfu_steps,
     "compiled": compiled_collective,

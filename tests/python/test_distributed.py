@@ -301,7 +301,9 @@ def test_compiled_step_counts_equal_eager():
 
 @pytest.fixture(scope="module")
 def four_ranks(tmp_path_factory):
-    return run_job(tmp_path_factory.mktemp("job4"), 4, ["fsdp", "gather"])
+    return run_job(
+        tmp_path_factory.mktemp("job4"), 4, ["fsdp", "gather", "subgroup", "fsdp_tp", "mesh3d", "hsdp"]
+    )
 
 
 @pytest.mark.parametrize("rank", [0, 3])
@@ -332,6 +334,172 @@ def test_four_rank_job_report(four_ranks):
     assert job["ranks"] == [0, 1, 2, 3]
     assert job["total"]["value"] == sum(per_rank)
     assert job["communication"]["by_kind"]["all_reduce"]["by_group_size"]["4"]["calls"] == 4
+
+
+# --- process groups and device meshes (four ranks) ----------------------------
+
+
+def group_entry(result: dict, name: str) -> dict:
+    groups = result["report"]["distributed"]["groups"]
+    (entry,) = [group for group in groups if group["name"] == name]
+    return entry
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3])
+def test_rank_outside_a_subgroup_is_measured(four_ranks, rank):
+    subgroup = four_ranks[rank]["subgroup"]
+    report = subgroup["report"]
+    assert report["total"]["value"] == 2 * 4 * 8 * 8
+    by_group = report["communication"]["by_group"]
+    world = {"size": 4, "calls": 1, "payload_bytes": 128, "bus_bytes": 192}
+    assert by_group["0"] == {**world, "by_kind": {"all_reduce": {"calls": 1, "payload_bytes": 128, "bus_bytes": 192}}}
+    names = [group["name"] for group in report["distributed"]["groups"]]
+    if rank in (0, 2):
+        name = subgroup["group_name"]
+        assert group_entry(subgroup, name) == {"name": name, "size": 2, "ranks": [0, 2]}
+        assert by_group[name]["calls"] == 1 and by_group[name]["payload_bytes"] == 128
+        assert sorted(by_group) == sorted(["0", name])
+    else:
+        # Only the groups this rank is a member of.
+        assert names == ["0"] and list(by_group) == ["0"]
+
+
+# Mlp((16, 32, 16)) with tensor parallelism over 2 ranks: each rank holds
+# half of up (16 of 32 output features) and half of down (16 of 32 input
+# features); down's bias is replicated.
+TP_LOCAL_PARAMETER_BYTES = (16 * 16 + 16 + 16 * 16 + 16) * 4
+FULL_PARAMETER_BYTES = (32 * 16 + 32 + 16 * 32 + 16) * 4
+
+
+def local_shard_flops() -> int:
+    batch, shard = 8, 16
+    up = 2 * batch * 16 * shard  # x (8x16) @ up's local weight (16 -> 16)
+    down = 2 * batch * shard * 16  # the local hidden (8x16) @ down's (16 -> 16)
+    forward = up + down
+    # down: input and weight gradients; up: the weight gradient only (the
+    # batch does not require grad).
+    backward = 2 * down + up
+    return forward + backward
+
+
+def check_mesh_collectives(result: dict, expected: dict[str, dict[str, tuple[int, int, int]]],
+                           dimensions: dict[str, int]) -> None:
+    """`expected`: mesh dimension -> kind -> (calls, payload, bus bytes)."""
+    report = result["report"]
+    comm = report["communication"]
+    assert comm["status"] == "complete"
+    assert report["communication"]["by_operator"] == result["comm_debug_ours"]
+    groups = result["dimension_groups"]
+    by_group = comm["by_group"]
+    for dimension, kinds in expected.items():
+        name = groups[dimension]
+        entry = group_entry(result, name)
+        assert entry["mesh_dim"] == {"name": dimension, "index": dimensions[dimension]}
+        got = {kind: (tally["calls"], tally["payload_bytes"], tally["bus_bytes"])
+               for kind, tally in by_group[name]["by_kind"].items()}
+        assert got == kinds, dimension
+    # Every collective is on a mesh dimension's group.
+    assert sorted(by_group) == sorted(groups[dimension] for dimension in expected)
+    # Every mesh dimension's group is named as such.
+    for dimension, index in dimensions.items():
+        assert group_entry(result, groups[dimension])["mesh_dim"] == {"name": dimension, "index": index}
+
+
+def with_our_operator_names(result: dict) -> dict:
+    # CommDebugMode names _c10d_functional.* "c10d_functional.*".
+    result = dict(result)
+    result["comm_debug_ours"] = {
+        ("_" + op if op.startswith("c10d_functional.") else op): calls
+        for op, calls in result["comm_debug"].items()
+    }
+    return result
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3])
+def test_fsdp2_with_tensor_parallel_on_a_2x2_mesh(four_ranks, rank):
+    result = with_our_operator_names(four_ranks[rank]["fsdp_tp"])
+    assert result["local_parameter_bytes"] == TP_LOCAL_PARAMETER_BYTES
+    # Per rank: the local shards' matmuls; FlopCounterMode counts the DTensor
+    # operators globally, the tensor-parallel degree (2) times more.
+    # (FSDP2's and DTensor's other operators, e.g. aten.add_, have no FLOP
+    # formula: the total is partial, its known value exact.)
+    assert result["report"]["total"]["known_value"] == local_shard_flops() == 20480
+    assert result["flop_counter_mode"] == 2 * local_shard_flops()
+    gathered = TP_LOCAL_PARAMETER_BYTES  # the dp group gathers all of it
+    check_mesh_collectives(result, {
+        # FSDP2 on dp: one all-gather of the parameters, one reduce-scatter
+        # of their gradients; bus bytes (n-1)/n of the full buffer.
+        "dp": {"all_gather": (1, gathered, gathered // 2), "reduce_scatter": (1, gathered, gathered // 2)},
+        # RowwiseParallel's partial output (8x16 float32) all-reduced on tp.
+        "tp": {"all_reduce": (1, 8 * 16 * 4, 8 * 16 * 4)},
+    }, {"dp": 0, "tp": 1})
+
+
+@pytest.mark.parametrize("rank", [0, 3])
+def test_3d_mesh_attributes_each_dimension(four_ranks, rank):
+    result = with_our_operator_names(four_ranks[rank]["mesh3d"])
+    assert result["report"]["total"]["known_value"] == local_shard_flops()
+    gathered = TP_LOCAL_PARAMETER_BYTES
+    check_mesh_collectives(result, {
+        "fsdp": {"all_gather": (1, gathered, gathered // 2), "reduce_scatter": (1, gathered, gathered // 2)},
+        "mp": {"all_reduce": (1, 8 * 16 * 4, 8 * 16 * 4)},
+    }, {"pp": 0, "fsdp": 1, "mp": 2})
+    pp = group_entry(result, result["dimension_groups"]["pp"])
+    assert pp["ranks"] == [rank] and pp["size"] == 1
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3])
+def test_hsdp_shards_on_one_dimension_and_replicates_on_the_other(four_ranks, rank):
+    result = with_our_operator_names(four_ranks[rank]["hsdp"])
+    assert result["report"]["total"]["known_value"] == 2 * local_shard_flops()  # no tensor parallelism
+    full = FULL_PARAMETER_BYTES
+    check_mesh_collectives(result, {
+        "shard": {"all_gather": (1, full, full // 2), "reduce_scatter": (1, full, full // 2)},
+        # The reduce-scattered half of the gradients, all-reduced across
+        # replicas (2(n-1)/n = 1 for n = 2).
+        "replicate": {"all_reduce": (1, full // 2, full // 2)},
+    }, {"replicate": 0, "shard": 1})
+
+
+def test_mesh_job_report_sums_each_group(four_ranks):
+    import torchscan_dispatch
+
+    job = four_ranks[0]["fsdp_tp"]["job"]
+    reports = [result["fsdp_tp"]["report"] for result in four_ranks]
+    assert torchscan_dispatch.merge_rank_reports(reports) == job
+    assert job["total"]["known_value"] == 4 * local_shard_flops()
+    # Partial from the ranks' uncounted operators, not from missing ranks.
+    assert job["total"]["status"] == "partial" and job["missing_ranks"] == []
+    assert {entry["status"] for entry in job["per_rank"].values()} == {"partial"}
+    by_group = job["communication"]["by_group"]
+    groups = {group["name"]: group for group in job["groups"]}
+    dp_groups = {result["fsdp_tp"]["dimension_groups"]["dp"] for result in four_ranks}
+    tp_groups = {result["fsdp_tp"]["dimension_groups"]["tp"] for result in four_ranks}
+    assert [sorted(groups[name]["ranks"]) for name in sorted(dp_groups, key=int)] == [[0, 2], [1, 3]]
+    assert [sorted(groups[name]["ranks"]) for name in sorted(tp_groups, key=int)] == [[0, 1], [2, 3]]
+    for name in dp_groups:
+        assert groups[name]["mesh_dim"] == {"name": "dp", "index": 0}
+        # Both member ranks' calls.
+        assert by_group[name]["by_kind"]["all_gather"]["calls"] == 2
+        assert by_group[name]["payload_bytes"] == 2 * 2 * TP_LOCAL_PARAMETER_BYTES
+    for name in tp_groups:
+        assert groups[name]["mesh_dim"] == {"name": "tp", "index": 1}
+        assert by_group[name]["by_kind"] == {"all_reduce": {"calls": 2, "payload_bytes": 1024, "bus_bytes": 1024}}
+
+
+def test_cli_merge_of_a_mesh_job_equals_in_process_gather(four_ranks, tmp_path):
+    cli = os.environ.get("TORCHSCAN_CLI")
+    if not cli:
+        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
+    paths = []
+    for result in four_ranks:
+        path = tmp_path / f"rank{result['rank']}.json"
+        path.write_text(json.dumps(result["fsdp_tp"]["report"]))
+        paths.append(str(path))
+    merged = subprocess.run([cli, "merge", *paths, "--json", str(tmp_path / "job.json")],
+                            capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0, merged.stderr
+    assert json.loads((tmp_path / "job.json").read_text()) == four_ranks[0]["fsdp_tp"]["job"]
 
 
 # --- the example ---------------------------------------------------------------
