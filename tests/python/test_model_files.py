@@ -406,3 +406,18 @@ def test_what_torch_prints_while_loading_is_shown_only_with_verbose(tmp_path):
     lines = verbose.stderr.splitlines()
     assert lines[-1] == quiet.stderr.rstrip("\n")
     assert len(lines) > 1 and all(line.startswith("torchscan: torch said: ") for line in lines[:-1])
+
+
+def test_scripted_densenet_has_every_dense_layer_and_the_eager_counts():
+    # torchvision's _DenseLayer declares forward overloads; scripted, its 58
+    # layers are called as forward__0 / forward__1.
+    prepare_torchvision()
+    torchvision = pytest.importorskip("torchvision", reason="torchvision is not installed")
+    torch.manual_seed(0)
+    model = torchvision.models.densenet121().eval()
+    x = torch.rand(1, 3, 64, 64)
+    scripted = torchscan_dispatch.crawl_module(torch.jit.script(model), args=(x,))
+    eager = torchscan_dispatch.crawl_module(model, args=(x,))
+    assert [layer["type"] for layer in scripted["layers"]].count("_DenseLayer") == 58
+    assert [layer["path"] for layer in scripted["layers"]] == [layer["path"] for layer in eager["layers"]]
+    assert scripted["operator_flops"]["total"] == eager["operator_flops"]["total"]
