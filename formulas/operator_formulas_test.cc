@@ -73,7 +73,8 @@ std::map<std::string, std::vector<Case>> Cases() {
        {T({64, 16})},
        Mm(10, 32, 16) + Mm(30, 32, 16) + Mm(16, 32, 16)},
       // Batched, no offs: [4,8,32] @ [4,32,16].
-      {{T({4, 8, 32}), T({4, 32, 16}), None()}, {T({4, 8, 16})},
+      {{T({4, 8, 32}), T({4, 32, 16}), None()},
+       {T({4, 8, 16})},
        4 * Mm(8, 32, 16)},
       // Columns grouped: [4,8,32] @ [32,64].
       {{T({4, 8, 32}), T({32, 64}), Offsets({16, 32, 48, 64})},
@@ -318,8 +319,7 @@ std::map<std::string, std::vector<Case>> Cases() {
        2 * 1 * 5 * 5 * 3 * 3 * 8 * 4}};
   for (const char* packet :
        {"onednn::qconv2d_pointwise", "onednn::qconv_pointwise"}) {
-    cases[packet] = {{{T({2, 3, 32, 32}), V::Real(0.1), I(0),
-                       T({16, 3, 3, 3})},
+    cases[packet] = {{{T({2, 3, 32, 32}), V::Real(0.1), I(0), T({16, 3, 3, 3})},
                       {T({2, 16, 32, 32})},
                       Conv2d(2, 3, 16, 32, 32, 3, 3)}};
   }

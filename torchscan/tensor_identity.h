@@ -45,8 +45,8 @@ class SeenTensors {
 
     friend bool operator==(const View& a, const View& b) {
       return a.storage == b.storage && a.device == b.device &&
-             a.offset == b.offset && a.dtype == b.dtype &&
-             a.sizes == b.sizes && a.strides == b.strides;
+             a.offset == b.offset && a.dtype == b.dtype && a.sizes == b.sizes &&
+             a.strides == b.strides;
     }
     template <typename H>
     friend H AbslHashValue(H h, const View& view) {

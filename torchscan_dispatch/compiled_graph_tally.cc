@@ -188,6 +188,10 @@ absl::StatusOr<Value> ParseValue(const JsonValue& node) {
     value.unknown_shape = true;
   } else if (kind == "other") {
     value.kind = Kind::kOther;
+  } else if (kind == "str") {
+    value.kind = Kind::kOther;
+    TS_ASSIGN_OR_RETURN(std::string text, body.String());
+    value.text = std::move(text);
   } else {
     return node.Error(absl::StrCat("unknown value kind '", kind, "'"));
   }
@@ -384,8 +388,10 @@ absl::StatusOr<c10::IValue> ToDeferredIValue(
     }
     case Kind::kDouble:
       return c10::IValue(value.real);
-    case Kind::kNone:
     case Kind::kOther:
+      if (value.text) return c10::IValue(*value.text);
+      return c10::IValue();
+    case Kind::kNone:
       return c10::IValue();
   }
   return c10::IValue();
@@ -400,6 +406,37 @@ absl::StatusOr<std::vector<c10::IValue>> ToDeferredIValues(
     converted.push_back(std::move(one));
   }
   return converted;
+}
+
+// NOTE [Collectives in compiled graphs]
+// The spec gives a collective's tensors (shapes and dtypes) and its group's
+// registered name, which is what reading an eager call's volume needs: the
+// call's arguments are rebuilt as for a deferred call (meta tensors, the name
+// as a string) and measured by the fallback's own rules (collective_calls.h).
+// What cannot be rebuilt (an unknown shape or dtype, a group passed some
+// other way, a group no longer registered) is named as unmeasured, and the
+// communication metric is partial, never a silent zero.
+void RecordCompiledCollective(CountingSession& session,
+                              const CompiledGraphTally::Call& call,
+                              absl::Span<const std::int64_t> symbols) {
+  absl::StatusOr<std::vector<c10::IValue>> arguments;
+  {
+    NotCounted not_counted;
+    try {
+      arguments = ToDeferredIValues(call.arguments, symbols);
+    } catch (const c10::Error& error) {
+      arguments = absl::InternalError(error.what_without_backtrace());
+    }
+  }
+  if (!arguments.ok()) {
+    session.RecordUnreadableCommunication(
+        *call.info,
+        absl::StrCat("it ran inside a compiled graph whose description could "
+                     "not be rebuilt: ",
+                     arguments.status().message()));
+    return;
+  }
+  RecordCommunicationOf(*call.info, *arguments, session);
 }
 
 // Records `call` as a deferred call in `module_scope`, or says why its
@@ -678,15 +715,8 @@ void CompiledGraphTally::Record(
     const std::uint32_t scope = root_label
                                     ? ModuleScopeOf(session, i, *root_label)
                                     : session.CurrentModuleScope();
-    // NOTE [Collectives in compiled graphs]
-    // The spec keeps shapes, not dtypes or group names, so a collective's
-    // volume cannot be computed here: it is named as unmeasured and the
-    // communication metric is partial, never a silent zero.
     if (call.info->is_communication()) {
-      session.RecordUnreadableCommunication(
-          *call.info,
-          "it ran inside a compiled graph, whose tally does not describe "
-          "collective volumes");
+      RecordCompiledCollective(session, call, symbols);
     }
     if (RecordWithSessionFormula(session, call, scope, symbols)) continue;
     const std::optional<absl::StatusOr<Count>> outcome =

@@ -13,7 +13,7 @@
 // loaded from a compilation cache, which skips the passes.
 //
 // The description (the "spec") is JSON:
-//   {"version": 3,                // kSpecVersion; absent means this one
+//   {"version": 4,                // kSpecVersion; absent means this one
 //    "family": "0/0",             // Dynamo's compile id: a forward graph and
 //                                  // its backward share it
 //    "calls": [{"op": "aten::mm", "overload": "default",
@@ -22,7 +22,8 @@
 // where a VALUE is one of {"tensor": [DIM, ...], "dtype": DTYPE},
 // {"int": DIM}, {"ints": [DIM, ...]}, {"bool": b}, {"bools": [b, ...]},
 // {"float": x}, {"tensors": [[DIM, ...] or null, ...], "dtypes": [DTYPE or
-// null, ...]}, {"none": null}, {"unknown_tensor": null} or {"other": null};
+// null, ...]}, {"str": "text"}, {"none": null}, {"unknown_tensor": null} or
+// {"other": null};
 // a DIM is an integer or {"symbol": i}, the i-th value of the SymInt list
 // the call passes; every integer fits in 64 bits (the pass describes a
 // larger one as "other"); a float is a number or one of "inf", "-inf" and
@@ -31,9 +32,10 @@
 // "dtype" and "dtypes" members are optional (the built-in formulas read
 // shapes only; a deferred formula gets a tensor without a dtype as None), a
 // null in "tensors" is a tensor of unknown shape, and "dtypes", when
-// present, has one entry per tensor. Whatever no formula reads (complex
-// numbers, strings, devices, dtypes as arguments, symbolic floats and
-// booleans) is "other". A call with
+// present, has one entry per tensor. A string argument is kept ("str": a
+// collective's group name is one); whatever else no formula reads (complex
+// numbers, devices, dtypes as arguments, symbolic floats and booleans) is
+// "other". A call with
 // "form": "decomposed_product" is the broadcast multiply that Inductor's
 // decomposition made of the matrix product `op` (NOTE [Products that
 // Inductor decomposed] in the .cc). A spec with "unseen": "<reason>" stands
@@ -83,7 +85,7 @@ class CompiledGraphTally {
  public:
   // The spec format this library writes and reads (_SPEC_VERSION in
   // python/torchscan_dispatch/_compiled_graphs.py).
-  static constexpr std::int64_t kSpecVersion = 3;
+  static constexpr std::int64_t kSpecVersion = 4;
 
   // A dimension: a constant, or the index of a run-time symbol.
   using Dimension = std::variant<std::int64_t, std::size_t>;
@@ -101,6 +103,8 @@ class CompiledGraphTally {
     bool boolean = false;
     std::vector<bool> booleans;
     double real = 0;
+    // A string argument ("str"); its kind is kOther: no formula reads text.
+    std::optional<std::string> text;
   };
   // One module of a call's module stack: the compiled frame's name for the
   // module's root ("L['self']", "G['model']", ...), the path below it, the

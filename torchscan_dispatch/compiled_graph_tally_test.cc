@@ -197,7 +197,7 @@ TEST(CompiledGraphTallyTest, TwoGraphsUnseenForDifferentReasonsNameBoth) {
 
 TEST(CompiledGraphTallyTest, ASpecOfThisVersionIsRead) {
   const std::string spec =
-      R"({"version":3,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"({"version":4,"calls":[{"op":"aten::mm","overload":"default",)"
       R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
       R"("results":[{"tensor":[8,16]}]}]})";
   report::FlopReport report = Recorded(spec);
@@ -338,7 +338,7 @@ TEST(CompiledGraphTallyTest, ATensorListHasOneDtypePerTensor) {
 // aten.sum.dim_IntList(self, dim, keepdim, dtype) of a [n, 3] half tensor in
 // module Net.fc: the dtype argument is "other".
 constexpr char kSum[] =
-    R"({"version":3,"calls":[{"op":"aten::sum","overload":"dim_IntList",)"
+    R"({"version":4,"calls":[{"op":"aten::sum","overload":"dim_IntList",)"
     R"("modules":[["L['self']","fc","Linear"]],)"
     R"("arguments":[{"tensor":[{"symbol":0},3],"dtype":"float16"},)"
     R"({"ints":[1]},{"bool":false},{"other":null}],)"
@@ -387,6 +387,33 @@ TEST(CompiledGraphTallyTest, ATensorTheSpecDoesNotFullyDescribeIsNone) {
   ASSERT_EQ(1u, calls.size());
   EXPECT_TRUE(calls[0].arguments[0].isNone());
   EXPECT_TRUE(calls[0].results[0].isNone());  // no dtype
+}
+
+TEST(CompiledGraphTallyTest, AStringArgumentReachesADeferredCallAsText) {
+  // A collective's group name, or div's rounding mode: kept as text.
+  const std::string spec =
+      R"({"calls":[{"op":"aten::div","overload":"Tensor_mode",)"
+      R"("arguments":[{"tensor":[4],"dtype":"float32"},)"
+      R"({"tensor":[4],"dtype":"float32"},{"str":"floor"}],)"
+      R"("results":[{"tensor":[4],"dtype":"float32"}]}]})";
+  std::unique_ptr<CompiledGraphTally> tally = Parse(spec);
+  ASSERT_NE(nullptr, tally);
+  FlopCountingGuard guard(Deferring("aten::div"));
+  CountingSession& session = *CountingSession::Current();
+  tally->Record(session, {}, std::nullopt);
+  std::vector<DeferredCall> calls = session.TakeDeferredCalls();
+  ASSERT_EQ(1u, calls.size());
+  ASSERT_EQ(3u, calls[0].arguments.size());
+  EXPECT_EQ("floor", calls[0].arguments[2].toStringRef());
+}
+
+TEST(CompiledGraphTallyTest, AStringThatIsNotTextIsAnError) {
+  const std::string spec =
+      R"({"calls":[{"op":"aten::div","overload":"Tensor_mode",)"
+      R"("arguments":[{"str":3}],"results":[]}]})";
+  absl::StatusOr<std::unique_ptr<CompiledGraphTally>> tally =
+      CompiledGraphTally::Parse(spec);
+  EXPECT_FALSE(tally.ok());
 }
 
 TEST(CompiledGraphTallyTest, AResolvedDeferredCallCountsInItsModuleScope) {

@@ -55,7 +55,7 @@ from torchscan_dispatch import _global_hooks
 from torchscan_dispatch._library import compiled_region_calls, load_library
 from torchscan_dispatch._version import __version__
 
-_SPEC_VERSION = 3  # CompiledGraphTally::kSpecVersion
+_SPEC_VERSION = 4  # CompiledGraphTally::kSpecVersion
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Reentrant: importing Dynamo under it runs install() (the import hook).
 _lock = threading.RLock()
@@ -206,9 +206,10 @@ class _GraphDescription:
 
     def value(self, value: Any) -> dict[str, Any]:
         """An argument (a graph node or a constant) or a result (the node's
-        fake value) as the spec describes it. Anything no formula reads
-        (complex numbers, strings, devices, dtypes, layouts, memory formats,
-        symbolic expressions, opaque objects) is "other"."""
+        fake value) as the spec describes it. A string is kept as text (a
+        collective's group name); anything else no formula reads (complex
+        numbers, devices, dtypes, layouts, memory formats, symbolic
+        expressions, opaque objects) is "other"."""
         if isinstance(value, torch.fx.Node):
             meta = value.meta.get("val")
             if isinstance(meta, torch.Tensor):
@@ -220,6 +221,8 @@ class _GraphDescription:
             return self._tensor(value)
         if value is None:
             return {"none": None}
+        if isinstance(value, str):
+            return {"str": value}
         scalar = self._scalar(value)
         if scalar is not None:
             return scalar

@@ -279,7 +279,8 @@ def compiled_collective(rank: int, world: int) -> dict:
     w = torch.randn(16, 8)
 
     def step(x):
-        return funcol.all_reduce(x @ w, "sum", dist.group.WORLD) * 2
+        reduced = funcol.all_reduce(x @ w, "sum", dist.group.WORLD)
+        return funcol.all_gather_tensor(reduced, 0, dist.group.WORLD) * 2
 
     compiled = torch.compile(step)
     x = torch.randn(4, 16)

@@ -121,5 +121,7 @@ def test_non_finite_floats_are_written_as_strings():
     assert description.value(float("nan")) == {"float": "nan"}
     assert description.value(-0.0) == {"float": -0.0}
     assert description.value(1.5) == {"float": 1.5}
-    for other in (1 + 2j, "floor", torch.float32, torch.device("cpu"), torch.strided, 2**64, object()):
+    # Text is kept (a collective's group name); what no formula reads is "other".
+    assert description.value("floor") == {"str": "floor"}
+    for other in (1 + 2j, torch.float32, torch.device("cpu"), torch.strided, 2**64, object()):
         assert description.value(other) == {"other": None}, other

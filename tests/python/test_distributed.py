@@ -206,17 +206,19 @@ def test_merge_refuses_other_jobs(two_ranks):
         torchscan_dispatch.merge_rank_reports([first, other], ["a", "b"])
 
 
-def test_compiled_collective_is_named_not_silently_missed(two_ranks):
+def test_compiled_collectives_are_measured_as_in_eager(two_ranks):
     compiled, eager = two_ranks[0]["compiled"]["compiled"], two_ranks[0]["compiled"]["eager"]
     assert compiled["total"]["known_value"] == eager["total"]["known_value"] == 2 * 4 * 16 * 8
-    all_reduce = eager["communication"]["by_kind"]["all_reduce"]
-    assert (all_reduce["calls"], all_reduce["payload_bytes"]) == (1, 4 * 8 * 4)
-    # Compiled graphs do not describe collective volumes yet: a partial
-    # metric that names the collective.
+    # By hand: all_reduce of a [4, 8] float32 (128 bytes), then all_gather of
+    # it over 2 ranks (payload: the [8, 8] result, 256 bytes).
+    by_kind = eager["communication"]["by_kind"]
+    assert (by_kind["all_reduce"]["calls"], by_kind["all_reduce"]["payload_bytes"]) == (1, 4 * 8 * 4)
+    assert (by_kind["all_gather"]["calls"], by_kind["all_gather"]["payload_bytes"]) == (1, 2 * 4 * 8 * 4)
+    # The compiled graph's tally measures them from its description.
     communication = compiled["communication"]
-    assert communication["status"] == "partial"
-    assert communication["unreadable"]["_c10d_functional.all_reduce"]["calls"] == 1
-    assert communication["diagnostics"][0]["code"] == "unreadable_collective"
+    assert communication["status"] == "complete", communication["diagnostics"]
+    for field in ("total", "by_kind", "by_group"):
+        assert communication[field] == eager["communication"][field], field
 
 
 # --- MFU ---------------------------------------------------------------------
