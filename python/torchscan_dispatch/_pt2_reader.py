@@ -262,19 +262,6 @@ def _check_expression(path: str, text: str, allowed: frozenset[str]) -> None:
         position = match.end()
 
 
-def _walk(value: Any) -> Iterator[tuple[str, Any]]:
-    """(key, value) of every member of every JSON object inside ``value``."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key, member in item.items():
-                yield key, member
-                stack.append(member)
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
 def _objects(value: Any) -> Iterator[dict]:
     """Every JSON object inside ``value`` (itself included)."""
     stack = [value]
@@ -287,8 +274,10 @@ def _objects(value: Any) -> Iterator[dict]:
             stack.extend(item)
 
 
-def _module_imported(name: str) -> bool:
-    return name.split(".", 1)[0] in sys.modules and name in sys.modules
+def _walk(value: Any) -> Iterator[tuple[str, Any]]:
+    """(key, value) of every member of every JSON object inside ``value``."""
+    for item in _objects(value):
+        yield from item.items()
 
 
 def _check_treespec(path: str, text: Any) -> None:
@@ -329,7 +318,7 @@ def _check_treespec(path: str, text: Any) -> None:
             for key, member in _walk(decoded):
                 if key in ("fqn", "default_factory_module") and isinstance(member, str):
                     module = member.partition(":")[0]
-                    if not _module_imported(module):
+                    if module not in sys.modules:
                         raise _refuse(path, f"a pytree context in it imports the module {module!r}")
         stack.extend(node.get("children_spec") or [])
 
@@ -395,13 +384,13 @@ def _check_program_document(path: str, document: Any) -> None:
     for node in _objects(document):
         if isinstance(node.get("target"), str) and "inputs" in node:
             _check_target_name(path, node["target"])
-    for key, value in _walk(document):
-        if key == "expr_str":
-            if not isinstance(value, str):
-                raise ValueError(f"{path}: a symbolic expression in the program is not text")
-            _check_expression(path, value, allowed)
-        elif key in ("in_spec", "out_spec"):
-            _check_treespec(path, value)
+        for key, value in node.items():
+            if key == "expr_str":
+                if not isinstance(value, str):
+                    raise ValueError(f"{path}: a symbolic expression in the program is not text")
+                _check_expression(path, value, allowed)
+            elif key in ("in_spec", "out_spec"):
+                _check_treespec(path, value)
     if isinstance(document, dict):
         for name in document.get("range_constraints") or {}:
             _check_expression(path, str(name), allowed)
