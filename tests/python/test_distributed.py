@@ -233,15 +233,26 @@ def test_step_flops_equal_flop_counter_mode(two_ranks, rank):
     assert mfu["mfu"] == pytest.approx(mfu["flops"] / mfu["seconds"] / 1e12)
 
 
-def test_cli_merge_equals_in_process_gather(two_ranks, tmp_path):
+def merge_cli() -> str:
     cli = os.environ.get("TORCHSCAN_CLI")
     if not cli:
         pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
+    return cli
+
+
+def write_rank_reports(results, check, directory) -> list[str]:
+    """Each rank's report of ``check`` as rank<R>.json in ``directory``."""
     paths = []
-    for result in two_ranks:
-        path = tmp_path / f"rank{result['rank']}.json"
-        path.write_text(json.dumps(result["gather"]["report"]))
+    for result in results:
+        path = directory / f"rank{result['rank']}.json"
+        path.write_text(json.dumps(result[check]["report"]))
         paths.append(str(path))
+    return paths
+
+
+def test_cli_merge_equals_in_process_gather(two_ranks, tmp_path):
+    cli = merge_cli()
+    paths = write_rank_reports(two_ranks, "gather", tmp_path)
     merged = subprocess.run([cli, "merge", *paths, "--json", str(tmp_path / "job.json")],
                             capture_output=True, text=True, timeout=60)
     assert merged.returncode == 0, merged.stderr
@@ -253,11 +264,8 @@ def test_cli_merge_equals_in_process_gather(two_ranks, tmp_path):
 
 
 def test_cli_merge_with_a_rank_missing_fails_unless_allowed(two_ranks, tmp_path):
-    cli = os.environ.get("TORCHSCAN_CLI")
-    if not cli:
-        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
-    path = tmp_path / "rank0.json"
-    path.write_text(json.dumps(two_ranks[0]["gather"]["report"]))
+    cli = merge_cli()
+    [path] = write_rank_reports(two_ranks[:1], "gather", tmp_path)
     missing = subprocess.run([cli, "merge", str(path), "--json", str(tmp_path / "job.json")],
                              capture_output=True, text=True, timeout=60)  # fmt: skip
     assert missing.returncode == 4
@@ -490,14 +498,8 @@ def test_mesh_job_report_sums_each_group(four_ranks):
 
 
 def test_cli_merge_of_a_mesh_job_equals_in_process_gather(four_ranks, tmp_path):
-    cli = os.environ.get("TORCHSCAN_CLI")
-    if not cli:
-        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
-    paths = []
-    for result in four_ranks:
-        path = tmp_path / f"rank{result['rank']}.json"
-        path.write_text(json.dumps(result["fsdp_tp"]["report"]))
-        paths.append(str(path))
+    cli = merge_cli()
+    paths = write_rank_reports(four_ranks, "fsdp_tp", tmp_path)
     merged = subprocess.run([cli, "merge", *paths, "--json", str(tmp_path / "job.json")],
                             capture_output=True, text=True, timeout=60)
     assert merged.returncode == 0, merged.stderr
