@@ -65,10 +65,6 @@ absl::StatusOr<MetricStatus> ParseMetricStatus(absl::string_view name) {
       "'"));
 }
 
-bool IsNumeric(const MetricValue& value) {
-  return !std::holds_alternative<std::string>(value);
-}
-
 bool MetricValuesEqual(const MetricValue& a, const MetricValue& b) {
   if (std::holds_alternative<std::string>(a) ||
       std::holds_alternative<std::string>(b)) {

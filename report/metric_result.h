@@ -29,7 +29,6 @@ absl::StatusOr<MetricStatus> ParseMetricStatus(absl::string_view name);
 // its reports may carry a string padding ("same"), which is read back as is.
 using MetricValue = std::variant<Count, double, std::string>;
 
-bool IsNumeric(const MetricValue& value);
 // Numeric equality across kinds (1 == 1.0), as Python compares.
 bool MetricValuesEqual(const MetricValue& a, const MetricValue& b);
 Json MetricValueToJson(const MetricValue& value);
