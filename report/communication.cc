@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "report/count.h"
 #include "report/diagnostic.h"
 #include "report/json_reader.h"
 
@@ -43,19 +44,9 @@ std::pair<Count, Count> BusFactor(CollectiveKind kind, std::int64_t n) {
   }
 }
 
-absl::Status Accumulate(Count& sum, Count value, absl::string_view what) {
-  std::optional<Count> next = CheckedAdd(sum, value);
-  if (!next) {
-    return absl::OutOfRangeError(
-        absl::StrCat(what, " overflows a 128-bit integer"));
-  }
-  sum = *next;
-  return absl::OkStatus();
-}
-
 absl::Status AddTally(CollectiveTally& into, const CollectiveTally& from) {
-  TS_RETURN_IF_ERROR(Accumulate(into.calls, from.calls, "collective calls"));
-  return Accumulate(into.payload_bytes, from.payload_bytes, "payload bytes");
+  TS_RETURN_IF_ERROR(AddCount(into.calls, from.calls, "collective calls"));
+  return AddCount(into.payload_bytes, from.payload_bytes, "payload bytes");
 }
 
 absl::Status GroupSizeMismatch(absl::string_view name, std::int64_t size,
@@ -118,7 +109,7 @@ absl::Status CommunicationReport::Add(absl::string_view op, CollectiveKind kind,
   GroupCommunication& group = by_group[name];
   group.size = group_size;
   TS_RETURN_IF_ERROR(AddTally(group.by_kind[kind], call));
-  return Accumulate(by_operator[std::string(op)], 1, "collective calls");
+  return AddCount(by_operator[std::string(op)], 1, "collective calls");
 }
 
 absl::Status CommunicationReport::AddUnreadable(absl::string_view op,
@@ -126,7 +117,7 @@ absl::Status CommunicationReport::AddUnreadable(absl::string_view op,
   UnreadableCollective& entry = unreadable[std::string(op)];
   if (entry.calls == 0) entry.reason = std::string(reason);
   entry.calls += 1;
-  return Accumulate(by_operator[std::string(op)], 1, "collective calls");
+  return AddCount(by_operator[std::string(op)], 1, "collective calls");
 }
 
 absl::Status CommunicationReport::Merge(const CommunicationReport& other) {
@@ -150,12 +141,12 @@ absl::Status CommunicationReport::Merge(const CommunicationReport& other) {
     }
   }
   for (const auto& [op, calls] : other.by_operator) {
-    TS_RETURN_IF_ERROR(Accumulate(by_operator[op], calls, "collective calls"));
+    TS_RETURN_IF_ERROR(AddCount(by_operator[op], calls, "collective calls"));
   }
   for (const auto& [op, entry] : other.unreadable) {
     UnreadableCollective& into = unreadable[op];
     if (into.calls == 0) into.reason = entry.reason;
-    TS_RETURN_IF_ERROR(Accumulate(into.calls, entry.calls, "collective calls"));
+    TS_RETURN_IF_ERROR(AddCount(into.calls, entry.calls, "collective calls"));
   }
   return absl::OkStatus();
 }
