@@ -64,7 +64,20 @@ absl::StatusOr<Count> PointwiseTransposedConvolutionFlops(
   return Convolution(call, 0, 1, /*transposed=*/true);
 }
 
+// NOTE [oneDNN 1-D quantized convolution weights]
+// onednn::qconv_prepack runs a 1-D convolution as a 2-D one: the prepacked
+// weight of a [N, C, L] input is [out, in / groups, 1, k] (measured, torch
+// 2.13). That unit dimension is dropped, so the count is the 1-D
+// convolution's.
 absl::StatusOr<Count> QuantizedConvolutionFlops(const OperatorCall& call) {
+  TS_ASSIGN_OR_RETURN(ShapeRef input, ArgumentShape(call, 0, "qx"));
+  TS_ASSIGN_OR_RETURN(ShapeRef weight, ArgumentShape(call, 3, "qw"));
+  if (input.size() == 3 && weight.size() == 4 && weight[2] == 1) {
+    const std::int64_t squeezed[] = {weight[0], weight[1], weight[3]};
+    TS_ASSIGN_OR_RETURN(ShapeRef output, ResultShape(call, 0, "Y"));
+    TS_RETURN_IF_ERROR(ExpectConvolutionWeight(input, squeezed));
+    return ConvolutionFlopCount(input, squeezed, output, /*transposed=*/false);
+  }
   return Convolution(call, 0, 3, /*transposed=*/false);
 }
 

@@ -22,8 +22,9 @@
 namespace torchscan::formulas {
 
 // mkl::_mkl_linear, mkldnn::_linear_pointwise (every overload),
-// onednn::qlinear_pointwise (every overload): X [..., k] -> Y [..., n]:
-// 2 * numel(Y) * k.
+// onednn::qlinear_pointwise (every overload), and the quantized linear
+// operators (quantized::linear*, fbgemm_linear_*, quantized_formulas.h):
+// X [..., k] -> Y [..., n]: 2 * numel(Y) * k.
 absl::StatusOr<Count> PackedLinearFlops(const OperatorCall& call);
 
 // mkldnn::_convolution_pointwise: the convolution of X (argument 0) with W,
@@ -37,8 +38,9 @@ absl::StatusOr<Count> InPlacePointwiseConvolutionFlops(
 // W (arguments 0 and 1).
 absl::StatusOr<Count> PointwiseTransposedConvolutionFlops(
     const OperatorCall& call);
-// onednn::qconv_pointwise, onednn::qconv2d_pointwise: quantized convolution
-// of qx (argument 0) with qw (argument 3).
+// onednn::qconv_pointwise, onednn::qconv1d/2d/3d_pointwise: quantized
+// convolution of qx (argument 0) with qw (argument 3); a 1-D convolution's
+// prepacked weight is [out, in / groups, 1, k].
 absl::StatusOr<Count> QuantizedConvolutionFlops(const OperatorCall& call);
 
 }  // namespace torchscan::formulas

@@ -138,71 +138,94 @@ absl::StatusOr<Count> AddbmmFlops(const OperatorCall& call) {
 // values; where they cannot be read (meta or fake tensors, a compiled
 // graph, a CUDA graph being captured) the formula fails, naming why, and
 // the report is partial: never a count of rows that may not have run.
+// torch._scaled_grouped_mm (and its _v2) takes the same operands and offs
+// in the same layouts, after its scales: the scales multiply each group's
+// result and are not counted, like a bias.
 namespace {
 
-absl::StatusOr<std::int64_t> GroupedExtent(const OperatorValue& offs,
+absl::StatusOr<std::int64_t> GroupedExtent(absl::string_view op,
+                                           const OperatorValue& offs,
                                            std::int64_t extent,
                                            absl::string_view dimension) {
   if (offs.shape_unknown || offs.shape.size() != 1) {
     return absl::InvalidArgumentError(
-        "_grouped_mm: offs must be a 1-D tensor of group ends");
+        absl::StrCat(op, ": offs must be a 1-D tensor of group ends"));
   }
   if (!offs.values) {
-    return absl::FailedPreconditionError(
-        "_grouped_mm: the values of offs cannot be read here (meta or fake "
-        "tensors, a compiled graph, a CUDA graph capture), so the groups' "
-        "sizes are unknown");
+    return absl::FailedPreconditionError(absl::StrCat(
+        op,
+        ": the values of offs cannot be read here (meta or fake tensors, a "
+        "compiled graph, a CUDA graph capture), so the groups' sizes are "
+        "unknown"));
   }
   std::int64_t end = 0;
   for (std::int64_t value : *offs.values) {
     if (value < end || value > extent) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "_grouped_mm: offs must rise from 0 to at most the ", dimension,
-          " extent ", extent, ", got ", value, " after ", end));
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, ": offs must rise from 0 to at most the ", dimension,
+                       " extent ", extent, ", got ", value, " after ", end));
     }
     end = value;
   }
   return end;
 }
 
-absl::Status ExpectInner(std::int64_t a, std::int64_t b) {
+absl::Status ExpectInner(absl::string_view op, std::int64_t a, std::int64_t b) {
   if (a == b) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "_grouped_mm: inner dimensions must match, got ", a, " and ", b));
+  return absl::InvalidArgumentError(
+      absl::StrCat(op, ": inner dimensions must match, got ", a, " and ", b));
 }
 
-}  // namespace
-
-absl::StatusOr<Count> GroupedMmFlops(const OperatorCall& call) {
+// The grouped product of arguments 0 and 1, with offs at `offs_index`.
+absl::StatusOr<Count> GroupedProductFlops(const OperatorCall& call,
+                                          std::size_t offs_index,
+                                          absl::string_view op) {
   TS_ASSIGN_OR_RETURN(ShapeRef a, ArgumentShape(call, 0, "self"));
   TS_ASSIGN_OR_RETURN(ShapeRef b, ArgumentShape(call, 1, "mat2"));
   TS_ASSIGN_OR_RETURN(const OperatorValue* offs,
-                      OptionalTensorArgument(call, 2, "offs"));
+                      OptionalTensorArgument(call, offs_index, "offs"));
   if (a.size() == 3 && b.size() == 3 && offs == nullptr) {
     return BatchedMatmulFlops(a, b);
   }
   if (offs == nullptr || a.size() < 2 || b.size() < 2 ||
       a.size() + b.size() > 5) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "_grouped_mm: expected [G,m,k] @ [G,k,n], or 2-D and 3-D operands "
-        "with offs, got ",
+        op,
+        ": expected [G,m,k] @ [G,k,n], or 2-D and 3-D operands with offs, "
+        "got ",
         ShapeText(a), " @ ", ShapeText(b),
         offs == nullptr ? " without offs" : " with offs"));
   }
   if (a.size() == 2 && b.size() == 3) {
-    TS_RETURN_IF_ERROR(ExpectInner(a[1], b[1]));
-    TS_ASSIGN_OR_RETURN(std::int64_t rows, GroupedExtent(*offs, a[0], "row"));
+    TS_RETURN_IF_ERROR(ExpectInner(op, a[1], b[1]));
+    TS_ASSIGN_OR_RETURN(std::int64_t rows,
+                        GroupedExtent(op, *offs, a[0], "row"));
     return Product({2, rows, a[1], b[2]});
   }
   if (a.size() == 3) {
-    TS_RETURN_IF_ERROR(ExpectInner(a[2], b[0]));
+    TS_RETURN_IF_ERROR(ExpectInner(op, a[2], b[0]));
     TS_ASSIGN_OR_RETURN(std::int64_t columns,
-                        GroupedExtent(*offs, b[1], "column"));
+                        GroupedExtent(op, *offs, b[1], "column"));
     return Product({2, a[1], a[2], columns});
   }
-  TS_RETURN_IF_ERROR(ExpectInner(a[1], b[0]));
-  TS_ASSIGN_OR_RETURN(std::int64_t inner, GroupedExtent(*offs, a[1], "inner"));
+  TS_RETURN_IF_ERROR(ExpectInner(op, a[1], b[0]));
+  TS_ASSIGN_OR_RETURN(std::int64_t inner,
+                      GroupedExtent(op, *offs, a[1], "inner"));
   return Product({2, a[0], inner, b[1]});
+}
+
+}  // namespace
+
+absl::StatusOr<Count> GroupedMmFlops(const OperatorCall& call) {
+  return GroupedProductFlops(call, 2, "_grouped_mm");
+}
+
+absl::StatusOr<Count> ScaledGroupedMmFlops(const OperatorCall& call) {
+  return GroupedProductFlops(call, 4, "_scaled_grouped_mm");
+}
+
+absl::StatusOr<Count> ScaledGroupedMmV2Flops(const OperatorCall& call) {
+  return GroupedProductFlops(call, 8, "_scaled_grouped_mm_v2");
 }
 
 }  // namespace torchscan::formulas

@@ -20,6 +20,8 @@ absl::StatusOr<Count> MmFlops(const OperatorCall& call);
 absl::StatusOr<Count> AddmmFlops(const OperatorCall& call);
 absl::StatusOr<Count> BmmFlops(const OperatorCall& call);
 absl::StatusOr<Count> BaddbmmFlops(const OperatorCall& call);
+// _scaled_mm and _scaled_mm_v2 (fp8 and other scaled products): self @ mat2;
+// scales, bias and the output dtype are not counted.
 absl::StatusOr<Count> ScaledMmFlops(const OperatorCall& call);
 
 // Products FlopCounterMode does not count (it reports 0 for them).
@@ -32,6 +34,12 @@ absl::StatusOr<Count> AddbmmFlops(const OperatorCall& call);
 // [m_g,k_g] @ [k_g,n_g] product (NOTE [Grouped matrix products] in the .cc).
 // Reads the values of `offs` (argument 2).
 absl::StatusOr<Count> GroupedMmFlops(const OperatorCall& call);
+// torch._scaled_grouped_mm: the same groups, offs at argument 4; the scales
+// are not counted.
+absl::StatusOr<Count> ScaledGroupedMmFlops(const OperatorCall& call);
+// torch._scaled_grouped_mm_v2: offs at argument 8, after the scale lists and
+// their recipes.
+absl::StatusOr<Count> ScaledGroupedMmV2Flops(const OperatorCall& call);
 
 }  // namespace torchscan::formulas
 

@@ -8,6 +8,7 @@
 #include "formulas/fused_layer_formulas.h"
 #include "formulas/matmul_formulas.h"
 #include "formulas/packet_table.h"
+#include "formulas/quantized_formulas.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -23,11 +24,57 @@ constexpr std::uint32_t Bits(std::initializer_list<int> indices) {
 }
 
 constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
+    {"_quantized::_wrapped_quantized_linear_prepacked", &PackedLinearFlops,
+     kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"_quantized::conv2d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"_quantized::conv2d_relu", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"_quantized::conv3d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"_quantized::conv3d_relu", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"_quantized::conv_transpose1d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"_quantized::conv_transpose2d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"_quantized::linear", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"_quantized::linear_dynamic", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"_quantized::wrapped_fbgemm_linear_fp16_weight", &PackedLinearFlops,
+     kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"_quantized::wrapped_quantized_linear", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+
     {"aten::_addmm_activation", &AddmmFlops, kBeyond,
      "addmm fused with ReLU/GELU: 2*m*n*k of mat1 @ mat2"},
     {"aten::_convolution", &ConvolutionFlops, kParity,
      "2 * prod(out spatial, or in spatial if transposed) * prod(kernel) * N * "
      "w[0] * w[1]"},
+    {"aten::_dyn_quant_matmul_4bit", &WeightPackedMatmulFlops, kBeyond,
+     "weight-only quantized matmul: 2*m*k*n, k from self [m,k], n from the "
+     "result [m,n] (the packed weight's layout is the kernel's); scales, zero "
+     "points not counted"},
+
     {"aten::_efficient_attention_backward", &EfficientAttentionBackwardFlops,
      kCorrected,
      "SDPA backward on BSHD (transposed to BHSD) or packed sequences; "
@@ -75,8 +122,19 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
      &SdpaForwardFlops, kBeyond, "2*b*hq*sq*sk*(d + dv)"},
     {"aten::_scaled_dot_product_fused_attention_overrideable_backward",
      &SdpaBackwardFlops, kBeyond, "2*b*hq*sq*sk*(3*d + 2*dv)"},
+
+    {"aten::_scaled_grouped_mm", &ScaledGroupedMmFlops, kBeyond,
+     "fp8 grouped matmul: 2 * sum over groups of m_g*k_g*n_g, as _grouped_mm; "
+     "reads offs; scales and bias not counted",
+     Bits({4})},
+    {"aten::_scaled_grouped_mm_v2", &ScaledGroupedMmV2Flops, kBeyond,
+     "as _scaled_grouped_mm (offs is argument 8); scales and bias not counted",
+     Bits({8})},
     {"aten::_scaled_mm", &ScaledMmFlops, kParity,
      "2*m*n*k of self @ mat2; scales and bias not counted"},
+    {"aten::_scaled_mm_v2", &ScaledMmFlops, kBeyond,
+     "2*m*n*k of self @ mat2 (scaled matmul with scale recipes); scales and "
+     "bias not counted"},
     {"aten::_slow_conv2d_backward", &SlowConv2dBackwardFlops, kBeyond,
      "one forward convolution per requested gradient (input, weight)"},
     {"aten::_slow_conv2d_forward", &NonTransposedConvolutionFlops, kCorrected,
@@ -85,6 +143,27 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
     {"aten::_transformer_encoder_layer_fwd", &TransformerEncoderLayerFlops,
      kBeyond,
      "encoder-layer fast path: self-attention as MHA + 2*rows*(F*E + E*F)"},
+    {"aten::_weight_int4pack_mm", &WeightPackedMatmulFlops, kBeyond,
+     "weight-only quantized matmul: 2*m*k*n, k from self [m,k], n from the "
+     "result [m,n] (the packed weight's layout is the kernel's); scales, zero "
+     "points not counted"},
+    {"aten::_weight_int4pack_mm_for_cpu", &WeightPackedMatmulFlops, kBeyond,
+     "weight-only quantized matmul: 2*m*k*n, k from self [m,k], n from the "
+     "result [m,n] (the packed weight's layout is the kernel's); scales, zero "
+     "points not counted"},
+    {"aten::_weight_int4pack_mm_with_scales_and_zeros",
+     &WeightPackedMatmulFlops, kBeyond,
+     "weight-only quantized matmul: 2*m*k*n, k from self [m,k], n from the "
+     "result [m,n] (the packed weight's layout is the kernel's); scales, zero "
+     "points not counted"},
+    {"aten::_weight_int8pack_mm", &WeightPackedMatmulFlops, kBeyond,
+     "weight-only quantized matmul: 2*m*k*n, k from self [m,k], n from the "
+     "result [m,n] (the packed weight's layout is the kernel's); scales, zero "
+     "points not counted"},
+    {"aten::_wrapped_quantized_linear_prepacked", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
     {"aten::addbmm", &AddbmmFlops, kBeyond, "2*b*n*p*m of batch1 @ batch2"},
     {"aten::addmm", &AddmmFlops, kParity,
      "2*m*n*k of mat1 [m,k] @ mat2 [k,n]; bias not counted"},
@@ -110,6 +189,24 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
      "convolution, never transposed; FlopCounterMode takes `benchmark` for "
      "`transposed`"},
     {"aten::dot", &DotFlops, kBeyond, "2*n"},
+    {"aten::fbgemm_linear_fp16_weight", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"aten::fbgemm_linear_fp16_weight_fp32_activation", &PackedLinearFlops,
+     kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"aten::fbgemm_linear_int8_weight", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"aten::fbgemm_linear_int8_weight_fp32_activation", &PackedLinearFlops,
+     kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
     {"aten::mkldnn_convolution", &NonTransposedConvolutionFlops, kBeyond,
      "convolution, never transposed"},
     {"aten::mkldnn_rnn_layer", &MkldnnRnnLayerFlops, kBeyond,
@@ -138,12 +235,119 @@ constexpr auto kTable = std::to_array<OperatorFormulaEntry>({
      "frozen transposed convolution + post-op: the convolution's count"},
     {"mkldnn::_linear_pointwise", &PackedLinearFlops, kBeyond,
      "frozen linear + post-op (oneDNN): 2 * numel(Y) * X[-1]"},
+    {"onednn::qconv1d_pointwise", &QuantizedConvolutionFlops, kBeyond,
+     "quantized convolution (oneDNN): the convolution's count"},
+
     {"onednn::qconv2d_pointwise", &QuantizedConvolutionFlops, kBeyond,
+     "quantized convolution (oneDNN): the convolution's count"},
+
+    {"onednn::qconv3d_pointwise", &QuantizedConvolutionFlops, kBeyond,
      "quantized convolution (oneDNN): the convolution's count"},
     {"onednn::qconv_pointwise", &QuantizedConvolutionFlops, kBeyond,
      "quantized convolution (oneDNN): the convolution's count"},
     {"onednn::qlinear_pointwise", &PackedLinearFlops, kBeyond,
      "quantized linear (oneDNN): 2 * numel(Y) * qx[-1]"},
+    {"quantized::conv1d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv1d_dynamic", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv1d_relu", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv2d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv2d_add", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv2d_add_relu", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv2d_dynamic", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv2d_relu", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv3d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv3d_dynamic", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv3d_relu", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv_transpose1d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv_transpose1d_dynamic", &PackedParamsConvolutionFlops,
+     kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv_transpose2d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv_transpose2d_dynamic", &PackedParamsConvolutionFlops,
+     kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv_transpose3d", &PackedParamsConvolutionFlops, kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::conv_transpose3d_dynamic", &PackedParamsConvolutionFlops,
+     kBeyond,
+     "not counted, the report is partial: kernel size, stride, padding and "
+     "groups are inside the packed weight object, which formulas cannot read"},
+    {"quantized::linear", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_dynamic", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_dynamic_fp16", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_dynamic_fp16_unpacked_weight", &PackedLinearFlops,
+     kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_leaky_relu", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_relu", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_relu_dynamic", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_relu_dynamic_fp16", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_tanh", &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_with_input_q_dq_qweight_dq_output_fp32",
+     &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
+    {"quantized::linear_with_input_q_dq_qweight_dq_relu_output_fp32",
+     &PackedLinearFlops, kBeyond,
+     "quantized linear: 2 * numel(Y) * X[-1] (the packed weight is not read); "
+     "quantization, scales, zero points, bias and the fused activation not "
+     "counted"},
 });
 
 static_assert(IsSortedByPacket(kTable),
