@@ -182,6 +182,60 @@ class Chromium:
             raise BrowserError(f"{expression!r} threw: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    # NOTE [Injected input]: clicks, mouse moves and keys go through the
+    # DevTools Input domain, as a person's would: the browser hit-tests the
+    # point (a hidden or covered element does not get the click) and runs
+    # the default actions (focus, typing into a focused field).
+
+    def center_of(self, selector: str) -> tuple[float, float]:
+        """Scrolls the first element matching `selector` into view and
+        returns its centre in viewport coordinates."""
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " if (!e) return null; e.scrollIntoView({block: 'center'});"
+            " const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+        )
+        if box is None:
+            raise BrowserError(f"no element matches {selector!r}")
+        return box[0], box[1]
+
+    def click(self, selector: str) -> None:
+        """A left click at the centre of the element `selector` names."""
+        x, y = self.center_of(selector)
+        self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y}, session=True)
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+                session=True,
+            )
+        self.settle()
+
+    def settle(self) -> None:
+        """Waits until the page has run what an input queued (a <details>
+        toggle event is a task of its own) and drawn a frame."""
+        self.evaluate("new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)))")
+
+    def hover(self, selector: str) -> None:
+        """Moves the mouse onto the centre of the element `selector` names."""
+        x, y = self.center_of(selector)
+        self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y}, session=True)
+
+    def type_text(self, text: str) -> None:
+        """Types `text` into the focused element."""
+        for character in text:
+            self.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": character, "text": character}, session=True)
+            self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": character}, session=True)
+
+    def press(self, key: str) -> None:
+        """Presses a named key ("Escape", "Enter", "/") on the focused element."""
+        codes = {"Escape": 27, "Enter": 13, "/": 191, " ": 32}
+        params = {"key": key, "windowsVirtualKeyCode": codes.get(key, 0)}
+        if len(key) == 1:
+            params["text"] = key
+        self.send("Input.dispatchKeyEvent", {"type": "keyDown", **params}, session=True)
+        self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key}, session=True)
+
     def screenshot(self, out: Path) -> None:
         data = self.send("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
         Path(out).write_bytes(base64.b64decode(data))
