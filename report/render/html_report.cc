@@ -249,7 +249,9 @@ class Page {
 constexpr char kPartialLegend[] =
     "Width is proportional to the value. <span class=\"swatch partial\">"
     "</span> hatched and marked \u2265: partial, a lower bound (see the "
-    "diagnostics). Click a bar to zoom in, the top bar to zoom out.";
+    "diagnostics). Click a bar to zoom in, the top bar to zoom out a level, "
+    "a breadcrumb to go back up to it; hover a bar to outline its module in "
+    "the other chart.";
 
 std::string TotalLabel(absl::string_view name) {
   static const auto* const kLabels = new std::map<std::string, std::string>{

@@ -446,6 +446,79 @@ def test_filtering_the_layer_and_operator_tables(browser, tower_page):
     assert_clean(browser)
 
 
+def classes_of(browser, selector):
+    return browser.evaluate(
+        f"Object.fromEntries([...document.querySelectorAll({selector!r})].map(e => [e.dataset.path, e.className]))"
+    )
+
+
+def test_search_highlights_bars_and_rows(browser, tower_page):
+    show(browser, tower_page)
+    browser.press("/")  # from anywhere on the page
+    assert browser.evaluate("document.activeElement.id") == "search"
+    browser.type_text("PROJ2")
+    assert browser.evaluate("document.getElementById('search').value") == "PROJ2"
+    bars = classes_of(browser, "#chart-operator_flops .bar")
+    hits = sorted(path for path, classes in bars.items() if "hit" in classes.split())
+    assert hits == [f"blocks.{i}.proj2" for i in range(6)]
+    assert all("dim" in classes.split() for path, classes in bars.items() if path not in hits)
+    rows = classes_of(browser, "#layers-table tbody tr[data-path]")
+    assert sorted(path for path, classes in rows.items() if "hit" in classes.split()) == hits
+    # Both folds hide a matching row, and say so.
+    assert browser.evaluate("document.querySelectorAll('tr.fold.holds-hit').length") == 2
+    # Six bars in each of the operator, parameter and byte charts (the
+    # folded module-formula chart draws none), six layer rows.
+    assert text_of(browser, "#search-count") == "18 bars and 6 rows match"
+    # A zoom keeps the highlight.
+    browser.click('#chart-operator_flops .bar[data-path="blocks.3"]')
+    assert "hit" in classes_of(browser, "#chart-operator_flops .bar")["blocks.3.proj2"].split()
+    browser.press("Escape")  # the focus is on the chart now: Escape still ends the search
+    assert text_of(browser, "#search-count") == ""
+    assert browser.evaluate("document.querySelectorAll('.hit, .dim, .holds-hit').length") == 0
+    # Operators match by name.
+    browser.press("/")
+    browser.type_text("addmm")
+    operator_rows = browser.evaluate("[...document.querySelectorAll('#operators-table tr.hit')].map(r => r.dataset.operator)")
+    assert operator_rows == ["aten.addmm"]
+    assert_clean(browser)
+
+
+def test_breadcrumbs_follow_the_zoom(browser, tower_page):
+    show(browser, tower_page)
+    crumbs = lambda: text_of(browser, '[data-chart="operator_flops"] .crumbs')
+    assert crumbs() == ""  # not zoomed
+    browser.click('#chart-operator_flops .bar[data-path="blocks.3"]')
+    assert crumbs() == "Zoomed into: Tower \u203a blocks \u203a blocks.3"
+    width, bars = bars_of(browser, "chart-operator_flops")
+    assert set(bars) == {"blocks.3", "blocks.3.proj", "blocks.3.proj2"}  # the ReLU ran no counted FLOPs
+    assert bars["blocks.3.proj"]["width"] == pytest.approx(width / 2, abs=0.5)
+    browser.click('[data-chart="operator_flops"] .crumbs .crumb:nth-of-type(2)')  # "blocks"
+    assert crumbs() == "Zoomed into: Tower \u203a blocks"
+    width, bars = bars_of(browser, "chart-operator_flops")
+    assert bars["blocks"]["width"] == pytest.approx(width, abs=0.5) and "blocks.5" in bars
+    assert bars["blocks.5"]["width"] == pytest.approx(width / 6, abs=0.5)
+    browser.click('[data-chart="operator_flops"] .crumbs .crumb')  # "Tower"
+    assert crumbs() == ""
+    width, bars = bars_of(browser, "chart-operator_flops")
+    assert bars[""]["width"] == pytest.approx(width, abs=0.5)
+    assert_clean(browser)
+
+
+def test_hovering_a_bar_outlines_the_module_in_the_other_chart(browser, page):
+    show(browser, page)
+    browser.hover('#chart-operator_flops .bar[data-path="features.2"]')
+    linked = lambda: sorted(
+        (chart, path)
+        for chart in ("module_flops", "operator_flops")
+        for path, classes in classes_of(browser, f"#chart-{chart} .bar").items()
+        if "linked" in classes.split()
+    )
+    assert linked() == [("module_flops", "features.2")]
+    browser.hover('#chart-module_flops .bar[data-path="features"]')
+    assert linked() == [("operator_flops", "features")]
+    assert_clean(browser)
+
+
 def png_size(path: Path):
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -110,8 +110,10 @@
     bar.dataset.status = node.status;
     bar.dataset.type = node.type || '';
     bar.addEventListener('click', () => {
-      if (node === state.focus && state.trail.length) zoom(state, state.trail.pop(), state.trail);
-      else if (node !== state.focus) zoom(state, node, state.trail.concat([state.focus]));
+      // The top bar zooms out one level; any other zooms into itself.
+      const trail = ancestors(state.chart.root, node);
+      if (node !== state.focus) zoom(state, node);
+      else if (trail.length) zoom(state, trail[trail.length - 1]);
     });
     // Linked highlighting: the same module in the other charts of the group.
     bar.addEventListener('mouseenter', () => link(state, node.path, true));
@@ -129,26 +131,37 @@
     }
   }
 
-  function zoom(state, focus, trail) {
+  function zoom(state, focus) {
     state.focus = focus;
-    state.trail = trail;
     draw(state);
   }
 
-  // The breadcrumbs of a zoom: each chart zoomed out of, a button back to it.
+  // The nodes above `node`, from `root` down; [] for the root.
+  function ancestors(root, node) {
+    if (root === node) return [];
+    for (const child of root.children) {
+      const below = ancestors(child, node);
+      if (below !== null) return [root].concat(below);
+    }
+    return null;
+  }
+
+  // The breadcrumbs of a zoom: every bar above the top one, each a button
+  // that zooms to it.
   function drawCrumbs(state) {
     const nav = state.container.parentElement.querySelector('.crumbs');
     if (!nav) return;
     nav.replaceChildren();
-    if (!state.trail.length) return;  // not zoomed
+    const trail = ancestors(state.chart.root, state.focus);
+    if (!trail.length) return;  // not zoomed
     nav.append('Zoomed into: ');
-    state.trail.forEach((node, index) => {
+    trail.forEach((node) => {
       const crumb = document.createElement('button');
       crumb.type = 'button';
       crumb.className = 'crumb';
       crumb.textContent = shortName(node);
       crumb.title = node.path || node.name;
-      crumb.addEventListener('click', () => zoom(state, node, state.trail.slice(0, index)));
+      crumb.addEventListener('click', () => zoom(state, node));
       nav.append(crumb, ' \u203a ');
     });
     const here = document.createElement('span');
@@ -202,7 +215,7 @@
     visit(chart.root);
     const container = document.getElementById('chart-' + chart.id);
     if (!container) continue;
-    charts.push({chart, container, focus: chart.root, trail: []});
+    charts.push({chart, container, focus: chart.root});
   }
   const drawAll = () => charts.forEach(draw);
 
@@ -350,7 +363,8 @@
       fold.classList.toggle('holds-hit', hidden.length > 0);
     }
     const barHits = document.querySelectorAll('.icicle .bar.hit').length;
-    searchCount.textContent = query === '' ? '' : barHits + ' bars and ' + rowHits + ' rows match';
+    const count = (n, noun) => n + ' ' + noun + (n === 1 ? '' : 's');
+    searchCount.textContent = query === '' ? '' : count(barHits, 'bar') + ' and ' + count(rowHits, 'row') + ' match';
   }
 
   for (const table of document.querySelectorAll('table.sortable')) {
@@ -374,10 +388,15 @@
         search();
       }
     });
+    // "/" anywhere but in a text field starts a search; Escape there ends it.
     document.addEventListener('keydown', (event) => {
-      if (event.key === '/' && !/^(INPUT|TEXTAREA)$/.test(document.activeElement.tagName)) {
+      if (/^(INPUT|TEXTAREA)$/.test(document.activeElement.tagName)) return;
+      if (event.key === '/') {
         event.preventDefault();
         searchBox.focus();
+      } else if (event.key === 'Escape' && searchBox.value !== '') {
+        searchBox.value = '';
+        search();
       }
     });
   }
