@@ -22,6 +22,7 @@
 #include "report/render/html_text.h"
 #include "report/render/module_tree.h"
 #include "report/render/repeated_blocks.h"
+#include "report/render/type_costs.h"
 #include "report/summary.h"
 
 namespace torchscan::report::render {
@@ -315,7 +316,34 @@ void DiagnosticsSection(Page& page, absl::Span<const Diagnostic> diagnostics) {
 }
 
 // Counted operators by FLOPs, then the uncounted and the ignored ones.
-void OperatorsSection(Page& page, const FlopReport& report) {
+// Operator -> module type -> self FLOPs (type_costs.h), for the operators'
+// "Run in" column; null for a report without per-call operator FLOPs.
+using OperatorTypes = std::map<std::string, std::map<std::string, Count>>;
+
+// The types that ran most of an operator's FLOPs: "Linear 96.0%, Conv2d
+// 4.0%" (the first three with any).
+std::string RunInText(const OperatorTypes& types, const std::string& op,
+                      Count total) {
+  auto it = types.find(op);
+  if (it == types.end() || total == 0) return "";
+  std::vector<std::pair<std::string, Count>> ranked;
+  for (const auto& [type, value] : it->second) {
+    if (value > 0) ranked.emplace_back(type, value);
+  }
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < ranked.size() && i < 3; ++i) {
+    parts.push_back(absl::StrCat(ranked[i].first, " ",
+                                 PercentText(ranked[i].second, total)));
+  }
+  if (ranked.size() > 3) parts.push_back("\u2026");
+  return absl::StrJoin(parts, ", ");
+}
+
+void OperatorsSection(Page& page, const FlopReport& report,
+                      const OperatorTypes* types = nullptr) {
   struct Row {
     std::string name;
     std::optional<Count> flops;
@@ -354,8 +382,9 @@ void OperatorsSection(Page& page, const FlopReport& report) {
       "<section id=\"operators\"><h2>Operators (", ordered.size(), ")</h2>",
       TableFilter("operators", "operator name"),
       "<table class=\"operators sortable\" id=\"operators-table\"><thead>"
-      "<tr><th>Operator</th><th>FLOPs</th><th>Share</th><th data-nosort>"
-      "Notes</th></tr></thead><tbody>"));
+      "<tr><th>Operator</th><th>FLOPs</th><th>Share</th>",
+      types ? "<th data-nosort>Run in (self FLOPs by module type)</th>" : "",
+      "<th data-nosort>Notes</th></tr></thead><tbody>"));
   for (std::size_t index = 0; index < ordered.size(); ++index) {
     const Row& row = ordered[index];
     std::string flops = row.flops ? GroupedCount(*row.flops) : "not counted";
@@ -369,8 +398,68 @@ void OperatorsSection(Page& page, const FlopReport& report) {
         "</code></td><td class=\"num\" data-value=\"", value, "\">", flops,
         "</td><td class=\"share\" data-value=\"", value,
         "\"><span class=\"share-bar\" style=\"width:",
+        share.empty() ? "0%" : share, "\"></span>", share, "</td>",
+        types ? absl::StrCat("<td>",
+                             EscapeHtml(RunInText(*types, row.name,
+                                                  row.flops.value_or(0))),
+                             "</td>")
+              : "",
+        "<td>", EscapeHtml(absl::StrJoin(row.notes, " ")), "</td></tr>"));
+  }
+  page.Add("</tbody></table></section>\n");
+}
+
+// NOTE [Sandwich]: the cost of each module class across the tree, beside
+// the cost of each operator across it (the operators table's "Run in"):
+// where a model's FLOPs go when its paths are too many to read. A type's
+// button searches for exactly that type ("type:Conv2d"), highlighting its
+// bars in every chart and its rows.
+void TypesSection(Page& page, const TypeCosts& costs, Count total) {
+  page.Add(absl::StrCat(
+      "<section id=\"types\"><h2>FLOPs by module type</h2><p "
+      "class=\"legend\">Operator FLOPs of each module class across the "
+      "tree: inclusive (a module inside another of its class counts once, in "
+      "the outer), and self (run in the modules' own forward, outside their "
+      "submodules; these add up to the total). Click a type to highlight its "
+      "modules.</p>",
+      TableFilter("types", "module type"),
+      "<table class=\"types sortable\" id=\"types-table\"><thead><tr>"
+      "<th>Module type</th><th>Modules</th><th>Calls</th><th>FLOPs</th>"
+      "<th>Self FLOPs</th><th>Self share</th><th data-nosort>Operators "
+      "inside</th></tr></thead><tbody>"));
+  for (std::size_t index = 0; index < costs.types.size(); ++index) {
+    const TypeCost& type = costs.types[index];
+    const std::string bound =
+        type.status == MetricStatus::kComplete ? "" : "\u2265 ";
+    std::vector<std::pair<std::string, Count>> inside(type.by_operator.begin(),
+                                                      type.by_operator.end());
+    std::stable_sort(
+        inside.begin(), inside.end(),
+        [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i < inside.size() && i < 3; ++i) {
+      if (inside[i].second == 0) break;
+      parts.push_back(absl::StrCat(inside[i].first, " ",
+                                   PercentText(inside[i].second, type.flops)));
+    }
+    if (inside.size() > 3 && inside[3].second > 0) parts.push_back("\u2026");
+    const std::string share = PercentText(type.self_flops, total);
+    page.Add(absl::StrCat(
+        "<tr data-type=\"", EscapeHtml(type.type), "\" data-index=\"", index,
+        "\"><td data-value=\"", EscapeHtml(type.type),
+        "\"><button type=\"button\" class=\"type-search\">",
+        EscapeHtml(type.type), "</button></td><td class=\"num\" data-value=\"",
+        type.modules, "\">", type.modules,
+        "</td><td class=\"num\" data-value=\"", type.calls, "\">", type.calls,
+        "</td><td class=\"num ", StatusClass(type.status), "\" data-value=\"",
+        CountToString(type.flops), "\">", bound, GroupedCount(type.flops),
+        "</td><td class=\"num ", StatusClass(type.status), "\" data-value=\"",
+        CountToString(type.self_flops), "\">", bound,
+        GroupedCount(type.self_flops), "</td><td class=\"share\" data-value=\"",
+        CountToString(type.self_flops),
+        "\"><span class=\"share-bar\" style=\"width:",
         share.empty() ? "0%" : share, "\"></span>", share, "</td><td>",
-        EscapeHtml(absl::StrJoin(row.notes, " ")), "</td></tr>"));
+        EscapeHtml(absl::StrJoin(parts, ", ")), "</td></tr>"));
   }
   page.Add("</tbody></table></section>\n");
 }
@@ -716,6 +805,15 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
     page.ChartGroup("flops", "FLOPs by module", kPartialLegend, flops,
                     Page::Scale::kShared);
   }
+  std::optional<TypeCosts> costs;
+  if (HasOperatorFlops(report) && report.layer_operator_flops) {
+    TS_ASSIGN_OR_RETURN(costs, CostsByModuleType(report));
+    const Count* known =
+        report.operator_flops.total.known_value()
+            ? std::get_if<Count>(&*report.operator_flops.total.known_value())
+            : nullptr;
+    TypesSection(page, *costs, known ? *known : 0);
+  }
   TS_ASSIGN_OR_RETURN(ModuleTree parameters, ParameterTree(report));
   TS_ASSIGN_OR_RETURN(ModuleTree bytes, TensorBytesTree(report));
   page.ChartGroup(
@@ -727,7 +825,10 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
        {"bytes", "Parameter and buffer bytes", std::move(bytes), {}}},
       Page::Scale::kOwn);
   TS_RETURN_IF_ERROR(LayersTable(page, report));
-  if (HasOperatorFlops(report)) OperatorsSection(page, report.operator_flops);
+  if (HasOperatorFlops(report)) {
+    OperatorsSection(page, report.operator_flops,
+                     costs ? &costs->operator_types : nullptr);
+  }
   DiagnosticsSection(page, report.diagnostics);
   return page.Finish();
 }

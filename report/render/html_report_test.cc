@@ -273,6 +273,24 @@ TEST(RenderHtmlTest, TableCellsCarryTheValuesTheyAreSortedBy) {
                         "<td class=\"num\" data-value=\"\">not counted"));
 }
 
+TEST(RenderHtmlTest, FlopsByModuleTypeAndWhereEachOperatorRan) {
+  const std::string html = RenderOrFail(SmallCnnReport());
+  // Conv2d: 1 module, 1 call, 1100 FLOPs, all its own: 78.6% of 1400.
+  const std::string conv = Row(html, "data-type", "Conv2d");
+  for (absl::string_view cell : {">1<", "data-value=\"1100\">1,100<", "78.6%<",
+                                 "<td>aten.convolution 100.0%</td>"}) {
+    EXPECT_TRUE(absl::StrContains(conv, cell)) << cell << " in " << conv;
+  }
+  // Net holds everything (partial) and ran only its aten.add itself.
+  const std::string net = Row(html, "data-type", "Net");
+  EXPECT_TRUE(absl::StrContains(net, ">\u2265 1,400<")) << net;
+  EXPECT_TRUE(absl::StrContains(net, ">\u2265 20<")) << net;
+  EXPECT_TRUE(absl::StrContains(Row(html, "data-operator", "aten.convolution"),
+                                "</td><td>Conv2d 100.0%</td>"));
+  EXPECT_TRUE(absl::StrContains(Row(html, "data-operator", "aten.add"),
+                                "</td><td>Net 100.0%</td>"));
+}
+
 TEST(RenderHtmlTest, MarkupInModuleNamesStaysText) {
   AnalysisReport report = SmallCnnReport();
   const std::string evil = "</script><script>alert(1)</script>";

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 import torchscan_dispatch as tsd
 from test_render import CONV1, CONV2, HEAD, SmallCnn
@@ -516,6 +517,42 @@ def test_hovering_a_bar_outlines_the_module_in_the_other_chart(browser, page):
     assert linked() == [("module_flops", "features.2")]
     browser.hover('#chart-module_flops .bar[data-path="features"]')
     assert linked() == [("operator_flops", "features")]
+    assert_clean(browser)
+
+
+def test_flops_by_module_type_and_where_each_operator_ran(browser, tower_page):
+    torch.manual_seed(0)
+    with FlopCounterMode(display=False) as mode:
+        Tower()(torch.randn(1, 8))
+    counts = mode.get_flop_counts()["Global"]
+    show(browser, tower_page)
+    rows = {row[0]: row[1:] for row in visible_rows(browser, "types-table")}
+    # Modules, calls, FLOPs (inclusive), self FLOPs, self share.
+    assert rows["Proj"][:4] == ["12", "12", f"{12 * PROJ:,}", f"{12 * PROJ:,}"]
+    assert 12 * PROJ == counts[torch.ops.aten.mm]  # the x @ W products are all Proj's
+    assert rows["Linear"][:4] == ["2", "2", f"{EMBED + TOWER_HEAD:,}", f"{EMBED + TOWER_HEAD:,}"]
+    assert EMBED + TOWER_HEAD == counts[torch.ops.aten.addmm]
+    assert rows["Block"][:4] == ["6", "6", f"\u2265 {12 * PROJ:,}", "\u2265 0"]  # no FLOPs of their own
+    assert rows["ReLU"][:2] == ["5", "5"] and rows["GELU"][:2] == ["1", "1"]
+    assert sum(int(row[3].lstrip("\u2265 ").replace(",", "")) for row in rows.values()) == TOWER
+    assert rows["Proj"][4] == f"{100 * 12 * PROJ / TOWER:.1f}%"
+    assert rows["Tower"][5] == f"aten.mm {100 * 12 * PROJ / TOWER:.1f}%, aten.addmm {100 * (EMBED + TOWER_HEAD) / TOWER:.1f}%"
+    # Each operator names the types that ran it.
+    run_in = {row[0]: row[3] for row in visible_rows(browser, "operators-table")}
+    assert run_in["aten.mm"] == "Proj 100.0%" and run_in["aten.addmm"] == "Linear 100.0%"
+
+    # A type's button highlights its modules, and only those.
+    browser.click('#types-table tr[data-type="Proj"] .type-search')
+    assert browser.evaluate("document.getElementById('search').value") == "type:Proj"
+    bars = classes_of(browser, "#chart-operator_flops .bar")
+    hits = sorted(path for path, classes in bars.items() if "hit" in classes.split())
+    assert hits == sorted(f"blocks.{i}.{name}" for i in range(6) for name in ("proj", "proj2"))
+    layer_hits = browser.evaluate("[...document.querySelectorAll('#layers-table tr.hit')].map(r => r.dataset.path)")
+    assert sorted(layer_hits) == hits
+    # Sorting the types by self FLOPs, largest first.
+    browser.click("#types-table thead th:nth-child(5)")
+    order = [row[0] for row in visible_rows(browser, "types-table")]
+    assert order[:2] == ["Proj", "Linear"]
     assert_clean(browser)
 
 

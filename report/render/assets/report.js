@@ -77,11 +77,19 @@
     return '';
   }
 
-  // The search: lower-cased text, '' for none.
+  // The search: lower-cased text, '' for none. "type:NAME" matches the
+  // modules of exactly that class; other text, any path, class or operator
+  // name that contains it.
   let query = '';
+  function matches(path, type, operator) {
+    if (query === '') return false;
+    if (query.startsWith('type:')) {
+      return type !== undefined && type.toLowerCase() === query.slice(5).trim();
+    }
+    return [path, type, operator].some((key) => key !== undefined && key.toLowerCase().includes(query));
+  }
   function nodeMatches(node) {
-    return query !== '' &&
-      ((node.path || node.name).toLowerCase().includes(query) || (node.type || '').toLowerCase().includes(query));
+    return matches(node.path || node.name, node.type || undefined, undefined);
   }
 
   function makeBar(state, node, left, width, depth, neighbour) {
@@ -352,8 +360,8 @@
     drawAll();
     let rowHits = 0;
     for (const row of document.querySelectorAll('table.sortable tbody tr')) {
-      const keys = [row.dataset.path, row.dataset.type, row.dataset.operator];
-      const hit = query !== '' && keys.some((key) => key !== undefined && key.toLowerCase().includes(query));
+      const hit = !row.classList.contains('fold') &&
+        matches(row.dataset.path, row.dataset.type, row.dataset.operator);
       row.classList.toggle('hit', hit);
       if (hit) rowHits++;
     }
@@ -381,6 +389,12 @@
     resizing = setTimeout(drawAll, 100);
   });
   if (searchBox) {
+    for (const button of document.querySelectorAll('.type-search')) {
+      button.addEventListener('click', () => {
+        searchBox.value = 'type:' + button.textContent;
+        search();
+      });
+    }
     searchBox.addEventListener('input', search);
     searchBox.addEventListener('keydown', (event) => {
       if (event.key === 'Escape') {
