@@ -2,11 +2,13 @@
 """Opens an HTML page in headless Chromium and takes a screenshot of it.
 
     tools/html_screenshot.py PAGE.html OUT.png [--width 1280] [--height 900]
+        [--scroll-to SELECTOR]
 
-The README's picture of the HTML report is made with it:
+The README's pictures of the HTML report are made with it:
 
     bazel-bin/tools/torchscan --example resnet18 --html /tmp/resnet18.html
     tools/html_screenshot.py /tmp/resnet18.html docs/images/html-report.png
+    tools/html_screenshot.py /tmp/resnet18.html docs/images/html-report-tables.png --scroll-to '#types'
 
 It is also the browser driver of tests/python/test_html_browser.py. It talks
 to Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe:
@@ -262,10 +264,18 @@ class Chromium:
         ]
 
 
-def take_screenshot(page: Path, out: Path, width: int = 1280, height: int = 900) -> list[str]:
-    """Screenshots `page` into `out`; returns the page's console problems."""
+def take_screenshot(
+    page: Path, out: Path, width: int = 1280, height: int = 900, scroll_to: str | None = None
+) -> list[str]:
+    """Screenshots `page` into `out`, scrolled so that the element
+    `scroll_to` (a CSS selector) is at the top; returns the page's console
+    problems."""
     with Chromium() as browser:
         browser.open(page, width, height)
+        if scroll_to:
+            if not browser.evaluate(f"(e => e ? (e.scrollIntoView(), true) : false)(document.querySelector({json.dumps(scroll_to)}))"):
+                raise BrowserError(f"--scroll-to: no element matches {scroll_to!r}")
+            browser.settle()
         browser.screenshot(out)
         return browser.console_problems()
 
@@ -276,8 +286,13 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=900)
+    parser.add_argument("--scroll-to", metavar="SELECTOR", help="scroll this element to the top first")
     args = parser.parse_args()
-    problems = take_screenshot(args.page, args.out, args.width, args.height)
+    try:
+        problems = take_screenshot(args.page, args.out, args.width, args.height, args.scroll_to)
+    except BrowserError as error:
+        print(f"html_screenshot: {error}", file=sys.stderr)
+        return 2
     for problem in problems:
         print(f"html_screenshot: console: {problem}", file=sys.stderr)
     return 1 if problems else 0

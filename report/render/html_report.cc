@@ -397,8 +397,9 @@ void OperatorsSection(Page& page, const FlopReport& report,
         EscapeHtml(row.name), "\"><code>", EscapeHtml(row.name),
         "</code></td><td class=\"num\" data-value=\"", value, "\">", flops,
         "</td><td class=\"share\" data-value=\"", value,
-        "\"><span class=\"share-bar\" style=\"width:",
-        share.empty() ? "0%" : share, "\"></span>", share, "</td>",
+        "\"><span class=\"share-track\"><span class=\"share-bar\" "
+        "style=\"width:",
+        share.empty() ? "0%" : share, "\"></span></span>", share, "</td>",
         types ? absl::StrCat("<td>",
                              EscapeHtml(RunInText(*types, row.name,
                                                   row.flops.value_or(0))),
@@ -457,8 +458,9 @@ void TypesSection(Page& page, const TypeCosts& costs, Count total) {
         CountToString(type.self_flops), "\">", bound,
         GroupedCount(type.self_flops), "</td><td class=\"share\" data-value=\"",
         CountToString(type.self_flops),
-        "\"><span class=\"share-bar\" style=\"width:",
-        share.empty() ? "0%" : share, "\"></span>", share, "</td><td>",
+        "\"><span class=\"share-track\"><span class=\"share-bar\" "
+        "style=\"width:",
+        share.empty() ? "0%" : share, "\"></span></span>", share, "</td><td>",
         EscapeHtml(absl::StrJoin(parts, ", ")), "</td></tr>"));
   }
   page.Add("</tbody></table></section>\n");

@@ -575,3 +575,12 @@ def test_screenshot_script_keeps_a_picture_of_the_page(browser, page):
     )
     assert result.returncode == 0, result.stderr
     assert png_size(out) == (1280, 1000)
+    # Scrolled to a section, as the docs' picture of the layer table is.
+    layers = ARTIFACTS / "html_report_layers.png"
+    command = [sys.executable, str(SCRIPT), str(page), str(layers), "--height", "600", "--scroll-to"]
+    result = subprocess.run(command + ["#layers"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert png_size(layers) == (1280, 600)
+    result = subprocess.run(command + ["#no-such-section"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr == "html_screenshot: --scroll-to: no element matches '#no-such-section'\n"
