@@ -2,11 +2,13 @@
 """Opens an HTML page in headless Chromium and takes a screenshot of it.
 
     tools/html_screenshot.py PAGE.html OUT.png [--width 1280] [--height 900]
+        [--scroll-to SELECTOR]
 
-The README's picture of the HTML report is made with it:
+The README's pictures of the HTML report are made with it:
 
     bazel-bin/tools/torchscan --example resnet18 --html /tmp/resnet18.html
     tools/html_screenshot.py /tmp/resnet18.html docs/images/html-report.png
+    tools/html_screenshot.py /tmp/resnet18.html docs/images/html-report-tables.png --scroll-to '#types'
 
 It is also the browser driver of tests/python/test_html_browser.py. It talks
 to Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe:
@@ -182,6 +184,60 @@ class Chromium:
             raise BrowserError(f"{expression!r} threw: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    # NOTE [Injected input]: clicks, mouse moves and keys go through the
+    # DevTools Input domain, as a person's would: the browser hit-tests the
+    # point (a hidden or covered element does not get the click) and runs
+    # the default actions (focus, typing into a focused field).
+
+    def center_of(self, selector: str) -> tuple[float, float]:
+        """Scrolls the first element matching `selector` into view and
+        returns its centre in viewport coordinates."""
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " if (!e) return null; e.scrollIntoView({block: 'center'});"
+            " const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+        )
+        if box is None:
+            raise BrowserError(f"no element matches {selector!r}")
+        return box[0], box[1]
+
+    def click(self, selector: str) -> None:
+        """A left click at the centre of the element `selector` names."""
+        x, y = self.center_of(selector)
+        self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y}, session=True)
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+                session=True,
+            )
+        self.settle()
+
+    def settle(self) -> None:
+        """Waits until the page has run what an input queued (a <details>
+        toggle event is a task of its own) and drawn a frame."""
+        self.evaluate("new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)))")
+
+    def hover(self, selector: str) -> None:
+        """Moves the mouse onto the centre of the element `selector` names."""
+        x, y = self.center_of(selector)
+        self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y}, session=True)
+
+    def type_text(self, text: str) -> None:
+        """Types `text` into the focused element."""
+        for character in text:
+            self.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": character, "text": character}, session=True)
+            self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": character}, session=True)
+
+    def press(self, key: str) -> None:
+        """Presses a named key ("Escape", "Enter", "/") on the focused element."""
+        codes = {"Escape": 27, "Enter": 13, "/": 191, " ": 32}
+        params = {"key": key, "windowsVirtualKeyCode": codes.get(key, 0)}
+        if len(key) == 1:
+            params["text"] = key
+        self.send("Input.dispatchKeyEvent", {"type": "keyDown", **params}, session=True)
+        self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key}, session=True)
+
     def screenshot(self, out: Path) -> None:
         data = self.send("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
         Path(out).write_bytes(base64.b64decode(data))
@@ -208,10 +264,18 @@ class Chromium:
         ]
 
 
-def take_screenshot(page: Path, out: Path, width: int = 1280, height: int = 900) -> list[str]:
-    """Screenshots `page` into `out`; returns the page's console problems."""
+def take_screenshot(
+    page: Path, out: Path, width: int = 1280, height: int = 900, scroll_to: str | None = None
+) -> list[str]:
+    """Screenshots `page` into `out`, scrolled so that the element
+    `scroll_to` (a CSS selector) is at the top; returns the page's console
+    problems."""
     with Chromium() as browser:
         browser.open(page, width, height)
+        if scroll_to:
+            if not browser.evaluate(f"(e => e ? (e.scrollIntoView(), true) : false)(document.querySelector({json.dumps(scroll_to)}))"):
+                raise BrowserError(f"--scroll-to: no element matches {scroll_to!r}")
+            browser.settle()
         browser.screenshot(out)
         return browser.console_problems()
 
@@ -222,8 +286,13 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=900)
+    parser.add_argument("--scroll-to", metavar="SELECTOR", help="scroll this element to the top first")
     args = parser.parse_args()
-    problems = take_screenshot(args.page, args.out, args.width, args.height)
+    try:
+        problems = take_screenshot(args.page, args.out, args.width, args.height, args.scroll_to)
+    except BrowserError as error:
+        print(f"html_screenshot: {error}", file=sys.stderr)
+        return 2
     for problem in problems:
         print(f"html_screenshot: console: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -21,6 +21,8 @@
 #include "report/render/diagnostic_listing.h"
 #include "report/render/html_text.h"
 #include "report/render/module_tree.h"
+#include "report/render/repeated_blocks.h"
+#include "report/render/type_costs.h"
 #include "report/summary.h"
 
 namespace torchscan::report::render {
@@ -37,12 +39,14 @@ constexpr char kScript[] =
 // Module path -> "changed", "added" or "removed", outlined in a chart.
 using Marks = std::map<std::string, std::string>;
 
-// One icicle chart: a title, its tree, and how its bars are outlined.
+// One icicle chart: a title, its tree, how its bars are outlined, and a
+// note saying what the chart leaves out (empty when nothing).
 struct ChartSpec {
   std::string id;
   std::string title;
   ModuleTree tree;
   Marks marks;
+  std::string note;
 };
 
 Json NodeJson(const ModuleNode& node, const Marks& marks) {
@@ -102,15 +106,37 @@ std::string StatusClass(MetricStatus status) {
 }
 
 // A table cell holding a metric, with its status as the cell's class.
+// The cell's `data-value`, what the page's script sorts by: the known count
+// (a lower bound when partial), or nothing (sorted last) when there is none.
+std::string SortValue(const MetricResult& result) {
+  if (!result.known_value()) return "";
+  const Count* count = std::get_if<Count>(&*result.known_value());
+  return count == nullptr ? "" : CountToString(*count);
+}
+
 std::string MetricCell(const MetricResult* result) {
-  if (result == nullptr) return "<td class=\"num\"></td>";
+  if (result == nullptr) return "<td class=\"num\" data-value=\"\"></td>";
   return absl::StrCat("<td class=\"num ", StatusClass(result->status()),
-                      "\" title=\"", EscapeHtml(StatusWord(*result)), "\">",
+                      "\" data-value=\"", SortValue(*result), "\" title=\"",
+                      EscapeHtml(StatusWord(*result)), "\">",
                       EscapeHtml(MetricText(*result)), "</td>");
 }
 
 std::string CountCell(Count value) {
-  return absl::StrCat("<td class=\"num\">", GroupedCount(value), "</td>");
+  return absl::StrCat("<td class=\"num\" data-value=\"", CountToString(value),
+                      "\">", GroupedCount(value), "</td>");
+}
+
+// The filter box above a table; the script fills in the count beside it.
+std::string TableFilter(absl::string_view table, absl::string_view what) {
+  return absl::StrCat(
+      "<div class=\"table-tools\"><input type=\"search\" "
+      "class=\"table-filter\" data-table=\"",
+      table, "\" placeholder=\"Filter by ", what, "\" aria-label=\"Filter by ",
+      what, "\"> <span class=\"table-count\" data-table=\"", table,
+      "\"></span> <span class=\"hint\">Click a column heading to sort; "
+      "click it again to reverse, a third time for the original order."
+      "</span></div>");
 }
 
 std::string LayerCallText(absl::string_view path, std::int64_t call_index) {
@@ -124,12 +150,24 @@ class Page {
   void Add(absl::string_view html) { absl::StrAppend(&body_, html); }
 
   void Header(absl::string_view subtitle) {
-    Add(absl::StrCat("<header><h1>", EscapeHtml(title_), "</h1><p>",
-                     EscapeHtml(subtitle), "</p></header>\n"));
+    Add(absl::StrCat(
+        "<header><h1>", EscapeHtml(title_), "</h1><p>", EscapeHtml(subtitle),
+        "</p><div class=\"search\"><input type=\"search\" id=\"search\" "
+        "placeholder=\"Search modules, types and operators (press /)\" "
+        "aria-label=\"Search modules, types and operators\"> <span "
+        "id=\"search-count\"></span></div></header>\n"));
   }
 
-  // Charts side by side. On one scale (charts of one unit), the largest
-  // top bar spans the width; otherwise each chart's own does.
+  // Charts one above the other, each the page's full width. On one scale
+  // (charts of one unit), the largest top bar spans the width; otherwise
+  // each chart's own does.
+  //
+  // NOTE [Empty charts give their space away]: a chart with nothing to draw
+  // (a total of 0) is one line saying so and why (its note), with no chart
+  // area. On a shared scale, a chart under a tenth of the largest (module
+  // formulas of a model whose layers have none, transformers' Conv1D) would
+  // be a strip of blank space with unreadable bars: it is folded into one
+  // line with its note, and opens on a click.
   enum class Scale { kShared, kOwn };
   void ChartGroup(absl::string_view id, absl::string_view title,
                   absl::string_view legend, const std::vector<ChartSpec>& specs,
@@ -139,17 +177,45 @@ class Page {
       shared = std::max(shared, spec.tree.total);
     Add(absl::StrCat("<section class=\"chart-group\" id=\"", id, "\"><h2>",
                      EscapeHtml(title), "</h2><p class=\"legend\">", legend,
-                     "</p><div class=\"charts charts-", specs.size(), "\">"));
+                     "</p><div class=\"charts\">"));
     for (const ChartSpec& spec : specs) {
       const std::string bound =
           spec.tree.status == MetricStatus::kComplete ? "" : "\u2265 ";
-      Add(absl::StrCat("<figure class=\"chart\"><figcaption>",
-                       EscapeHtml(spec.title), ": <span class=\"chart-total ",
-                       StatusClass(spec.tree.status), "\">", bound,
-                       EscapeHtml(ScaledCount(spec.tree.total, spec.tree.unit)),
-                       "</span></figcaption><div class=\"icicle\" id=\"chart-",
-                       spec.id, "\" role=\"img\" aria-label=\"",
-                       EscapeHtml(spec.title), " by module\"></div></figure>"));
+      const std::string caption = absl::StrCat(
+          EscapeHtml(spec.title), ": <span class=\"chart-total ",
+          StatusClass(spec.tree.status), "\">", bound,
+          EscapeHtml(ScaledCount(spec.tree.total, spec.tree.unit)), "</span>");
+      const std::string note =
+          spec.note.empty() ? ""
+                            : absl::StrCat("<p class=\"chart-note\">",
+                                           EscapeHtml(spec.note), "</p>");
+      if (spec.tree.total == 0) {
+        Add(absl::StrCat("<figure class=\"chart empty-chart\" data-chart=\"",
+                         spec.id, "\"><figcaption>", caption, "</figcaption>",
+                         note.empty() ? "<p class=\"chart-note\">Nothing "
+                                        "counted.</p>"
+                                      : note,
+                         "</figure>"));
+        continue;
+      }
+      const bool folded = scaling == Scale::kShared && specs.size() > 1 &&
+                          spec.tree.total < shared / 10;
+      const std::string figure = absl::StrCat(
+          "<figure class=\"chart\" data-chart=\"", spec.id, "\"><figcaption>",
+          caption, "</figcaption>", folded ? "" : note,
+          "<nav class=\"crumbs\" aria-label=\"Zoom path\"></nav>"
+          "<div class=\"icicle\" id=\"chart-",
+          spec.id, "\" role=\"img\" aria-label=\"", EscapeHtml(spec.title),
+          " by module\"></div></figure>");
+      if (folded) {
+        Add(absl::StrCat(
+            "<details class=\"chart-fold\" data-chart=\"", spec.id,
+            "\"><summary>", caption, " (", PercentText(spec.tree.total, shared),
+            " of the scale: folded, click to show). ", EscapeHtml(spec.note),
+            "</summary>", figure, "</details>"));
+      } else {
+        Add(figure);
+      }
       Json chart = Json::object();
       chart["id"] = spec.id;
       chart["unit"] = spec.tree.unit;
@@ -184,7 +250,9 @@ class Page {
 constexpr char kPartialLegend[] =
     "Width is proportional to the value. <span class=\"swatch partial\">"
     "</span> hatched and marked \u2265: partial, a lower bound (see the "
-    "diagnostics). Click a bar to zoom in, the top bar to zoom out.";
+    "diagnostics). Click a bar to zoom in, the top bar to zoom out a level, "
+    "a breadcrumb to go back up to it; hover a bar to outline its module in "
+    "the other chart.";
 
 std::string TotalLabel(absl::string_view name) {
   static const auto* const kLabels = new std::map<std::string, std::string>{
@@ -248,7 +316,34 @@ void DiagnosticsSection(Page& page, absl::Span<const Diagnostic> diagnostics) {
 }
 
 // Counted operators by FLOPs, then the uncounted and the ignored ones.
-void OperatorsSection(Page& page, const FlopReport& report) {
+// Operator -> module type -> self FLOPs (type_costs.h), for the operators'
+// "Run in" column; null for a report without per-call operator FLOPs.
+using OperatorTypes = std::map<std::string, std::map<std::string, Count>>;
+
+// The types that ran most of an operator's FLOPs: "Linear 96.0%, Conv2d
+// 4.0%" (the first three with any).
+std::string RunInText(const OperatorTypes& types, const std::string& op,
+                      Count total) {
+  auto it = types.find(op);
+  if (it == types.end() || total == 0) return "";
+  std::vector<std::pair<std::string, Count>> ranked;
+  for (const auto& [type, value] : it->second) {
+    if (value > 0) ranked.emplace_back(type, value);
+  }
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < ranked.size() && i < 3; ++i) {
+    parts.push_back(absl::StrCat(ranked[i].first, " ",
+                                 PercentText(ranked[i].second, total)));
+  }
+  if (ranked.size() > 3) parts.push_back("\u2026");
+  return absl::StrJoin(parts, ", ");
+}
+
+void OperatorsSection(Page& page, const FlopReport& report,
+                      const OperatorTypes* types = nullptr) {
   struct Row {
     std::string name;
     std::optional<Count> flops;
@@ -284,20 +379,89 @@ void OperatorsSection(Page& page, const FlopReport& report) {
                            : nullptr;
   const Count total = known ? *known : 0;
   page.Add(absl::StrCat(
-      "<section id=\"operators\"><h2>Operators (", ordered.size(),
-      ")</h2><table class=\"operators\"><thead><tr><th>Operator</th>"
-      "<th>FLOPs</th><th>Share</th><th>Notes</th></tr></thead><tbody>"));
-  for (const Row& row : ordered) {
+      "<section id=\"operators\"><h2>Operators (", ordered.size(), ")</h2>",
+      TableFilter("operators", "operator name"),
+      "<table class=\"operators sortable\" id=\"operators-table\"><thead>"
+      "<tr><th>Operator</th><th>FLOPs</th><th>Share</th>",
+      types ? "<th data-nosort>Run in (self FLOPs by module type)</th>" : "",
+      "<th data-nosort>Notes</th></tr></thead><tbody>"));
+  for (std::size_t index = 0; index < ordered.size(); ++index) {
+    const Row& row = ordered[index];
     std::string flops = row.flops ? GroupedCount(*row.flops) : "not counted";
     if (row.flops && row.uncounted) flops = absl::StrCat("\u2265 ", flops);
     const std::string share = row.flops ? PercentText(*row.flops, total) : "";
+    const std::string value = row.flops ? CountToString(*row.flops) : "";
     page.Add(absl::StrCat(
-        "<tr data-operator=\"", EscapeHtml(row.name), "\"",
-        row.uncounted ? " class=\"uncounted\"" : "", "><td><code>",
-        EscapeHtml(row.name), "</code></td><td class=\"num\">", flops,
-        "</td><td class=\"share\"><span class=\"share-bar\" style=\"width:",
-        share.empty() ? "0%" : share, "\"></span>", share, "</td><td>",
-        EscapeHtml(absl::StrJoin(row.notes, " ")), "</td></tr>"));
+        "<tr data-operator=\"", EscapeHtml(row.name), "\" data-index=\"", index,
+        "\"", row.uncounted ? " class=\"uncounted\"" : "", "><td data-value=\"",
+        EscapeHtml(row.name), "\"><code>", EscapeHtml(row.name),
+        "</code></td><td class=\"num\" data-value=\"", value, "\">", flops,
+        "</td><td class=\"share\" data-value=\"", value,
+        "\"><span class=\"share-track\"><span class=\"share-bar\" "
+        "style=\"width:",
+        share.empty() ? "0%" : share, "\"></span></span>", share, "</td>",
+        types ? absl::StrCat("<td>",
+                             EscapeHtml(RunInText(*types, row.name,
+                                                  row.flops.value_or(0))),
+                             "</td>")
+              : "",
+        "<td>", EscapeHtml(absl::StrJoin(row.notes, " ")), "</td></tr>"));
+  }
+  page.Add("</tbody></table></section>\n");
+}
+
+// NOTE [Sandwich]: the cost of each module class across the tree, beside
+// the cost of each operator across it (the operators table's "Run in"):
+// where a model's FLOPs go when its paths are too many to read. A type's
+// button searches for exactly that type ("type:Conv2d"), highlighting its
+// bars in every chart and its rows.
+void TypesSection(Page& page, const TypeCosts& costs, Count total) {
+  page.Add(absl::StrCat(
+      "<section id=\"types\"><h2>FLOPs by module type</h2><p "
+      "class=\"legend\">Operator FLOPs of each module class across the "
+      "tree: inclusive (a module inside another of its class counts once, in "
+      "the outer), and self (run in the modules' own forward, outside their "
+      "submodules; these add up to the total). Click a type to highlight its "
+      "modules.</p>",
+      TableFilter("types", "module type"),
+      "<table class=\"types sortable\" id=\"types-table\"><thead><tr>"
+      "<th>Module type</th><th>Modules</th><th>Calls</th><th>FLOPs</th>"
+      "<th>Self FLOPs</th><th>Self share</th><th data-nosort>Operators "
+      "inside</th></tr></thead><tbody>"));
+  for (std::size_t index = 0; index < costs.types.size(); ++index) {
+    const TypeCost& type = costs.types[index];
+    const std::string bound =
+        type.status == MetricStatus::kComplete ? "" : "\u2265 ";
+    std::vector<std::pair<std::string, Count>> inside(type.by_operator.begin(),
+                                                      type.by_operator.end());
+    std::stable_sort(
+        inside.begin(), inside.end(),
+        [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i < inside.size() && i < 3; ++i) {
+      if (inside[i].second == 0) break;
+      parts.push_back(absl::StrCat(inside[i].first, " ",
+                                   PercentText(inside[i].second, type.flops)));
+    }
+    if (inside.size() > 3 && inside[3].second > 0) parts.push_back("\u2026");
+    const std::string share = PercentText(type.self_flops, total);
+    page.Add(absl::StrCat(
+        "<tr data-type=\"", EscapeHtml(type.type), "\" data-index=\"", index,
+        "\"><td data-value=\"", EscapeHtml(type.type),
+        "\"><button type=\"button\" class=\"type-search\">",
+        EscapeHtml(type.type), "</button></td><td class=\"num\" data-value=\"",
+        type.modules, "\">", type.modules,
+        "</td><td class=\"num\" data-value=\"", type.calls, "\">", type.calls,
+        "</td><td class=\"num ", StatusClass(type.status), "\" data-value=\"",
+        CountToString(type.flops), "\">", bound, GroupedCount(type.flops),
+        "</td><td class=\"num ", StatusClass(type.status), "\" data-value=\"",
+        CountToString(type.self_flops), "\">", bound,
+        GroupedCount(type.self_flops), "</td><td class=\"share\" data-value=\"",
+        CountToString(type.self_flops),
+        "\"><span class=\"share-track\"><span class=\"share-bar\" "
+        "style=\"width:",
+        share.empty() ? "0%" : share, "\"></span></span>", share, "</td><td>",
+        EscapeHtml(absl::StrJoin(parts, ", ")), "</td></tr>"));
   }
   page.Add("</tbody></table></section>\n");
 }
@@ -320,6 +484,29 @@ std::string AnalysisTitle(const AnalysisReport& report,
   return "TorchScan report";
 }
 
+// A layer call as a fold names it: its path, and which call when not the
+// first.
+std::string BlockName(const LayerReport& layer) {
+  const std::string path = layer.path.empty() ? "<root>" : layer.path;
+  if (layer.call_index == 0) return path;
+  return absl::StrCat(path, " (call ", layer.call_index + 1, ")");
+}
+
+// One layer call's row: its first cell (the indented name) and the rest,
+// which FindRepeatedBlocks compares.
+struct LayerRow {
+  std::string open;
+  std::string name_cell;
+  std::string cells;
+};
+
+// NOTE [Folded blocks]: a run of identical sibling blocks
+// (repeated_blocks.h: same type, same rows below, same numbers in every
+// column) gets a row of its own before the first block ("24 x GPT2Block,
+// identical"), and the rows of the other blocks carry the run's id in
+// `data-folded-in`: the script hides them until the run's button opens it.
+// The first block stays, as what each block holds. Without the script every
+// row shows.
 absl::Status LayersTable(Page& page, const AnalysisReport& report) {
   std::map<std::pair<std::string, std::int64_t>, const MetricResult*>
       operator_flops;
@@ -329,42 +516,133 @@ absl::Status LayersTable(Page& page, const AnalysisReport& report) {
     }
   }
   const bool show_operators = report.layer_operator_flops.has_value();
-  page.Add(
-      "<section id=\"layers\"><h2>Layers</h2><table class=\"layers\"><thead>"
-      "<tr><th>Layer</th><th>Type</th><th>Output shape</th>"
-      "<th>Parameters</th><th>Memory (bytes)</th><th>Module FLOPs</th>"
-      "<th>MACs</th>");
-  if (show_operators) page.Add("<th>Operator FLOPs</th>");
-  page.Add("</tr></thead><tbody>");
-  for (const LayerReport& layer : report.layers) {
+  std::vector<LayerRow> rows;
+  std::vector<BlockRow> blocks;
+  for (std::size_t index = 0; index < report.layers.size(); ++index) {
+    const LayerReport& layer = report.layers[index];
     const std::string name =
         layer.call_index == 0
             ? layer.name
             : absl::StrCat(layer.name, " (call ", layer.call_index + 1, ")");
-    std::string row = absl::StrCat(
-        "<tr data-path=\"", EscapeHtml(layer.path), "\" data-call=\"",
-        layer.call_index, "\"><td class=\"layer\" style=\"padding-left:",
+    LayerRow row;
+    row.open =
+        absl::StrCat("<tr data-path=\"", EscapeHtml(layer.path),
+                     "\" data-call=\"", layer.call_index, "\" data-type=\"",
+                     EscapeHtml(layer.type), "\" data-index=\"", index, "\"");
+    row.name_cell = absl::StrCat(
+        "<td class=\"layer\" style=\"padding-left:",
         0.3 + 1.2 * static_cast<double>(layer.depth), "em\" title=\"",
-        EscapeHtml(LayerCallText(layer.path, layer.call_index)), "\">",
-        EscapeHtml(name), "</td><td>", EscapeHtml(layer.type), "</td><td>",
-        EscapeHtml(ShapeText(layer.output)), "</td>");
+        EscapeHtml(LayerCallText(layer.path, layer.call_index)),
+        "\" data-value=\"", EscapeHtml(layer.path), "\">", EscapeHtml(name),
+        "</td>");
     TS_ASSIGN_OR_RETURN(Count parameters,
                         SumCounts(layer.parameters.trainable,
                                   layer.parameters.frozen, "parameters"));
     TS_ASSIGN_OR_RETURN(Count bytes, SumCounts(layer.parameters.bytes,
                                                layer.buffers.bytes, "bytes"));
-    absl::StrAppend(&row, CountCell(parameters), CountCell(bytes),
-                    MetricCell(layer.metrics.Find("module_flops")),
-                    MetricCell(layer.metrics.Find("macs")));
+    row.cells = absl::StrCat("<td data-value=\"", EscapeHtml(layer.type), "\">",
+                             EscapeHtml(layer.type), "</td><td>",
+                             EscapeHtml(ShapeText(layer.output)), "</td>",
+                             CountCell(parameters), CountCell(bytes),
+                             MetricCell(layer.metrics.Find("module_flops")),
+                             MetricCell(layer.metrics.Find("macs")));
     if (show_operators) {
       auto it = operator_flops.find({layer.path, layer.call_index});
       absl::StrAppend(
-          &row, MetricCell(it == operator_flops.end() ? nullptr : it->second));
+          &row.cells,
+          MetricCell(it == operator_flops.end() ? nullptr : it->second));
     }
-    page.Add(absl::StrCat(row, "</tr>"));
+    blocks.push_back({layer.path, layer.depth, layer.type,
+                      absl::StrCat(layer.call_index, " ", row.cells)});
+    rows.push_back(std::move(row));
+  }
+  const int columns = show_operators ? 8 : 7;
+  // Row -> the run starting there; row -> the runs that fold it away.
+  std::map<std::size_t, std::pair<std::string, RepeatedBlocks>> run_at;
+  std::vector<std::vector<std::string>> folded_in(rows.size());
+  for (const RepeatedBlocks& run : FindRepeatedBlocks(blocks)) {
+    const std::string id = absl::StrCat("fold-", run.first_row);
+    run_at[run.first_row] = {id, run};
+    for (std::size_t row = run.first_row + run.rows_per_block;
+         row < run.first_row + run.rows_per_block * run.count; ++row) {
+      folded_in[row].push_back(id);
+    }
+  }
+  page.Add(absl::StrCat(
+      "<section id=\"layers\"><h2>Layers</h2>",
+      TableFilter("layers", "module path or type"),
+      "<table class=\"layers sortable\" id=\"layers-table\"><thead><tr>"
+      "<th>Layer</th><th>Type</th><th data-nosort>Output shape</th>"
+      "<th>Parameters</th><th>Memory (bytes)</th><th>Module FLOPs</th>"
+      "<th>MACs</th>",
+      show_operators ? "<th>Operator FLOPs</th>" : "", "</tr></thead><tbody>"));
+  for (std::size_t index = 0; index < rows.size(); ++index) {
+    if (auto run = run_at.find(index); run != run_at.end()) {
+      const auto& [id, blocks_run] = run->second;
+      const LayerReport& first = report.layers[index];
+      const LayerReport& last =
+          report.layers[index +
+                        blocks_run.rows_per_block * (blocks_run.count - 1)];
+      page.Add(absl::StrCat(
+          "<tr class=\"fold\" data-fold=\"", id, "\"",
+          folded_in[index].empty()
+              ? ""
+              : absl::StrCat(" data-folded-in=\"",
+                             absl::StrJoin(folded_in[index], " "), "\""),
+          "><td colspan=\"", columns, "\" style=\"padding-left:",
+          0.3 + 1.2 * static_cast<double>(first.depth),
+          "em\"><button type=\"button\" class=\"fold-toggle\" "
+          "aria-expanded=\"true\">",
+          blocks_run.count, " \u00d7 ", EscapeHtml(first.type),
+          ", identical</button> <span class=\"fold-range\">",
+          EscapeHtml(BlockName(first)), " to ", EscapeHtml(BlockName(last)),
+          ", ", blocks_run.rows_per_block,
+          blocks_run.rows_per_block == 1 ? " row" : " rows",
+          " each, with the same types, paths and numbers; the first is "
+          "shown</span></td></tr>"));
+    }
+    const LayerRow& row = rows[index];
+    page.Add(absl::StrCat(
+        row.open,
+        folded_in[index].empty()
+            ? ""
+            : absl::StrCat(" data-folded-in=\"",
+                           absl::StrJoin(folded_in[index], " "), "\""),
+        ">", row.name_cell, row.cells, "</tr>"));
   }
   page.Add("</tbody></table></section>\n");
   return absl::OkStatus();
+}
+
+// Why the module-formula chart misses FLOPs: the layer types whose calls
+// have no formula (module_flops known only as >= 0), most calls first;
+// "" when every layer with the metric has one.
+std::string MissingFormulaNote(const AnalysisReport& report) {
+  std::map<std::string, int> calls;
+  for (const LayerReport& layer : report.layers) {
+    const MetricResult* flops = layer.metrics.Find("module_flops");
+    if (flops == nullptr) continue;
+    const std::string known = SortValue(*flops);
+    if (flops->status() == MetricStatus::kComplete ||
+        (!known.empty() && known != "0")) {
+      continue;
+    }
+    ++calls[layer.type];
+  }
+  if (calls.empty()) return "";
+  std::vector<std::pair<std::string, int>> types(calls.begin(), calls.end());
+  std::stable_sort(
+      types.begin(), types.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [type, count] : types) {
+    parts.push_back(
+        absl::StrCat(type, " (", count, count == 1 ? " call" : " calls", ")"));
+  }
+  return absl::StrCat(
+      "No module formula for ", absl::StrJoin(parts, ", "),
+      ": their module FLOPs are unknown (\u2265 0 here); the operator FLOPs "
+      "count what they ran.");
 }
 
 // The FLOPs charts of an analysis, or a note saying why there are none.
@@ -378,7 +656,7 @@ absl::StatusOr<std::vector<ChartSpec>> FlopCharts(const AnalysisReport& report,
                         ModuleFormulaTree(report, "module_flops"));
     specs.push_back({absl::StrCat(prefix, "module_flops"),
                      absl::StrCat(side, "Module formulas"), std::move(tree),
-                     marks});
+                     marks, MissingFormulaNote(report)});
   }
   if (HasOperatorFlops(report)) {
     TS_ASSIGN_OR_RETURN(ModuleTree tree, OperatorFlopsTree(report));
@@ -529,6 +807,15 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
     page.ChartGroup("flops", "FLOPs by module", kPartialLegend, flops,
                     Page::Scale::kShared);
   }
+  std::optional<TypeCosts> costs;
+  if (HasOperatorFlops(report) && report.layer_operator_flops) {
+    TS_ASSIGN_OR_RETURN(costs, CostsByModuleType(report));
+    const Count* known =
+        report.operator_flops.total.known_value()
+            ? std::get_if<Count>(&*report.operator_flops.total.known_value())
+            : nullptr;
+    TypesSection(page, *costs, known ? *known : 0);
+  }
   TS_ASSIGN_OR_RETURN(ModuleTree parameters, ParameterTree(report));
   TS_ASSIGN_OR_RETURN(ModuleTree bytes, TensorBytesTree(report));
   page.ChartGroup(
@@ -540,7 +827,10 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
        {"bytes", "Parameter and buffer bytes", std::move(bytes), {}}},
       Page::Scale::kOwn);
   TS_RETURN_IF_ERROR(LayersTable(page, report));
-  if (HasOperatorFlops(report)) OperatorsSection(page, report.operator_flops);
+  if (HasOperatorFlops(report)) {
+    OperatorsSection(page, report.operator_flops,
+                     costs ? &costs->operator_types : nullptr);
+  }
   DiagnosticsSection(page, report.diagnostics);
   return page.Finish();
 }

@@ -5,22 +5,32 @@
 // every number reads without the script.
 //
 // An analysis (crawl_module) shows
+//   - a search box: matching bars and table rows are highlighted;
 //   - the totals;
-//   - icicle charts of FLOPs by module path, module formulas beside operator
-//     FLOPs on one scale: a bar's width is proportional to its value, and a
-//     partial value (a lower bound) is hatched and labelled "≥";
+//   - icicle charts of FLOPs by module path, module formulas above operator
+//     FLOPs, each the page's full width, on one scale: a bar's width is
+//     proportional to its value, and a partial value (a lower bound) is
+//     hatched and labelled "≥". A bar is labelled with its full path and
+//     value, or as much as fits, or nothing (never a cut label); touching
+//     siblings differ in colour. The module-formula chart names the layer
+//     types without a formula; when it is empty it is one line saying so,
+//     and when it is under a tenth of the scale it is folded into that line;
 //   - icicle charts of parameters and of parameter + buffer bytes by module;
 //   - a table of every layer call (output shape, parameters, bytes, module
-//     FLOPs, MACs, operator FLOPs);
-//   - the operators (FLOPs and share, uncounted and ignored ones);
+//     FLOPs, MACs, operator FLOPs), sortable by any column and filterable by
+//     path or type, runs of identical blocks folded (repeated_blocks.h);
+//   - the operators (FLOPs and share, uncounted and ignored ones), sortable
+//     and filterable;
 //   - the diagnostics, grouped by code.
 // A FlopReport (measure_flops) shows its operator FLOPs by module, the
 // operators and the diagnostics. A compare (ReportDiff) shows the totals
 // before and after, and every added, removed and changed layer call; given
-// the two reports it was computed from, also their charts side by side on
-// one scale, with the changed, added and removed modules outlined.
+// the two reports it was computed from, also their charts on one scale,
+// with the changed, added and removed modules outlined.
 //
-// Clicking a bar zooms into it; clicking the top bar zooms out.
+// Clicking a bar zooms into it, with breadcrumbs back; clicking the top bar
+// zooms out. Hovering a bar outlines the same module in the other charts of
+// its group.
 
 #ifndef TORCHSCAN_REPORT_RENDER_HTML_REPORT_H_
 #define TORCHSCAN_REPORT_RENDER_HTML_REPORT_H_

@@ -150,6 +150,147 @@ TEST(RenderHtmlTest, DiagnosticsAreGroupedByCode) {
       "on 1 module (dmas, macs, module_flops)"));
 }
 
+TEST(RenderHtmlTest, ModuleFormulaChartNamesTheLayersWithoutFormulas) {
+  const std::string html = RenderOrFail(SmallCnnReport());
+  // 1500 of a 1500 scale: drawn, with the note under its caption.
+  EXPECT_TRUE(absl::StrContains(
+      html,
+      "</figcaption><p class=\"chart-note\">No module formula for "
+      "AdaptiveAvgPool2d (1 call): their module FLOPs are unknown"));
+  EXPECT_FALSE(absl::StrContains(html, "<details class=\"chart-fold\""));
+  EXPECT_NE(Chart(ChartData(html), "module_flops"), nullptr);
+}
+
+TEST(RenderHtmlTest, AChartUnderATenthOfTheScaleIsFolded) {
+  AnalysisReport report = SmallCnnReport();
+  testing::SetModuleFormulas(report.layers[2], 50, 25);
+  testing::SetModuleFormulas(report.layers[3], 20, 0);
+  testing::SetModuleFormulas(report.layers[5], 30, 15);
+  testing::SetTotals(report);
+  const std::string html = RenderOrFail(report);
+  // 100 module-formula FLOPs on the operators' 1400.
+  EXPECT_TRUE(absl::StrContains(
+      html,
+      "<details class=\"chart-fold\" data-chart=\"module_flops\"><summary>"
+      "Module formulas: <span class=\"chart-total partial\">\u2265 100 "
+      "FLOPs</span> (7.1% of the scale: folded, click to show). No module "
+      "formula for AdaptiveAvgPool2d (1 call)"))
+      << html;
+  EXPECT_EQ("1400", (*Chart(ChartData(html), "module_flops"))["scale"]);
+}
+
+TEST(RenderHtmlTest, AnEmptyChartIsALineSayingWhy) {
+  AnalysisReport report = SmallCnnReport();
+  for (LayerReport& layer : report.layers) {
+    if (layer.metrics.Find("module_flops") == nullptr) continue;
+    layer.metrics.Set(
+        "module_flops",
+        MetricResult::Partial(Count{0}, {"FLOPs", "module_call",
+                                         std::string(kModuleFormulaMethod)}));
+  }
+  testing::SetTotals(report);
+  const std::string html = RenderOrFail(report);
+  EXPECT_TRUE(absl::StrContains(
+      html,
+      "<figure class=\"chart empty-chart\" data-chart=\"module_flops\">"
+      "<figcaption>Module formulas: <span class=\"chart-total partial\">"
+      "\u2265 0 FLOPs</span></figcaption><p class=\"chart-note\">No module "
+      "formula for AdaptiveAvgPool2d (1 call), Conv2d (1 call), Linear (1 "
+      "call), ReLU (1 call):"))
+      << html;
+  const Json data = ChartData(html);
+  for (const Json& chart : data["charts"]) {
+    EXPECT_NE("module_flops", chart["id"]);  // nothing to draw
+  }
+}
+
+// SmallCnn with a stack of three blocks after its head, each one Linear of
+// 10 module FLOPs and 8 operator FLOPs; the last one's `last_flops`.
+AnalysisReport Stacked(Count last_flops) {
+  AnalysisReport report = SmallCnnReport();
+  report.layers.push_back(Layer("stack", "Sequential"));
+  report.layer_operator_flops->push_back(
+      CallOperatorFlops("stack", Flops(16 + last_flops), {}));
+  for (int i = 0; i < 3; ++i) {
+    const std::string block = absl::StrCat("stack.", i);
+    const Count flops = i == 2 ? last_flops : 8;
+    report.layers.push_back(Layer(block, "Block"));
+    report.layers.push_back(Layer(block + ".fc", "Linear"));
+    testing::SetModuleFormulas(report.layers.back(), 10, 5);
+    report.layer_operator_flops->push_back(
+        CallOperatorFlops(block, Flops(flops), {}));
+    report.layer_operator_flops->push_back(
+        CallOperatorFlops(block + ".fc", Flops(flops), {}));
+  }
+  testing::SetTotals(report);
+  return report;
+}
+
+TEST(RenderHtmlTest, IdenticalBlocksAreFoldedBehindOneRow) {
+  const std::string html = RenderOrFail(Stacked(8));
+  EXPECT_TRUE(absl::StrContains(
+      html,
+      "<tr class=\"fold\" data-fold=\"fold-7\"><td colspan=\"8\" "
+      "style=\"padding-left:2.7em\"><button type=\"button\" "
+      "class=\"fold-toggle\" aria-expanded=\"true\">3 \u00d7 Block, "
+      "identical</button> <span class=\"fold-range\">stack.0 to stack.2, 2 "
+      "rows each"))
+      << html;
+  // The first block stays; the other two are folded into it.
+  EXPECT_FALSE(absl::StrContains(Row(html, "data-path", "stack.0.fc"),
+                                 "data-folded-in"));
+  for (absl::string_view path : {"stack.1", "stack.1.fc", "stack.2.fc"}) {
+    EXPECT_TRUE(absl::StrContains(Row(html, "data-path", path),
+                                  "data-folded-in=\"fold-7\""))
+        << path;
+  }
+}
+
+TEST(RenderHtmlTest, BlocksWithOtherNumbersAreNotFolded) {
+  const std::string html = RenderOrFail(Stacked(9));
+  EXPECT_TRUE(absl::StrContains(
+      html,
+      "2 \u00d7 Block, identical</button> <span class=\"fold-range\">"
+      "stack.0 to stack.1, 2 rows each"));
+  EXPECT_FALSE(
+      absl::StrContains(Row(html, "data-path", "stack.2"), "data-folded-in"));
+}
+
+TEST(RenderHtmlTest, TableCellsCarryTheValuesTheyAreSortedBy) {
+  const std::string html = RenderOrFail(SmallCnnReport());
+  const std::string head = Row(html, "data-path", "head");
+  // Parameters, bytes, module FLOPs, MACs, operator FLOPs; a lower bound
+  // sorts by its known value, a missing one by nothing (last).
+  for (absl::string_view value :
+       {"data-value=\"40\">", "data-value=\"176\">", "data-value=\"300\" ",
+        "data-value=\"150\" ", "data-value=\"280\" "}) {
+    EXPECT_TRUE(absl::StrContains(head, value)) << value << " in " << head;
+  }
+  EXPECT_TRUE(absl::StrContains(Row(html, "data-path", "features"),
+                                "<td class=\"num\" data-value=\"\"></td>"));
+  EXPECT_TRUE(
+      absl::StrContains(Row(html, "data-operator", "aten.relu"),
+                        "<td class=\"num\" data-value=\"\">not counted"));
+}
+
+TEST(RenderHtmlTest, FlopsByModuleTypeAndWhereEachOperatorRan) {
+  const std::string html = RenderOrFail(SmallCnnReport());
+  // Conv2d: 1 module, 1 call, 1100 FLOPs, all its own: 78.6% of 1400.
+  const std::string conv = Row(html, "data-type", "Conv2d");
+  for (absl::string_view cell : {">1<", "data-value=\"1100\">1,100<", "78.6%<",
+                                 "<td>aten.convolution 100.0%</td>"}) {
+    EXPECT_TRUE(absl::StrContains(conv, cell)) << cell << " in " << conv;
+  }
+  // Net holds everything (partial) and ran only its aten.add itself.
+  const std::string net = Row(html, "data-type", "Net");
+  EXPECT_TRUE(absl::StrContains(net, ">\u2265 1,400<")) << net;
+  EXPECT_TRUE(absl::StrContains(net, ">\u2265 20<")) << net;
+  EXPECT_TRUE(absl::StrContains(Row(html, "data-operator", "aten.convolution"),
+                                "</td><td>Conv2d 100.0%</td>"));
+  EXPECT_TRUE(absl::StrContains(Row(html, "data-operator", "aten.add"),
+                                "</td><td>Net 100.0%</td>"));
+}
+
 TEST(RenderHtmlTest, MarkupInModuleNamesStaysText) {
   AnalysisReport report = SmallCnnReport();
   const std::string evil = "</script><script>alert(1)</script>";

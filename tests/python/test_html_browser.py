@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 import torchscan_dispatch as tsd
 from test_render import CONV1, CONV2, HEAD, SmallCnn
@@ -123,7 +125,7 @@ def test_partial_values_are_hatched_and_marked_as_lower_bounds(browser, page):
         assert "\u2265" in bars[path]["text"]
         assert "repeating-linear-gradient" in bars[path]["hatching"]
     assert bars[""]["text"] == "SmallCnn \u2265 258.37 kFLOPs"
-    assert bars["features.0"]["text"] == "0 110.59 kFLOPs"
+    assert bars["features.0"]["text"] == "features.0 110.59 kFLOPs"
     assert bars["features.0"]["hatching"] == "none"
 
 
@@ -201,6 +203,359 @@ def test_flop_report_page(browser, tmp_path):
     assert_clean(browser)
 
 
+# ---- A tower of repeated blocks: layout, labels, colours, folds, sorting,
+# filtering, search and zoom on a page a person would scroll through.
+
+
+class Proj(nn.Module):
+    """x @ W: a class with no module formula, as transformers' Conv1D."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(16, 16))
+
+    def forward(self, x):
+        return x @ self.weight
+
+
+class Block(nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        self.proj, self.act, self.proj2 = Proj(), act, Proj()
+
+    def forward(self, x):
+        return self.proj2(self.act(self.proj(x)))
+
+
+class Tower(nn.Module):
+    """Six blocks; the third's GELU makes it differ from its neighbours."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.blocks = nn.Sequential(*[Block(nn.GELU() if i == 2 else nn.ReLU()) for i in range(6)])
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.embed(x)))
+
+
+# Per input (8,): 2 x M x K x N for each matrix product, biases not counted.
+EMBED, PROJ, TOWER_HEAD = 2 * 8 * 16, 2 * 16 * 16, 2 * 16 * 4
+TOWER = EMBED + 6 * 2 * PROJ + TOWER_HEAD
+
+
+@pytest.fixture(scope="module")
+def tower():
+    torch.manual_seed(0)
+    return tsd.crawl_module(Tower(), (8,))
+
+
+@pytest.fixture(scope="module")
+def tower_page(tower, tmp_path_factory):
+    path = tmp_path_factory.mktemp("html") / "tower.html"
+    tsd.write_html(tower, path, title="Tower")
+    return path
+
+
+# The rows of a table as a person sees them: visible ones, in page order.
+VISIBLE_ROWS = """(id => [...document.getElementById(id).tBodies[0].rows]
+  .filter(row => row.offsetParent !== null)
+  .map(row => [...row.cells].map(cell => cell.innerText)))"""
+
+
+def visible_rows(browser, table_id):
+    return browser.evaluate(f"{VISIBLE_ROWS}('{table_id}')")
+
+
+def layer_flops(tower):
+    """Layer call -> operator FLOPs (known value) from the report."""
+    return {(e["path"], e["call_index"]): e["total"]["known_value"] for e in tower["layer_operator_flops"]}
+
+
+def test_charts_are_full_width_one_above_the_other(browser, page):
+    show(browser, page)
+    layout = browser.evaluate(
+        """[...document.querySelectorAll('#flops .icicle, #flops')].map(e => {
+             const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })"""
+    )
+    (left, _, width, _), modules, operators = layout
+    for chart in (modules, operators):
+        assert chart[0] == pytest.approx(left, abs=0.5) and chart[2] == pytest.approx(width, abs=0.5)
+    assert operators[1] >= modules[1] + modules[3]  # below, not beside
+    assert width > 1100  # the page's width at 1280 px, less its margins
+    assert_clean(browser)
+
+
+def test_labels_fit_their_bars_or_are_left_out(browser, page, tower_page):
+    for path in (page, tower_page):
+        show(browser, path)
+        labels = browser.evaluate(
+            "[...document.querySelectorAll('.icicle .bar')].map(b => [b.dataset.path, b.textContent,"
+            " b.scrollWidth <= b.clientWidth, b.getBoundingClientRect().width])"
+        )
+        assert len(labels) > 10
+        for path_, text, fits, _ in labels:
+            assert fits, (path_, text)
+            assert not re.match(r"^\d+\b", text), (path_, text)  # never a bare "0 ..." or "0..."
+    # Narrow bars say nothing rather than something cut: the SmallCnn's head
+    # is 320 of 258,368 FLOPs, about 1.5 px.
+    show(browser, page)
+    _, bars = bars_of(browser, "chart-operator_flops")
+    assert bars["head"]["width"] < 3 and bars["head"]["text"] == ""
+    # Wide ones name the full path with the value (tooltips always do).
+    assert bars["features.2"]["text"] == f"features.2 {CONV2 / 1e3:.2f} kFLOPs"
+    assert browser.evaluate(
+        "document.querySelector('#chart-operator_flops .bar[data-path=\"head\"]').title"
+    ).startswith("head (Linear)\n320 FLOPs")
+
+
+def test_touching_sibling_bars_have_different_colours(browser, tower_page):
+    show(browser, tower_page)
+    bars = browser.evaluate(
+        """[...document.querySelectorAll('#chart-operator_flops .bar')].map(b => {
+             const r = b.getBoundingClientRect();
+             return [b.dataset.path, r.left, r.right, r.top, getComputedStyle(b).backgroundColor]; })"""
+    )
+    touching = [
+        (a[0], b[0])
+        for a in bars
+        for b in bars
+        if a[3] == b[3] and abs(a[2] - b[1]) < 0.5 and a[4] == b[4] and a[0] != b[0]
+    ]
+    assert touching == []
+    colour = {path: rgb for path, _, _, _, rgb in bars}
+    # The six blocks, all of one class, alternate two shades of one hue.
+    assert len({colour[f"blocks.{i}"] for i in range(6)}) == 2
+    assert colour["blocks.0"] != colour["blocks.1"] and colour["blocks.0"] == colour["blocks.2"]
+
+
+def test_a_chart_of_layers_without_formulas_is_folded_and_says_why(browser, tower, tower_page):
+    show(browser, tower_page)
+    summary = text_of(browser, "details.chart-fold summary")
+    # 464 of 6,528 FLOPs: the Proj layers (12 calls) and the GELU have none.
+    assert tower["totals"]["module_flops"]["known_value"] == EMBED + TOWER_HEAD + 5 * 16
+    assert summary.startswith("Module formulas: \u2265 464 FLOPs (7.1% of the scale: folded")
+    assert "No module formula for Proj (12 calls), GELU (1 call)" in summary
+    assert browser.evaluate("document.querySelectorAll('#chart-module_flops .bar').length") == 0
+    # The operator chart has the whole width and sits right under the line.
+    width, bars = bars_of(browser, "chart-operator_flops")
+    assert bars[""]["width"] == pytest.approx(width, abs=0.5) and bars[""]["value"] == str(TOWER)
+    browser.click("details.chart-fold summary")
+    width, bars = bars_of(browser, "chart-module_flops")
+    assert bars[""]["width"] == pytest.approx(width * 464 / TOWER, abs=0.5)  # one scale with the operators
+    assert bars["embed"]["width"] == pytest.approx(width * EMBED / TOWER, abs=0.5)
+    assert_clean(browser)
+
+
+def test_identical_blocks_are_folded_and_open_on_a_click(browser, tower_page):
+    show(browser, tower_page)
+    rows = visible_rows(browser, "layers-table")
+    names = [row[0] for row in rows]
+    folds = [name for name in names if "identical" in name]
+    # blocks.2 (a GELU) differs: 0-1 fold, then 3-5.
+    assert [fold.split(" blocks")[0] for fold in folds] == [
+        "2 \u00d7 Block, identical",
+        "3 \u00d7 Block, identical",
+    ]
+    expanded = "[...document.querySelectorAll('.fold-toggle')].map(b => b.getAttribute('aria-expanded'))"
+    assert browser.evaluate(expanded) == ["false", "false"]
+    assert "blocks.0 to blocks.1, 4 rows each" in folds[0]
+    # 28 layer calls; blocks.1, .4 and .5 (4 rows each) folded away.
+    assert len(rows) - len(folds) == 28 - 12
+    assert text_of(browser, '.table-count[data-table="layers"]') == "16 of 28 rows shown (identical blocks folded)"
+    shown = lambda path: browser.evaluate(f"document.querySelector('tr[data-path=\"{path}\"]').offsetParent !== null")
+    assert shown("blocks.3.proj") and not shown("blocks.4.proj") and not shown("blocks.5")
+    browser.click('tr.fold:has(+ tr[data-path="blocks.3"]) .fold-toggle')
+    assert shown("blocks.4.proj") and shown("blocks.5") and not shown("blocks.1")
+    assert browser.evaluate(expanded) == ["false", "true"]
+    assert text_of(browser, '.table-count[data-table="layers"]') == "24 of 28 rows shown (identical blocks folded)"
+    assert_clean(browser)
+
+
+def heading(table_id, text):
+    """The selector of a table's column heading."""
+    index = {"Layer": 1, "Type": 2, "Parameters": 4, "Module FLOPs": 6, "Operator FLOPs": 8, "Operator": 1, "FLOPs": 2}
+    return f"#{table_id} thead th:nth-child({index[text]})"
+
+
+def test_sorting_the_layers_by_operator_flops(browser, tower, tower_page):
+    show(browser, tower_page)
+    flops = layer_flops(tower)
+    # The report's numbers, largest first, calls in call order on ties.
+    calls = [(layer["path"], layer["call_index"]) for layer in tower["layers"]]
+    expected = sorted(calls, key=lambda call: -flops[call])
+    assert [flops[call] for call in expected[:3]] == [TOWER, 12 * PROJ, 2 * PROJ]
+    name = lambda path: path or "<root>"
+
+    browser.click(heading("layers-table", "Operator FLOPs"))
+    rows = visible_rows(browser, "layers-table")
+    # Flat: every call, folds and indentation gone, each named by its path.
+    assert [row[0] for row in rows] == [name(path) for path, _ in expected]
+    assert [row[-1] for row in rows[:3]] == [f"\u2265 {TOWER:,}", f"\u2265 {12 * PROJ:,}", f"\u2265 {2 * PROJ:,}"]
+    assert browser.evaluate(f"document.querySelector({heading('layers-table', 'Operator FLOPs')!r}).getAttribute('aria-sort')") == "descending"
+
+    browser.click(heading("layers-table", "Operator FLOPs"))  # smallest first
+    rows = visible_rows(browser, "layers-table")
+    assert [row[0] for row in rows][:6] == [f"blocks.{i}.act" for i in range(6)]  # 0 FLOPs (no formula)
+    assert rows[-1][0] == "<root>"
+
+    browser.click(heading("layers-table", "Operator FLOPs"))  # the tree again, folded
+    rows = visible_rows(browser, "layers-table")
+    assert [row[0] for row in rows[:4]] == ["tower", "embed", "blocks", rows[3][0]]
+    assert "2 \u00d7 Block, identical" in rows[3][0]
+    assert len(rows) == 16 + 2
+    assert_clean(browser)
+
+
+def test_missing_values_sort_last_both_ways(browser, tower, tower_page):
+    show(browser, tower_page)
+    # Module FLOPs: containers have none; Proj and GELU only "≥ 0".
+    containers = ["<root>", "blocks"] + [f"blocks.{i}" for i in range(6)]
+    browser.click(heading("layers-table", "Module FLOPs"))  # largest first
+    rows = visible_rows(browser, "layers-table")
+    assert [row[0] for row in rows[:2]] == ["embed", "head"]  # 256 and 128 FLOPs
+    assert [row[0] for row in rows[-8:]] == containers and {row[5] for row in rows[-8:]} == {""}
+    browser.click(heading("layers-table", "Module FLOPs"))  # smallest first
+    rows = visible_rows(browser, "layers-table")
+    assert [row[5] for row in rows[:13]] == ["\u2265 0"] * 13  # 12 Proj, 1 GELU
+    assert [row[0] for row in rows[-8:]] == containers  # still after every number
+    assert_clean(browser)
+
+
+def test_filtering_the_layer_and_operator_tables(browser, tower_page):
+    show(browser, tower_page)
+    browser.click('.table-filter[data-table="layers"]')
+    browser.type_text("proj2")
+    rows = visible_rows(browser, "layers-table")
+    assert [row[0] for row in rows] == [f"blocks.{i}.proj2" for i in range(6)]  # folded ones too
+    assert [row[-1] for row in rows] == [f"{PROJ:,}"] * 6
+    assert text_of(browser, '.table-count[data-table="layers"]') == "6 of 28 rows shown"
+    browser.press("Escape")  # clears the filter
+    assert len(visible_rows(browser, "layers-table")) == 16 + 2  # the folded tree again
+    # By type, in any case.
+    browser.click('.table-filter[data-table="layers"]')
+    browser.type_text("GELU")
+    assert [row[0] for row in visible_rows(browser, "layers-table")] == ["blocks.2.act"]
+
+    browser.click('.table-filter[data-table="operators"]')
+    browser.type_text("mm")
+    operators = [row[0] for row in visible_rows(browser, "operators-table")]
+    assert operators == ["aten.mm", "aten.addmm"]  # 12 x PROJ, then EMBED + TOWER_HEAD
+    browser.click(heading("operators-table", "Operator"))  # A to Z
+    assert [row[0] for row in visible_rows(browser, "operators-table")] == ["aten.addmm", "aten.mm"]
+    assert_clean(browser)
+
+
+def classes_of(browser, selector):
+    return browser.evaluate(
+        f"Object.fromEntries([...document.querySelectorAll({selector!r})].map(e => [e.dataset.path, e.className]))"
+    )
+
+
+def test_search_highlights_bars_and_rows(browser, tower_page):
+    show(browser, tower_page)
+    browser.press("/")  # from anywhere on the page
+    assert browser.evaluate("document.activeElement.id") == "search"
+    browser.type_text("PROJ2")
+    assert browser.evaluate("document.getElementById('search').value") == "PROJ2"
+    bars = classes_of(browser, "#chart-operator_flops .bar")
+    hits = sorted(path for path, classes in bars.items() if "hit" in classes.split())
+    assert hits == [f"blocks.{i}.proj2" for i in range(6)]
+    assert all("dim" in classes.split() for path, classes in bars.items() if path not in hits)
+    rows = classes_of(browser, "#layers-table tbody tr[data-path]")
+    assert sorted(path for path, classes in rows.items() if "hit" in classes.split()) == hits
+    # Both folds hide a matching row, and say so.
+    assert browser.evaluate("document.querySelectorAll('tr.fold.holds-hit').length") == 2
+    # Six bars in each of the operator, parameter and byte charts (the
+    # folded module-formula chart draws none), six layer rows.
+    assert text_of(browser, "#search-count") == "18 bars and 6 rows match"
+    # A zoom keeps the highlight.
+    browser.click('#chart-operator_flops .bar[data-path="blocks.3"]')
+    assert "hit" in classes_of(browser, "#chart-operator_flops .bar")["blocks.3.proj2"].split()
+    browser.press("Escape")  # the focus is on the chart now: Escape still ends the search
+    assert text_of(browser, "#search-count") == ""
+    assert browser.evaluate("document.querySelectorAll('.hit, .dim, .holds-hit').length") == 0
+    # Operators match by name.
+    browser.press("/")
+    browser.type_text("addmm")
+    operator_rows = browser.evaluate("[...document.querySelectorAll('#operators-table tr.hit')].map(r => r.dataset.operator)")
+    assert operator_rows == ["aten.addmm"]
+    assert_clean(browser)
+
+
+def test_breadcrumbs_follow_the_zoom(browser, tower_page):
+    show(browser, tower_page)
+    crumbs = lambda: text_of(browser, '[data-chart="operator_flops"] .crumbs')
+    assert crumbs() == ""  # not zoomed
+    browser.click('#chart-operator_flops .bar[data-path="blocks.3"]')
+    assert crumbs() == "Zoomed into: Tower \u203a blocks \u203a blocks.3"
+    width, bars = bars_of(browser, "chart-operator_flops")
+    assert set(bars) == {"blocks.3", "blocks.3.proj", "blocks.3.proj2"}  # the ReLU ran no counted FLOPs
+    assert bars["blocks.3.proj"]["width"] == pytest.approx(width / 2, abs=0.5)
+    browser.click('[data-chart="operator_flops"] .crumbs .crumb:nth-of-type(2)')  # "blocks"
+    assert crumbs() == "Zoomed into: Tower \u203a blocks"
+    width, bars = bars_of(browser, "chart-operator_flops")
+    assert bars["blocks"]["width"] == pytest.approx(width, abs=0.5) and "blocks.5" in bars
+    assert bars["blocks.5"]["width"] == pytest.approx(width / 6, abs=0.5)
+    browser.click('[data-chart="operator_flops"] .crumbs .crumb')  # "Tower"
+    assert crumbs() == ""
+    width, bars = bars_of(browser, "chart-operator_flops")
+    assert bars[""]["width"] == pytest.approx(width, abs=0.5)
+    assert_clean(browser)
+
+
+def test_hovering_a_bar_outlines_the_module_in_the_other_chart(browser, page):
+    show(browser, page)
+    browser.hover('#chart-operator_flops .bar[data-path="features.2"]')
+    linked = lambda: sorted(
+        (chart, path)
+        for chart in ("module_flops", "operator_flops")
+        for path, classes in classes_of(browser, f"#chart-{chart} .bar").items()
+        if "linked" in classes.split()
+    )
+    assert linked() == [("module_flops", "features.2")]
+    browser.hover('#chart-module_flops .bar[data-path="features"]')
+    assert linked() == [("operator_flops", "features")]
+    assert_clean(browser)
+
+
+def test_flops_by_module_type_and_where_each_operator_ran(browser, tower_page):
+    torch.manual_seed(0)
+    with FlopCounterMode(display=False) as mode:
+        Tower()(torch.randn(1, 8))
+    counts = mode.get_flop_counts()["Global"]
+    show(browser, tower_page)
+    rows = {row[0]: row[1:] for row in visible_rows(browser, "types-table")}
+    # Modules, calls, FLOPs (inclusive), self FLOPs, self share.
+    assert rows["Proj"][:4] == ["12", "12", f"{12 * PROJ:,}", f"{12 * PROJ:,}"]
+    assert 12 * PROJ == counts[torch.ops.aten.mm]  # the x @ W products are all Proj's
+    assert rows["Linear"][:4] == ["2", "2", f"{EMBED + TOWER_HEAD:,}", f"{EMBED + TOWER_HEAD:,}"]
+    assert EMBED + TOWER_HEAD == counts[torch.ops.aten.addmm]
+    assert rows["Block"][:4] == ["6", "6", f"\u2265 {12 * PROJ:,}", "\u2265 0"]  # no FLOPs of their own
+    assert rows["ReLU"][:2] == ["5", "5"] and rows["GELU"][:2] == ["1", "1"]
+    assert sum(int(row[3].lstrip("\u2265 ").replace(",", "")) for row in rows.values()) == TOWER
+    assert rows["Proj"][4] == f"{100 * 12 * PROJ / TOWER:.1f}%"
+    assert rows["Tower"][5] == f"aten.mm {100 * 12 * PROJ / TOWER:.1f}%, aten.addmm {100 * (EMBED + TOWER_HEAD) / TOWER:.1f}%"
+    # Each operator names the types that ran it.
+    run_in = {row[0]: row[3] for row in visible_rows(browser, "operators-table")}
+    assert run_in["aten.mm"] == "Proj 100.0%" and run_in["aten.addmm"] == "Linear 100.0%"
+
+    # A type's button highlights its modules, and only those.
+    browser.click('#types-table tr[data-type="Proj"] .type-search')
+    assert browser.evaluate("document.getElementById('search').value") == "type:Proj"
+    bars = classes_of(browser, "#chart-operator_flops .bar")
+    hits = sorted(path for path, classes in bars.items() if "hit" in classes.split())
+    assert hits == sorted(f"blocks.{i}.{name}" for i in range(6) for name in ("proj", "proj2"))
+    layer_hits = browser.evaluate("[...document.querySelectorAll('#layers-table tr.hit')].map(r => r.dataset.path)")
+    assert sorted(layer_hits) == hits
+    # Sorting the types by self FLOPs, largest first.
+    browser.click("#types-table thead th:nth-child(5)")
+    order = [row[0] for row in visible_rows(browser, "types-table")]
+    assert order[:2] == ["Proj", "Linear"]
+    assert_clean(browser)
+
+
 def png_size(path: Path):
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -220,3 +575,12 @@ def test_screenshot_script_keeps_a_picture_of_the_page(browser, page):
     )
     assert result.returncode == 0, result.stderr
     assert png_size(out) == (1280, 1000)
+    # Scrolled to a section, as the docs' picture of the layer table is.
+    layers = ARTIFACTS / "html_report_layers.png"
+    command = [sys.executable, str(SCRIPT), str(page), str(layers), "--height", "600", "--scroll-to"]
+    result = subprocess.run(command + ["#layers"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert png_size(layers) == (1280, 600)
+    result = subprocess.run(command + ["#no-such-section"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr == "html_screenshot: --scroll-to: no element matches '#no-such-section'\n"
