@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
+from torchscan_dispatch import _recompute
 from torchscan_dispatch._module_scopes import ModuleScopes
 from torchscan_dispatch._native import Measurement, has_formula
 from torchscan_dispatch._threads import follow_threads, validate_threads
@@ -226,7 +227,8 @@ class FlopCounter:
         self._report = None
         self._registered = _registered_formulas(self._formulas)
         measurement = Measurement(deferred_packets=[*self._formulas, *self._registered])
-        scopes = ModuleScopes(measurement) if self._track_modules else contextlib.nullcontext()
+        module_scopes = ModuleScopes(measurement) if self._track_modules else None
+        scopes = module_scopes if module_scopes is not None else contextlib.nullcontext()
         if self._threads == "follow":
             scopes = _FollowingScopes(scopes, follow_threads(measurement.handle))
         try:
@@ -236,6 +238,7 @@ class FlopCounter:
             measurement.finish()
             raise
         self._measurement, self._scopes = measurement, scopes
+        _recompute.opened(measurement, module_scopes)
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
@@ -245,6 +248,7 @@ class FlopCounter:
             return
         try:
             try:
+                _recompute.closed(measurement)
                 scopes.__exit__(exc_type, exc, traceback)
             finally:
                 measurement.stop()
@@ -253,6 +257,7 @@ class FlopCounter:
                 if self._formulas or self._registered:
                     sources = _evaluate_deferred(measurement, self._formulas, self._registered)
                 report = measurement.flop_report()
+                _recompute.take_recomputed(report)
                 if sources:
                     report["formulas"] = sources
                 context = rank_context()
