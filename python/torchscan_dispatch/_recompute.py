@@ -48,6 +48,7 @@ the outermost one ends, by a depth per measurement.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -56,18 +57,30 @@ import torch
 
 RECOMPUTE_LABEL = "phase:recompute"
 
+
+class _Open:
+    """A measurement a FlopCounter has open."""
+
+    __slots__ = ("measurement", "thread", "scopes", "depth")
+
+    def __init__(self, measurement: Any, scopes: Any) -> None:
+        self.measurement = measurement
+        self.thread = threading.get_ident()
+        self.scopes = scopes  # its ModuleScopes, or None without module tracking
+        self.depth = 0  # recomputations open for it (the label is on while > 0)
+
+
 _lock = threading.Lock()
-# Open measurements: handle -> [measurement, owning thread id, depth, its
-# ModuleScopes or None].
-_open: dict[int, list[Any]] = {}
+# By measurement handle.
+_open: dict[int, _Open] = {}
 # (owner, attribute, the attribute as the owner's __dict__ held it, or
 # _ABSENT when it was inherited).
 _patches: list[tuple[Any, str, Any]] = []
 _ABSENT = object()
 
 
-def _change(entry: list[Any], present: bool) -> None:
-    measurement, scopes = entry[0], entry[3]
+def _change(entry: _Open, present: bool) -> None:
+    measurement, scopes = entry.measurement, entry.scopes
     if scopes is not None:
         # NOTE [The label and module tracking]
         # The module tracker caches its scope transitions by the scope it
@@ -81,11 +94,11 @@ def _change(entry: list[Any], present: bool) -> None:
     measurement._ops._change_scope_label(measurement.handle, MODULE_SCOPES, RECOMPUTE_LABEL, present)
 
 
-def _targets() -> list[list[Any]]:
-    """The entries of the measurements this thread's recomputation belongs
-    to (NOTE [Which measurements a recomputation belongs to])."""
+def _targets() -> list[_Open]:
+    """The measurements this thread's recomputation belongs to (NOTE [Which
+    measurements a recomputation belongs to])."""
     thread = threading.get_ident()
-    own = [entry for entry in _open.values() if entry[1] == thread]
+    own = [entry for entry in _open.values() if entry.thread == thread]
     return own if own else list(_open.values())
 
 
@@ -95,18 +108,18 @@ def recomputing() -> Iterator[None]:
     with _lock:
         entries = _targets()
         for entry in entries:
-            entry[2] += 1
-            if entry[2] == 1:
+            entry.depth += 1
+            if entry.depth == 1:
                 _change(entry, True)
     try:
         yield
     finally:
         with _lock:
             for entry in entries:
-                if _open.get(entry[0].handle) is not entry:
+                if _open.get(entry.measurement.handle) is not entry:
                     continue  # its measurement ended meanwhile
-                entry[2] -= 1
-                if entry[2] == 0:
+                entry.depth -= 1
+                if entry.depth == 0:
                     _change(entry, False)
 
 
@@ -132,7 +145,7 @@ def _patch_reentrant(checkpoint: Any) -> None:
 
     def backward(ctx, *grads):
         run_function = ctx.run_function
-        ctx.run_function = lambda *args: _run_recomputing(run_function, *args)
+        ctx.run_function = functools.partial(_run_recomputing, run_function)
         try:
             return original(ctx, *grads)
         finally:
@@ -227,7 +240,7 @@ def opened(measurement: Any, scopes: Any) -> None:
     with _lock:
         if not _open:
             _install()
-        _open[measurement.handle] = [measurement, threading.get_ident(), 0, scopes]
+        _open[measurement.handle] = _Open(measurement, scopes)
 
 
 def closed(measurement: Any) -> None:
@@ -235,7 +248,7 @@ def closed(measurement: Any) -> None:
     measurement the patches."""
     with _lock:
         entry = _open.pop(measurement.handle, None)
-        if entry is not None and entry[2] > 0:
+        if entry is not None and entry.depth > 0:
             _change(entry, False)
         if not _open:
             _uninstall()

@@ -233,12 +233,16 @@ class FlopCounter:
             scopes = _FollowingScopes(scopes, follow_threads(measurement.handle))
         try:
             scopes.__enter__()
+            try:
+                _recompute.opened(measurement, module_scopes)
+            except BaseException:
+                scopes.__exit__(None, None, None)
+                raise
         except BaseException:
             measurement.stop()
             measurement.finish()
             raise
         self._measurement, self._scopes = measurement, scopes
-        _recompute.opened(measurement, module_scopes)
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
@@ -248,8 +252,10 @@ class FlopCounter:
             return
         try:
             try:
-                _recompute.closed(measurement)
-                scopes.__exit__(exc_type, exc, traceback)
+                try:
+                    _recompute.closed(measurement)
+                finally:
+                    scopes.__exit__(exc_type, exc, traceback)
             finally:
                 measurement.stop()
             if exc_type is None:
