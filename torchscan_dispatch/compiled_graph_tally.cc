@@ -562,8 +562,9 @@ absl::StatusOr<CompiledGraphTally::ModuleEntry> ParseModuleEntry(
 
 absl::StatusOr<CompiledGraphTally::Call> ParseCall(const JsonValue& node) {
   TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
-      {"op", "overload", "modules", "arguments", "results", "form"}));
+  TS_RETURN_IF_ERROR(
+      object.RejectUnknownKeys({"op", "overload", "modules", "arguments",
+                                "results", "form", "recomputed"}));
   TS_ASSIGN_OR_RETURN(std::string op, object.String("op"));
   TS_ASSIGN_OR_RETURN(std::string overload, object.String("overload"));
   CompiledGraphTally::Call call;
@@ -574,6 +575,9 @@ absl::StatusOr<CompiledGraphTally::Call> ParseCall(const JsonValue& node) {
       return form->Expected("\"decomposed_product\"");
     }
     call.decomposed_product = true;
+  }
+  if (object.Contains("recomputed")) {
+    TS_ASSIGN_OR_RETURN(call.recomputed, object.Bool("recomputed"));
   }
   if (std::optional<JsonValue> modules = object.OptionalMember("modules")) {
     TS_ASSIGN_OR_RETURN(JsonArray entries, modules->Array());
@@ -667,6 +671,7 @@ absl::Status CompiledGraphTally::Read(absl::string_view spec) {
   TS_ASSIGN_OR_RETURN(JsonArray calls, root.Array("calls"));
   for (std::size_t i = 0; i < calls.size(); ++i) {
     TS_ASSIGN_OR_RETURN(Call call, ParseCall(calls.Item(i)));
+    has_recomputed_ |= call.recomputed;
     calls_.push_back(std::move(call));
   }
   return absl::OkStatus();
@@ -674,7 +679,7 @@ absl::Status CompiledGraphTally::Read(absl::string_view spec) {
 
 std::uint32_t CompiledGraphTally::ModuleScopeOf(
     CountingSession& session, std::size_t index,
-    const std::string& root_label) const {
+    const std::optional<std::string>& root_label) const {
   const std::uint32_t current = session.CurrentModuleScope();
   const auto key = std::make_tuple(session.serial(), current, root_label);
   {
@@ -690,13 +695,16 @@ std::uint32_t CompiledGraphTally::ModuleScopeOf(
     // in a stack only when the module was reached by a call inside the
     // frame, so a cached graph may or may not have it).
     std::vector<std::string> labels;
-    if (!root_label.empty()) labels.push_back(root_label);
-    for (const ModuleEntry& entry : call.modules) {
-      if (std::optional<std::string> label =
-              LabelOf(entry, call.modules, root_label)) {
-        labels.push_back(*std::move(label));
+    if (root_label) {
+      if (!root_label->empty()) labels.push_back(*root_label);
+      for (const ModuleEntry& entry : call.modules) {
+        if (std::optional<std::string> label =
+                LabelOf(entry, call.modules, *root_label)) {
+          labels.push_back(*std::move(label));
+        }
       }
     }
+    if (call.recomputed) labels.push_back(kRecomputeLabel);
     scopes.push_back(session.ModuleScopeWith(current, labels));
   }
   absl::MutexLock lock(&mu_);
@@ -712,8 +720,8 @@ void CompiledGraphTally::Record(
   }
   for (std::size_t i = 0; i < calls_.size(); ++i) {
     const Call& call = calls_[i];
-    const std::uint32_t scope = root_label
-                                    ? ModuleScopeOf(session, i, *root_label)
+    const std::uint32_t scope = root_label || has_recomputed_
+                                    ? ModuleScopeOf(session, i, root_label)
                                     : session.CurrentModuleScope();
     if (call.info->is_communication()) {
       RecordCompiledCollective(session, call, symbols);

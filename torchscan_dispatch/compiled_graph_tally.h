@@ -13,7 +13,7 @@
 // loaded from a compilation cache, which skips the passes.
 //
 // The description (the "spec") is JSON:
-//   {"version": 4,                // kSpecVersion; absent means this one
+//   {"version": 5,                // kSpecVersion; absent means this one
 //    "family": "0/0",             // Dynamo's compile id: a forward graph and
 //                                  // its backward share it
 //    "calls": [{"op": "aten::mm", "overload": "default",
@@ -38,11 +38,15 @@
 // "other". A call with
 // "form": "decomposed_product" is the broadcast multiply that Inductor's
 // decomposition made of the matrix product `op` (NOTE [Products that
-// Inductor decomposed] in the .cc). A spec with "unseen": "<reason>" stands
-// for a graph the pass could not describe, and so does a spec of another
-// version; a spec the reader cannot read is unseen work too, never an
-// exception in the workload. Operators that are not dispatcher operators
-// are named "higher_order::<name>".
+// Inductor decomposed] in the .cc). A call with "recomputed": true is
+// forward work that a compiled backward runs again (AOTAutograd's
+// partitioner recomputes it instead of saving its result); it is counted as
+// any call and also attributed to the scope label kRecomputeLabel, the
+// recompute phase (python/torchscan_dispatch/_recompute.py). A spec with
+// "unseen": "<reason>" stands for a graph the pass could not describe, and so
+// does a spec of another version; a spec the reader cannot read is unseen work
+// too, never an exception in the workload. Operators that are not dispatcher
+// operators are named "higher_order::<name>".
 //
 // Recording a call follows the fallback's order (call_recording.h): the
 // session's custom C++ formula for the operator, else a deferred record
@@ -85,7 +89,11 @@ class CompiledGraphTally {
  public:
   // The spec format this library writes and reads (_SPEC_VERSION in
   // python/torchscan_dispatch/_compiled_graphs.py).
-  static constexpr std::int64_t kSpecVersion = 4;
+  static constexpr std::int64_t kSpecVersion = 5;
+  // The module-scope label of recomputed calls ("recomputed": true): the
+  // recompute phase, RECOMPUTE_LABEL in
+  // python/torchscan_dispatch/_recompute.py.
+  static constexpr char kRecomputeLabel[] = "phase:recompute";
 
   // A dimension: a constant, or the index of a run-time symbol.
   using Dimension = std::variant<std::int64_t, std::size_t>;
@@ -123,6 +131,8 @@ class CompiledGraphTally {
     // decomposition made of a matrix product (`info` names the product);
     // its FLOPs are 2 * numel(results[0]) (NOTE in the .cc).
     bool decomposed_product = false;
+    // "recomputed": true: forward work the backward graph recomputes.
+    bool recomputed = false;
     // Set when no value depends on a symbol: the outcome is computed once.
     std::optional<absl::StatusOr<Count>> constant_outcome;
   };
@@ -152,20 +162,25 @@ class CompiledGraphTally {
   CompiledGraphTally() = default;
   // Parse's work; errors name the field's path in the spec.
   absl::Status Read(absl::string_view spec);
-  // The module labels of call `index` under `root_label`, interned in
-  // `session`'s current module scope (cached per session and scope).
-  std::uint32_t ModuleScopeOf(CountingSession& session, std::size_t index,
-                              const std::string& root_label) const;
+  // The labels of call `index` (its module stack's under `root_label`, when
+  // set, and kRecomputeLabel for a recomputed call), interned in `session`'s
+  // current module scope (cached per session and scope).
+  std::uint32_t ModuleScopeOf(
+      CountingSession& session, std::size_t index,
+      const std::optional<std::string>& root_label) const;
 
   std::string family_;
   // Set when the pass could not describe the graph: why its FLOPs are
   // missing (recorded as unseen work).
   std::string unseen_;
   std::vector<Call> calls_;
+  // Whether any call is recomputed (then every run needs ModuleScopeOf).
+  bool has_recomputed_ = false;
   mutable absl::Mutex mu_;
   // (session serial, current module scope, root label) -> scope id per call.
-  mutable std::map<std::tuple<std::uint64_t, std::uint32_t, std::string>,
-                   std::vector<std::uint32_t>>
+  mutable std::map<
+      std::tuple<std::uint64_t, std::uint32_t, std::optional<std::string>>,
+      std::vector<std::uint32_t>>
       scope_cache_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -197,7 +197,7 @@ TEST(CompiledGraphTallyTest, TwoGraphsUnseenForDifferentReasonsNameBoth) {
 
 TEST(CompiledGraphTallyTest, ASpecOfThisVersionIsRead) {
   const std::string spec =
-      R"({"version":4,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"({"version":5,"calls":[{"op":"aten::mm","overload":"default",)"
       R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
       R"("results":[{"tensor":[8,16]}]}]})";
   report::FlopReport report = Recorded(spec);
@@ -302,6 +302,46 @@ TEST(CompiledGraphTallyTest, WithoutModuleTrackingThereAreNoModules) {
                   .by_module.empty());
 }
 
+// --- Spec version 5: recomputed calls.
+
+// A mm the backward graph recomputes, beside one it runs for the gradient.
+constexpr char kRecomputedMm[] =
+    R"({"calls":[{"op":"aten::mm","overload":"default","recomputed":true,)"
+    R"("modules":[["L['self']","fc","Linear"]],)"
+    R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
+    R"("results":[{"tensor":[8,16]}]},)"
+    R"({"op":"aten::mm","overload":"default","recomputed":false,)"
+    R"("arguments":[{"tensor":[16,8]},{"tensor":[8,4]}],)"
+    R"("results":[{"tensor":[16,4]}]}]})";
+
+TEST(CompiledGraphTallyTest, ARecomputedCallCountsInTheRecomputePhase) {
+  report::FlopReport report = Recorded(kRecomputedMm);
+  const Count recomputed = MatmulFlops(8, 32, 16);
+  EXPECT_EQ(recomputed + MatmulFlops(16, 8, 4), FlopsOf(report, "aten.mm"));
+  // Without module tracking the recompute label is the only one.
+  EXPECT_EQ((std::map<std::string, Count>{
+                {CompiledGraphTally::kRecomputeLabel, recomputed}}),
+            report.by_module);
+}
+
+TEST(CompiledGraphTallyTest, ARecomputedCallKeepsItsModules) {
+  report::FlopReport report = Recorded(kRecomputedMm, {}, "Net");
+  const Count recomputed = MatmulFlops(8, 32, 16);
+  EXPECT_EQ((std::map<std::string, Count>{
+                {"Net", recomputed + MatmulFlops(16, 8, 4)},
+                {"Net.fc", recomputed},
+                {CompiledGraphTally::kRecomputeLabel, recomputed}}),
+            report.by_module);
+}
+
+TEST(CompiledGraphTallyTest, RecomputedMustBeABoolean) {
+  EXPECT_EQ(
+      "compiled graph spec.calls[0].recomputed: expected a boolean, got "
+      "integer",
+      ParseError(R"({"calls":[{"op":"aten::mm","overload":"default",)"
+                 R"("recomputed":1}]})"));
+}
+
 // --- Spec version 3: dtypes, and the session's own formulas.
 
 TEST(CompiledGraphTallyTest, ReadsTheDtypesOfTensorsAndTensorLists) {
@@ -338,7 +378,7 @@ TEST(CompiledGraphTallyTest, ATensorListHasOneDtypePerTensor) {
 // aten.sum.dim_IntList(self, dim, keepdim, dtype) of a [n, 3] half tensor in
 // module Net.fc: the dtype argument is "other".
 constexpr char kSum[] =
-    R"({"version":4,"calls":[{"op":"aten::sum","overload":"dim_IntList",)"
+    R"({"version":5,"calls":[{"op":"aten::sum","overload":"dim_IntList",)"
     R"("modules":[["L['self']","fc","Linear"]],)"
     R"("arguments":[{"tensor":[{"symbol":0},3],"dtype":"float16"},)"
     R"({"ints":[1]},{"bool":false},{"other":null}],)"

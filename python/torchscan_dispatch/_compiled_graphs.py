@@ -55,7 +55,7 @@ from torchscan_dispatch import _global_hooks
 from torchscan_dispatch._library import compiled_region_calls, load_library
 from torchscan_dispatch._version import __version__
 
-_SPEC_VERSION = 4  # CompiledGraphTally::kSpecVersion
+_SPEC_VERSION = 5  # CompiledGraphTally::kSpecVersion
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Reentrant: importing Dynamo under it runs install() (the import hook).
 _lock = threading.RLock()
@@ -450,6 +450,22 @@ def _describe(description: _GraphDescription, node: torch.fx.Node) -> None:
         description.add_named_call(node, getattr(target, "__qualname__", repr(target)), [], "python")
 
 
+def _recomputed(node: torch.fx.Node) -> bool:
+    """Whether `node` is forward work that a backward graph runs again.
+
+    NOTE [Recomputed nodes of a compiled backward]
+    AOTAutograd tags every node of the joint graph's forward
+    ``partitioner_tag="is_forward"`` (the backward's "is_backward"), and its
+    partitioner marks every node it copies into the backward graph
+    ``autograd_backward``; node_copy keeps the tag. A node with both is a
+    forward operator the partitioner recomputes in the backward instead of
+    saving its result: activation checkpointing's regions (their
+    ``recompute`` policies) and what the min-cut partitioner finds cheaper to
+    recompute (all of it under ``activation_memory_budget`` < 1). Forward
+    and inference graphs have no ``autograd_backward`` node."""
+    return node.meta.get("autograd_backward") is True and node.meta.get("partitioner_tag") == "is_forward"
+
+
 def _is_tally(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and node.target is torch.ops.torchscan.compiled_graph_flops.default
 
@@ -521,7 +537,11 @@ def _tally(graph: torch.fx.Graph) -> None:
         description = _GraphDescription(graph)
         for node in list(graph.nodes):
             if node.op == "call_function":
+                described = len(description.calls)
                 _describe(description, node)
+                if _recomputed(node):
+                    for call in description.calls[described:]:
+                        call["recomputed"] = True
         spec = _spec_text({"version": _SPEC_VERSION, "family": compile_id, "calls": description.calls})
         with graph.inserting_before(first):
             symbols = graph.materialize_symints(description.symbols) if description.symbols else []

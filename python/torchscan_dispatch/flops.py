@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
+from torchscan_dispatch import _recompute
 from torchscan_dispatch._module_scopes import ModuleScopes
 from torchscan_dispatch._native import Measurement, has_formula
 from torchscan_dispatch._threads import follow_threads, validate_threads
@@ -226,11 +227,17 @@ class FlopCounter:
         self._report = None
         self._registered = _registered_formulas(self._formulas)
         measurement = Measurement(deferred_packets=[*self._formulas, *self._registered])
-        scopes = ModuleScopes(measurement) if self._track_modules else contextlib.nullcontext()
+        module_scopes = ModuleScopes(measurement) if self._track_modules else None
+        scopes = module_scopes if module_scopes is not None else contextlib.nullcontext()
         if self._threads == "follow":
             scopes = _FollowingScopes(scopes, follow_threads(measurement.handle))
         try:
             scopes.__enter__()
+            try:
+                _recompute.opened(measurement, module_scopes)
+            except BaseException:
+                scopes.__exit__(None, None, None)
+                raise
         except BaseException:
             measurement.stop()
             measurement.finish()
@@ -245,7 +252,10 @@ class FlopCounter:
             return
         try:
             try:
-                scopes.__exit__(exc_type, exc, traceback)
+                try:
+                    _recompute.closed(measurement)
+                finally:
+                    scopes.__exit__(exc_type, exc, traceback)
             finally:
                 measurement.stop()
             if exc_type is None:
@@ -253,6 +263,7 @@ class FlopCounter:
                 if self._formulas or self._registered:
                     sources = _evaluate_deferred(measurement, self._formulas, self._registered)
                 report = measurement.flop_report()
+                _recompute.take_recomputed(report)
                 if sources:
                     report["formulas"] = sources
                 context = rank_context()

@@ -17,6 +17,10 @@
 Each step is one ``FlopCounter(track_modules=False)``: the counts are this
 rank's exact operator FLOPs (FlopCounterMode's conventions), compiled steps
 included (their graphs carry a FLOP tally), and the step's collectives.
+``flops`` is everything that ran (hardware FLOPs); ``model_flops`` leaves
+out what activation checkpointing recomputed (``recomputed_flops``, also
+the phase "recompute"): ``mfu`` is model FLOPs utilization, ``hfu``
+hardware FLOPs utilization.
 docs/distributed.md ("MFU") explains the peak table (devices.py) and its
 sources.
 """
@@ -46,17 +50,29 @@ class StepStats:
     """One step on this rank."""
 
     index: int
-    # The step's operator FLOPs (a lower bound unless ``complete``).
+    # The step's operator FLOPs (a lower bound unless ``complete``):
+    # everything that ran, recomputation included (``hardware_flops``).
     flops: int = 0
     complete: bool = True
+    # The part of ``flops`` that activation checkpointing (eager or in a
+    # compiled backward) ran a second time; also flops_by_phase["recompute"]
+    # when nonzero.
+    recomputed_flops: int = 0
+    # ``flops`` without the recomputation: the work the model needs.
+    model_flops: int = 0
     # FLOPs inside each phase() (a call in nested phases counts for each).
     flops_by_phase: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     achieved_flops_per_second: float = 0.0
     peak_flops_per_second: float | None = None
+    # model_flops / seconds / peak: model FLOPs utilization.
     mfu: float | None = None
-    # Why ``mfu`` is None when the meter has no peak (an unknown device, a
-    # precision its table row lacks, a CPU); None when it has one.
+    # flops (hardware FLOPs) / seconds / peak: hardware FLOPs utilization;
+    # equal to ``mfu`` when nothing was recomputed.
+    hfu: float | None = None
+    # Why ``mfu`` and ``hfu`` are None when the meter has no peak (an
+    # unknown device, a precision its table row lacks, a CPU); None when it
+    # has one.
     mfu_unavailable: str | None = None
     communication_payload_bytes: int = 0
     communication_bus_bytes: int = 0
@@ -65,10 +81,21 @@ class StepStats:
     _counter: Any = field(default=None, repr=False)
     _phases: list[str] = field(default_factory=list, repr=False)
 
+    @property
+    def hardware_flops(self) -> int:
+        """Everything that ran: ``flops``."""
+        return self.flops
+
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Attributes the FLOPs of the block to phase ``name`` (forward,
-        backward, optimizer, recomputation, ... : any label)."""
+        backward, optimizer, ... : any label but "recompute", the phase that
+        activation checkpointing's recomputation is measured in by itself)."""
+        if name == "recompute":
+            raise ValueError(
+                'the phase "recompute" is measured by itself (activation checkpointing\'s '
+                "recomputation, eager and compiled): read flops_by_phase['recompute']"
+            )
         measurement = self._counter._measurement if self._counter is not None else None
         if measurement is None:
             raise RuntimeError("phase() is only valid inside its step's with-block")
@@ -141,7 +168,11 @@ class StepMeter:
         stats.report = report
         stats.flops = _known(report["total"])
         stats.complete = report["total"]["status"] == "complete"
+        stats.recomputed_flops = int(report.get("recomputed", {}).get("flops", 0))
+        stats.model_flops = stats.flops - stats.recomputed_flops
         stats.flops_by_phase = {name: int(report["by_module"].get(f"phase:{name}", 0)) for name in stats._phases}
+        if stats.recomputed_flops:
+            stats.flops_by_phase["recompute"] = stats.recomputed_flops
         report["by_module"] = {
             label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
         }
@@ -152,7 +183,8 @@ class StepMeter:
         if stats.seconds > 0:
             stats.achieved_flops_per_second = stats.flops / stats.seconds
             if self.peak:
-                stats.mfu = stats.achieved_flops_per_second / self.peak
+                stats.hfu = stats.achieved_flops_per_second / self.peak
+                stats.mfu = stats.model_flops / stats.seconds / self.peak
         self.steps.append(stats)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -481,6 +482,54 @@ def checkpoint_backward(_):
     return Workload(lambda: run(compiled), None, truth=2 * forward + backward)
 
 
+def _save_products(ctx, op, *args, **kwargs):
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    products = (torch.ops.aten.mm.default, torch.ops.aten.addmm.default)
+    return CheckpointPolicy.MUST_SAVE if op in products else CheckpointPolicy.PREFER_RECOMPUTE
+
+
+def _checkpointed_step(model, x, f):
+    def run():
+        _zero(model)
+        x.grad = None
+        loss = f(x)
+        loss.backward()
+        return [loss.detach(), x.grad, *_grads(model)]
+
+    return run
+
+
+def eager_checkpoints(_):
+    # Uncompiled: every kind of activation checkpointing whose recomputation
+    # the library recognises while measuring (reentrant, non-reentrant,
+    # selective), which the program must never notice.
+    from torch.utils.checkpoint import create_selective_checkpoint_contexts
+
+    model, x = _mlp(), torch.randn(4, 16, requires_grad=True)
+    context_fn = functools.partial(create_selective_checkpoint_contexts, _save_products)
+
+    def f(x):
+        h = checkpoint(model, x, use_reentrant=True)
+        h = h + checkpoint(model, x, use_reentrant=False)
+        return (h + checkpoint(model, x, use_reentrant=False, context_fn=context_fn)).square().mean()
+
+    run = _checkpointed_step(model, x, f)
+    return Workload(run, run)
+
+
+def selective_checkpoint_backward(_):
+    from torch.utils.checkpoint import create_selective_checkpoint_contexts
+
+    model, x = _mlp(), torch.randn(4, 16, requires_grad=True)
+    context_fn = functools.partial(create_selective_checkpoint_contexts, _save_products)
+    f = lambda x: checkpoint(model, x, use_reentrant=False, context_fn=context_fn).square().mean()  # noqa: E731
+    compiled = torch.compile(f)
+    # The policy saves both products, so nothing with FLOPs is recomputed
+    # (compiled or eager): FlopCounterMode on the eager step is the truth.
+    return Workload(_checkpointed_step(model, x, compiled), _checkpointed_step(model, x, f))
+
+
 def raises_value_error(_):
     w = torch.randn(16, 8)
 
@@ -533,6 +582,7 @@ WORKLOADS: dict[str, Callable[[dict], Workload]] = {
         sdpa_training, multihead_attention, transformer_encoder_training,
         bert_training, gpt2_inference,
         export_run_decompositions, aoti_mlp, custom_op, checkpoint_backward,
+        eager_checkpoints, selective_checkpoint_backward,
         raises_value_error, raises_shape_mismatch, aot_eager_training, autocast_bf16, inference_mode,
     )
 }  # fmt: skip

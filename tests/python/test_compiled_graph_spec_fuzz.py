@@ -10,7 +10,11 @@ strings, booleans), traces it with make_fx (static or symbolic shapes), runs
 the pass on the graph and records the spec it wrote. The property: the
 reader reads every spec (no unseen_work from a spec it could not read or a
 graph the pass could not describe), and the matrix products the graph holds
-are counted exactly: 2*m*k*n each, by hand from the shapes.
+are counted exactly: 2*m*k*n each, by hand from the shapes. Each seed also
+marks random nodes as a backward graph's recomputed forward work (the two
+tags of AOTAutograd's partitioner, NOTE [Recomputed nodes of a compiled
+backward]), and random others with only one of the tags: the products
+marked with both, and only they, are the report's recomputed FLOPs.
 """
 
 from __future__ import annotations
@@ -66,10 +70,34 @@ def _program(seed: int):
     return program, weights, flops, [name for name, _ in steps]
 
 
-def _described(program, inputs: list[torch.Tensor], tracing_mode: str):
-    """Runs the pass on the traced graph; returns the tally call's spec and
-    its symbols evaluated for `inputs`."""
+_TAGS = [
+    {"autograd_backward": True, "partitioner_tag": "is_forward"},  # recomputed
+    {"autograd_backward": True, "partitioner_tag": "is_backward"},  # the backward's own
+    {"partitioner_tag": "is_forward"},  # a forward graph's
+    {},
+]
+
+
+def _mark(graph: torch.fx.Graph, rng: random.Random | None) -> int:
+    """Tags each node as one of _TAGS at random; returns how many matrix
+    products got the recomputed tags."""
+    recomputed = 0
+    for node in graph.nodes:
+        if rng is None or node.op != "call_function":
+            continue
+        tags = rng.choice(_TAGS)
+        node.meta.update(tags)
+        if tags is _TAGS[0] and node.target is torch.ops.aten.mm.default:
+            recomputed += 1
+    return recomputed
+
+
+def _described(program, inputs: list[torch.Tensor], tracing_mode: str, rng: random.Random | None = None):
+    """Runs the pass on the traced graph (its nodes tagged at random when
+    `rng` is given); returns the tally call's spec, its symbols evaluated
+    for `inputs` and the number of products tagged recomputed."""
     graph_module = make_fx(program, tracing_mode=tracing_mode)(*inputs)
+    recomputed = _mark(graph_module.graph, rng)
     _compiled_graphs._tally(graph_module.graph)
     graph_module.recompile()
     tally = next(node for node in graph_module.graph.nodes if _compiled_graphs._is_tally(node))
@@ -84,7 +112,7 @@ def _described(program, inputs: list[torch.Tensor], tracing_mode: str):
             return super().run_node(node)
 
     Capture(graph_module).run(*inputs)
-    return key, spec, captured["symbols"]
+    return key, spec, captured["symbols"], recomputed
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -92,7 +120,9 @@ def test_the_reader_reads_every_spec_the_pass_writes(seed):
     program, weights, flops, names = _program(seed)
     tracing_mode = "symbolic" if seed % 2 else "fake"
     rows = 3 + seed % 5
-    key, spec, symbols = _described(program, [torch.randn(rows, 8), *weights], tracing_mode)
+    key, spec, symbols, recomputed = _described(
+        program, [torch.randn(rows, 8), *weights], tracing_mode, random.Random(seed)
+    )
     assert "Infinity" not in spec and "NaN" not in spec, spec  # standard JSON only
 
     with torchscan_dispatch.FlopCounter(track_modules=False) as counter:
@@ -102,11 +132,13 @@ def test_the_reader_reads_every_spec_the_pass_writes(seed):
     unseen = [d["message"] for d in report["diagnostics"] if d["code"] == "unseen_work"]
     assert not unseen, (names, unseen, spec)
     assert report["by_operator"].get("aten.mm") == flops(rows), (names, report)
+    product = 2 * rows * 8 * 8
+    assert report.get("recomputed", {}).get("flops", 0) == recomputed * product, (names, report)
 
 
 def test_a_graph_with_symbolic_sizes_binds_them_at_run_time():
     program, weights, flops, _ = _program(1)
-    key, spec, symbols = _described(program, [torch.randn(5, 8), *weights], "symbolic")
+    key, spec, symbols, _ = _described(program, [torch.randn(5, 8), *weights], "symbolic")
     assert symbols  # the row count is a run-time value
     assert '"symbol"' in spec
     with torchscan_dispatch.FlopCounter(track_modules=False) as counter:
