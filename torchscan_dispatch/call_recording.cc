@@ -26,13 +26,29 @@ absl::StatusOr<Count> Evaluate(const Formula& formula,
   }
 }
 
+// Evaluates `formula` on the reduced arguments and the call's results, and
+// records the outcome through this thread's session slot.
+template <typename Formula>
+void CountValues(const OperatorInfo& info, const Formula& formula,
+                 absl::Span<const formulas::OperatorValue> arguments,
+                 c10::ArrayRef<c10::IValue> results, CountingSession& session,
+                 SessionSlot& slot) {
+  const OperatorValues result_values = ToOperatorValues(results);
+  absl::StatusOr<Count> flops =
+      Evaluate(formula, formulas::OperatorCall{arguments, result_values});
+  if (flops.ok()) {
+    session.RecordCounted(info, *flops, slot);
+  } else {
+    session.RecordFailed(info, flops.status());
+  }
+}
+
 template <typename Formula>
 void CountWith(const OperatorInfo& info, const Formula& formula,
                std::uint32_t value_arguments,
                c10::ArrayRef<c10::IValue> arguments,
                c10::ArrayRef<c10::IValue> results, CountingSession& session) {
-  std::vector<formulas::OperatorValue> argument_values =
-      ToOperatorValues(arguments);
+  OperatorValues argument_values = ToOperatorValues(arguments);
   if (value_arguments != 0) {
     NotCounted not_counted;
     for (std::uint32_t bits = value_arguments; bits != 0; bits &= bits - 1) {
@@ -50,15 +66,8 @@ void CountWith(const OperatorInfo& info, const Formula& formula,
       }
     }
   }
-  const std::vector<formulas::OperatorValue> result_values =
-      ToOperatorValues(results);
-  absl::StatusOr<Count> flops =
-      Evaluate(formula, formulas::OperatorCall{argument_values, result_values});
-  if (flops.ok()) {
-    session.RecordCounted(info, *flops);
-  } else {
-    session.RecordFailed(info, flops.status());
-  }
+  CountValues(info, formula, argument_values, results, session,
+              ThisThreadState().session);
 }
 
 }  // namespace
@@ -68,6 +77,22 @@ bool RecordingReadsValues(const OperatorInfo& info, CountingSession& session) {
          (session.has_custom_formulas() &&
           session.CustomFormulaFor(info) != nullptr) ||
          (session.has_deferred() && session.IsDeferred(info));
+}
+
+bool ReadsArgumentsBeforeCall(const OperatorInfo& info,
+                              CountingSession& session) {
+  return info.formula != nullptr && info.formula->value_arguments == 0 &&
+         !info.writes_arguments && !info.is_communication() &&
+         !(session.has_custom_formulas() &&
+           session.CustomFormulaFor(info) != nullptr) &&
+         !(session.has_deferred() && session.IsDeferred(info));
+}
+
+void RecordFormulaCall(const OperatorInfo& info,
+                       absl::Span<const formulas::OperatorValue> arguments,
+                       c10::ArrayRef<c10::IValue> results,
+                       CountingSession& session, SessionSlot& slot) {
+  CountValues(info, info.formula->formula, arguments, results, session, slot);
 }
 
 void RecordFinishedCall(const OperatorInfo& info,

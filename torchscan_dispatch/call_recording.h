@@ -10,6 +10,8 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/ArrayRef.h>
 
+#include "absl/types/span.h"
+#include "formulas/operator_call.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/operator_info.h"
@@ -32,6 +34,35 @@ struct NotCounted {
 // CountingSession::RecordCall records it by name alone, without touching
 // them.
 bool RecordingReadsValues(const OperatorInfo& info, CountingSession& session);
+
+// NOTE [The counted path]
+// Most counted calls are a table formula reading shapes (mm, addmm, bmm,
+// convolution, SDPA). Keeping the arguments for after the call copied their
+// IValues (a reference-count increment and decrement per tensor, atomics)
+// into a heap vector, and reducing them made two more vectors. When the
+// operator writes none of its arguments (OperatorInfo::writes_arguments is
+// false), nothing can change their sizes during the call, so reading them
+// before it gives the values FlopCounterMode reads after it: the fallback
+// reduces them into inline storage on its own stack frame, runs the call,
+// and records with the results still on the stack. Nothing is allocated and
+// no reference count is touched. Calls whose formula needs argument values
+// (value_arguments), custom, deferred and communication calls, and calls
+// that write an argument keep RecordFinishedCall's path.
+
+// Whether a call of `info` takes the counted path above: it has a table
+// formula that reads only shapes and plain values, writes no argument, and
+// the session has no custom or deferred formula for it.
+bool ReadsArgumentsBeforeCall(const OperatorInfo& info,
+                              CountingSession& session);
+
+// Records a finished call that ReadsArgumentsBeforeCall: `arguments` were
+// reduced before the call (ToOperatorValues), `results` are as returned.
+// `slot` is this thread's ThisThreadState().session. Failures are recorded
+// as RecordFinishedCall records them.
+void RecordFormulaCall(const OperatorInfo& info,
+                       absl::Span<const formulas::OperatorValue> arguments,
+                       c10::ArrayRef<c10::IValue> results,
+                       CountingSession& session, SessionSlot& slot);
 
 // Records the finished call: the session's custom formula for the operator,
 // else a deferred (caller-evaluated) record, else the formula table's

@@ -135,8 +135,10 @@ bool InsidePrimalOfForwardAdCall(const ExecutionState& state) {
              c10::DispatchKey::AutogradFunctionality);
 }
 
-// Runs the call and counts it. The arguments are held (reference-count
-// bumps, not copies) only when a formula will read them.
+// Runs the call and counts it. Arguments a formula reads are reduced before
+// the call when nothing can change them (NOTE [The counted path] in
+// call_recording.h), else held (reference-count bumps, not copies) for after
+// it.
 void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
                  c10::DispatchKeySet below, torch::jit::Stack* stack,
                  CountingSession& session, SessionSlot& thread_slot) {
@@ -145,11 +147,20 @@ void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
     session.RecordCall(info, thread_slot);
     return;
   }
+  if (ReadsArgumentsBeforeCall(info, session)) {
+    const OperatorValues arguments =
+        ToOperatorValues(torch::jit::last(*stack, info.num_arguments));
+    op.redispatchBoxed(below, stack);
+    RecordFormulaCall(info, arguments,
+                      torch::jit::last(*stack, info.num_returns), session,
+                      thread_slot);
+    return;
+  }
   std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
                                      stack->end());
   op.redispatchBoxed(below, stack);
-  RecordFinishedCall(info, arguments, torch::jit::last(*stack, info.num_returns),
-                     session);
+  RecordFinishedCall(info, arguments,
+                     torch::jit::last(*stack, info.num_returns), session);
 }
 
 void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
@@ -239,4 +250,3 @@ const Registration registration;
 absl::Status CountingFallbackStatus() { return registration.status(); }
 
 }  // namespace torchscan::dispatch
-

@@ -181,15 +181,15 @@ void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
 
 CountingSession::ThreadEntry& CountingSession::EntryFor(ThreadStats& thread,
                                                         const StatsKey& key) {
-  if (thread.last_entry != nullptr && thread.last_key == key)
-    return *thread.last_entry;
+  ThreadStats::CachedEntry& cached =
+      thread.cached[key.operator_id % ThreadStats::kCachedEntries];
+  if (cached.entry != nullptr && cached.key == key) return *cached.entry;
   ThreadEntry* entry;
   {
     absl::MutexLock lock(&thread.mu);
     entry = &thread.entries[key];
   }
-  thread.last_key = key;
-  thread.last_entry = entry;
+  cached = {key, entry};
   return *entry;
 }
 
@@ -214,9 +214,13 @@ void CountingSession::RecordCall(const OperatorInfo& op, SessionSlot& slot) {
       std::memory_order_relaxed);
 }
 
-void CountingSession::RecordCounted(const OperatorInfo& op, Count flops) {
-  Record(KeyFor(op),
-         OperatorStats{.calls = 1, .counted_calls = 1, .flops = flops});
+void CountingSession::RecordCounted(const OperatorInfo& op, Count flops,
+                                    SessionSlot& slot) {
+  ThreadStats& thread = ThisThread(slot);
+  ThreadEntry& entry = EntryFor(thread, KeyFor(op));
+  absl::MutexLock lock(&thread.mu);
+  Add(entry.stats,
+      OperatorStats{.calls = 1, .counted_calls = 1, .flops = flops});
 }
 
 void CountingSession::RecordFailed(const OperatorInfo& op,

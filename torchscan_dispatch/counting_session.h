@@ -97,8 +97,9 @@ class CountingSession : public c10::DebugInfoBase,
   // The same through this thread's slot, for callers off the hot path
   // (recorded calls, compiled-graph tallies).
   void RecordCall(const OperatorInfo& op);
-  // A call of `op` whose formula gave `flops`.
-  void RecordCounted(const OperatorInfo& op, Count flops);
+  // A call of `op` whose formula gave `flops`, through this thread's slot
+  // (as RecordCall).
+  void RecordCounted(const OperatorInfo& op, Count flops, SessionSlot& slot);
   // A call of `op` whose formula could not be evaluated.
   void RecordFailed(const OperatorInfo& op, const absl::Status& error);
   // A call of a deferred operator, with its arguments and results.
@@ -214,14 +215,21 @@ class CountingSession : public c10::DebugInfoBase,
   };
   using StatsMap = absl::flat_hash_map<StatsKey, OperatorStats>;
   // Written by one thread; read by reports under its lock. Entries never move
-  // (node map), so the owner may cache a pointer to the last one it used.
+  // (node map), so the owner may cache pointers to the entries it used.
   struct ThreadStats {
+    // Owner-only, direct-mapped by operator id: a loop that alternates
+    // operators (mm, add, mm, ...) finds each one's entry without the lock
+    // or a hash lookup.
+    static constexpr std::size_t kCachedEntries = 64;
+    struct CachedEntry {
+      StatsKey key;
+      ThreadEntry* entry = nullptr;
+    };
+
     std::thread::id owner;
     mutable absl::Mutex mu;
     absl::node_hash_map<StatsKey, ThreadEntry> entries ABSL_GUARDED_BY(mu);
-    // Owner-only cache of the last entry recorded.
-    StatsKey last_key;
-    ThreadEntry* last_entry = nullptr;
+    std::array<CachedEntry, kCachedEntries> cached{};
   };
 
   static void Add(OperatorStats& into, const OperatorStats& from);

@@ -122,6 +122,13 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
   if (op.hasSchema()) {
     info.num_arguments = op.schema().arguments().size();
     info.num_returns = op.schema().returns().size();
+    info.writes_arguments = false;
+    for (const c10::Argument& argument : op.schema().arguments()) {
+      if (argument.alias_info() != nullptr &&
+          argument.alias_info()->isWrite()) {
+        info.writes_arguments = true;
+      }
+    }
   }
   info.collective = FindCollective(info.packet, &info.unknown_collective);
   if (info.ignored == nullptr) {

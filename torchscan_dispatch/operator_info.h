@@ -34,6 +34,10 @@ struct OperatorInfo {
   const formulas::IgnoredOperatorEntry* ignored = nullptr;
   std::size_t num_arguments = 0;
   std::size_t num_returns = 0;
+  // The schema marks an argument as written (`Tensor(a!)`: in-place and out=
+  // overloads), or there is no schema to tell: a call may change its
+  // arguments' sizes, so they are read after it returns.
+  bool writes_arguments = true;
   // Set for pseudo-operators that stand for work no operator call shows (a
   // CUDA-graph replay, a compiled graph without a FLOP tally): the report
   // names it with this reason and the total is partial.

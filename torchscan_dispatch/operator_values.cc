@@ -13,48 +13,51 @@ namespace {
 using formulas::OperatorValue;
 using formulas::Shape;
 
-// Sizes of a strided tensor, or nullopt for symbolic or nested sizes.
-std::optional<Shape> ConcreteShape(const at::Tensor& tensor) {
-  if (tensor.is_nested()) return std::nullopt;
+// Writes the sizes of a strided tensor into `shape`; false for symbolic or
+// nested sizes (`shape` is then left cleared).
+bool ReadConcreteShape(const at::Tensor& tensor, Shape& shape) {
+  shape.clear();
+  if (tensor.is_nested()) return false;
   const c10::TensorImpl* impl = tensor.unsafeGetTensorImpl();
   if (impl->has_symbolic_sizes_strides()) {
-    Shape shape;
     for (const c10::SymInt& size : tensor.sym_sizes()) {
       std::optional<std::int64_t> concrete = size.maybe_as_int();
-      if (!concrete) return std::nullopt;
+      if (!concrete) {
+        shape.clear();
+        return false;
+      }
       shape.push_back(*concrete);
     }
-    return shape;
+    return true;
   }
   const c10::IntArrayRef sizes = tensor.sizes();
-  return Shape(sizes.begin(), sizes.end());
+  shape.assign(sizes.begin(), sizes.end());
+  return true;
 }
 
-OperatorValue FromTensor(const at::Tensor& tensor) {
-  if (!tensor.defined()) return OperatorValue::None();
-  std::optional<Shape> shape = ConcreteShape(tensor);
-  return shape ? OperatorValue::Tensor(*std::move(shape))
-               : OperatorValue::UnknownShapeTensor();
+std::optional<Shape> ConcreteShape(const at::Tensor& tensor) {
+  Shape shape;
+  if (!ReadConcreteShape(tensor, shape)) return std::nullopt;
+  return shape;
 }
 
-}  // namespace
+void TensorIn(const at::Tensor& tensor, OperatorValue& converted) {
+  if (!tensor.defined()) {
+    converted.kind = OperatorValue::Kind::kNone;
+    return;
+  }
+  converted.kind = OperatorValue::Kind::kTensor;
+  converted.shape_unknown = !ReadConcreteShape(tensor, converted.shape);
+}
 
-OperatorValue ToOperatorValue(const c10::IValue& value) {
-  if (value.isTensor()) return FromTensor(value.toTensor());
-  if (value.isNone()) return OperatorValue::None();
-  if (value.isBool()) return OperatorValue::Bool(value.toBool());
-  if (value.isInt()) return OperatorValue::Int(value.toInt());
+// The rarer kinds, as whole values (they may allocate).
+OperatorValue ToOtherOperatorValue(const c10::IValue& value) {
   if (value.isSymInt()) {
     if (std::optional<std::int64_t> concrete =
             value.toSymInt().maybe_as_int()) {
       return OperatorValue::Int(*concrete);
     }
     return OperatorValue{};
-  }
-  if (value.isDouble()) {
-    OperatorValue real = OperatorValue::OfKind(OperatorValue::Kind::kDouble);
-    real.real = value.toDouble();
-    return real;
   }
   if (value.isIntList()) return OperatorValue::IntList(value.toIntVector());
   if (value.isBoolList()) {
@@ -93,11 +96,44 @@ OperatorValue ToOperatorValue(const c10::IValue& value) {
   return OperatorValue{};
 }
 
-std::vector<OperatorValue> ToOperatorValues(c10::ArrayRef<c10::IValue> values) {
-  std::vector<OperatorValue> converted;
-  converted.reserve(values.size());
-  for (const c10::IValue& value : values)
-    converted.push_back(ToOperatorValue(value));
+}  // namespace
+
+void ToOperatorValueIn(const c10::IValue& value, OperatorValue& converted) {
+  // `converted` holds the defaults: each kind sets only its own fields.
+  if (value.isTensor()) return TensorIn(value.toTensor(), converted);
+  if (value.isNone()) {
+    converted.kind = OperatorValue::Kind::kNone;
+    return;
+  }
+  if (value.isBool()) {
+    converted.kind = OperatorValue::Kind::kBool;
+    converted.boolean = value.toBool();
+    return;
+  }
+  if (value.isInt()) {
+    converted.kind = OperatorValue::Kind::kInt;
+    converted.integer = value.toInt();
+    return;
+  }
+  if (value.isDouble()) {
+    converted.kind = OperatorValue::Kind::kDouble;
+    converted.real = value.toDouble();
+    return;
+  }
+  converted = ToOtherOperatorValue(value);
+}
+
+OperatorValue ToOperatorValue(const c10::IValue& value) {
+  OperatorValue converted;
+  ToOperatorValueIn(value, converted);
+  return converted;
+}
+
+OperatorValues ToOperatorValues(c10::ArrayRef<c10::IValue> values) {
+  OperatorValues converted(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ToOperatorValueIn(values[i], converted[i]);
+  }
   return converted;
 }
 

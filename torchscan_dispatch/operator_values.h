@@ -9,14 +9,25 @@
 
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "formulas/operator_call.h"
 
 namespace torchscan::dispatch {
 
+// The values of one call. Inline up to the arguments of a convolution, so
+// that reducing a call's values allocates nothing (NOTE [The counted path]
+// in call_recording.h).
+using OperatorValues = absl::InlinedVector<formulas::OperatorValue, 13>;
+
 formulas::OperatorValue ToOperatorValue(const c10::IValue& value);
 
-std::vector<formulas::OperatorValue> ToOperatorValues(
-    c10::ArrayRef<c10::IValue> values);
+// Makes a default-constructed `converted` equal to ToOperatorValue(value), in
+// place: a tensor's sizes go into the inline storage of `converted.shape`, so
+// nothing is allocated for a tensor of up to 6 dimensions, None or a scalar.
+void ToOperatorValueIn(const c10::IValue& value,
+                       formulas::OperatorValue& converted);
+
+OperatorValues ToOperatorValues(c10::ArrayRef<c10::IValue> values);
 
 // `value` with every tensor (also inside lists and tuples) replaced by a meta
 // tensor of the same sizes, strides and dtype: its metadata without its data.

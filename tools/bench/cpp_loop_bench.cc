@@ -5,8 +5,11 @@
 // guard without the watch), and on a thread that is not measured while
 // another thread holds a guard (aten.add has no formula and is not ignored,
 // so every call takes the watch's slowest path). Prints the median ns per
-// operator call of each, all measured in one run, interleaved. Part of
-// tools/bench/run_benchmarks.py.
+// operator call of each, all measured in one run, interleaved. Then the same
+// plain-against-guard pair for operators that have a formula (mm, addmm, bmm,
+// conv2d, scaled_dot_product_attention on tiny shapes), whose calls take the
+// counting path (shapes read, formula evaluated, FLOPs added) instead of the
+// by-name path of at::add. Part of tools/bench/run_benchmarks.py.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -16,7 +19,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,6 +32,14 @@
 
 ABSL_FLAG(int, ops, 20000, "operator calls per repeat");
 ABSL_FLAG(int, repeats, 15, "repeats; the median is reported");
+ABSL_FLAG(std::vector<std::string>, counted_operators,
+          std::vector<std::string>({"add", "mm", "addmm", "bmm", "conv2d",
+                                    "sdpa"}),
+          "operators measured plain against the guard (add has no formula)");
+ABSL_FLAG(std::string, profile, "",
+          "only run this operator of --counted_operators under one guard, "
+          "--repeats times --ops calls, for a profiler (perf record, "
+          "valgrind --tool=callgrind); prints nothing");
 
 namespace {
 
@@ -85,6 +99,52 @@ double NanosecondsPerOp(Run kind, int ops) {
   return elapsed.count() / ops;
 }
 
+// One call of a tiny operator, by its name in --counted_operators.
+std::function<void()> TinyCall(const std::string& name) {
+  if (name == "add") {
+    return [a = at::ones({16}), b = at::ones({16})] { at::add(a, b); };
+  }
+  if (name == "mm") {
+    return [a = at::ones({8, 8}), b = at::ones({8, 8})] { at::mm(a, b); };
+  }
+  if (name == "addmm") {
+    return [bias = at::ones({8}), a = at::ones({8, 8}), b = at::ones({8, 8})] {
+      at::addmm(bias, a, b);
+    };
+  }
+  if (name == "bmm") {
+    return
+        [a = at::ones({2, 8, 8}), b = at::ones({2, 8, 8})] { at::bmm(a, b); };
+  }
+  if (name == "conv2d") {
+    return [x = at::ones({1, 2, 8, 8}), w = at::ones({2, 2, 3, 3})] {
+      at::conv2d(x, w);
+    };
+  }
+  if (name == "sdpa") {
+    return [q = at::ones({1, 1, 8, 8})] {
+      at::scaled_dot_product_attention(q, q, q);
+    };
+  }
+  std::fprintf(stderr, "unknown operator '%s' in --counted_operators\n",
+               name.c_str());
+  std::exit(2);
+}
+
+double NanosecondsPerCall(const std::function<void()>& call, bool guarded,
+                          int ops) {
+  const auto start = std::chrono::steady_clock::now();
+  if (guarded) {
+    torchscan::FlopCountingGuard guard;
+    for (int i = 0; i < ops; ++i) call();
+  } else {
+    for (int i = 0; i < ops; ++i) call();
+  }
+  const std::chrono::duration<double, std::nano> elapsed =
+      std::chrono::steady_clock::now() - start;
+  return elapsed.count() / ops;
+}
+
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -96,6 +156,15 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   at::set_num_threads(1);
   const int ops = absl::GetFlag(FLAGS_ops);
+  if (const std::string profiled = absl::GetFlag(FLAGS_profile);
+      !profiled.empty()) {
+    const std::function<void()> call = TinyCall(profiled);
+    torchscan::FlopCountingGuard guard;
+    for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
+      for (int i = 0; i < ops; ++i) call();
+    }
+    return 0;
+  }
   constexpr Run kRuns[] = {Run::kUninstrumented, Run::kGuard,
                            Run::kGuardWithoutWatch,
                            Run::kWhileAnotherThreadMeasures};
@@ -112,7 +181,28 @@ int main(int argc, char** argv) {
       "{\"uninstrumented_ns_per_op\": %.1f, \"counted_ns_per_op\": %.1f, "
       "\"added_ns_per_op\": %.1f, \"ratio\": %.3f, "
       "\"counted_without_watch_ns_per_op\": %.1f, "
-      "\"unmeasured_while_another_thread_measures_ns_per_op\": %.1f}\n",
+      "\"unmeasured_while_another_thread_measures_ns_per_op\": %.1f, "
+      "\"operators\": {",
       base, ours, ours - base, ours / base, without_watch, other);
+  // Each operator: plain and guarded rounds alternate, so that drift in the
+  // machine's speed hits both alike.
+  const char* separator = "";
+  for (const std::string& name : absl::GetFlag(FLAGS_counted_operators)) {
+    const std::function<void()> call = TinyCall(name);
+    NanosecondsPerCall(call, false, ops);  // warm up both paths
+    NanosecondsPerCall(call, true, ops);
+    std::vector<double> plain, guarded;
+    for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
+      plain.push_back(NanosecondsPerCall(call, false, ops));
+      guarded.push_back(NanosecondsPerCall(call, true, ops));
+    }
+    const double plain_ns = Median(plain), guarded_ns = Median(guarded);
+    std::printf(
+        "%s\"%s\": {\"uninstrumented_ns_per_op\": %.1f, "
+        "\"counted_ns_per_op\": %.1f, \"added_ns_per_op\": %.1f}",
+        separator, name.c_str(), plain_ns, guarded_ns, guarded_ns - plain_ns);
+    separator = ", ";
+  }
+  std::printf("}}\n");
   return 0;
 }

@@ -279,8 +279,35 @@ def compiled_gpt_workload():
     return step, None, None
 
 
+# Operators with a formula, on tiny shapes, beside add (no formula): what a
+# counted call adds, not only the cheapest path (section 1, second table).
+COUNTED_OPERATORS = {
+    "add": lambda: (torch.add, (torch.ones(16), torch.ones(16))),
+    "mm": lambda: (torch.mm, (torch.ones(8, 8), torch.ones(8, 8))),
+    "addmm": lambda: (torch.addmm, (torch.ones(8), torch.ones(8, 8), torch.ones(8, 8))),
+    "bmm": lambda: (torch.bmm, (torch.ones(2, 8, 8), torch.ones(2, 8, 8))),
+    "conv2d": lambda: (nn.functional.conv2d, (torch.ones(1, 2, 8, 8), torch.ones(2, 2, 3, 3))),
+    "sdpa": lambda: (nn.functional.scaled_dot_product_attention, (torch.ones(1, 1, 8, 8),) * 3),
+}
+COUNTED_OPERATOR_CALLS = 4000
+
+
+def counted_operator_workload(name):
+    def make():
+        operator, inputs = COUNTED_OPERATORS[name]()
+
+        def workload():
+            for _ in range(COUNTED_OPERATOR_CALLS):
+                operator(*inputs)
+
+        return workload, None, None
+
+    return make
+
+
 WORKLOADS = {
     "tiny_loop": tiny_loop_workload,
+    **{f"op_{name}": counted_operator_workload(name) for name in COUNTED_OPERATORS},
     "resnet": no_grad_forward(lambda: resnet_like()),
     "bert": no_grad_forward(lambda: bert_base_like()),
     "gpt": gpt_workload,
@@ -394,6 +421,20 @@ def benchmark_python_loop(repeats, threads):
         f"1. Python loop of {calls} tiny operators (torch.add on 16 elements), median of {repeats}",
         ["tool", "time vs uninstrumented", "ns added per operator call", "tool ms", "uninstrumented ms"],
         rows,
+    )
+    tool = "torchscan_dispatch, track_modules=False"
+    op_rows = []
+    for name in COUNTED_OPERATORS:
+        result = run_children("workload", f"op_{name}", tool, repeats, threads)
+        if result["status"] != "ok":
+            op_rows.append([name, result["status"], "", ""])
+            continue
+        op_rows.append([name, f"{result['base'] / COUNTED_OPERATOR_CALLS * 1e9:,.0f}",
+                        f"{result['overhead'] / COUNTED_OPERATOR_CALLS * 1e9:,.0f}", f"{result['ratio']:.3f}x"])
+    print_table(
+        f"1b. Python loop of {COUNTED_OPERATOR_CALLS} calls per operator ({tool}), tiny shapes, median of {repeats}",
+        ["operator", "plain ns per call", "ns added per call", "time vs uninstrumented"],
+        op_rows,
     )
     return results, calls
 
