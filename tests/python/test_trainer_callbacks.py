@@ -10,6 +10,8 @@ weights, bit for bit) and by an exception inside a step."""
 import copy
 import csv
 import logging
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -112,6 +114,16 @@ def test_an_abandoned_step_switches_counting_off():
     assert torchscan_dispatch.measure_flops(lambda: a @ b)["total"]["value"] == 2 * 4 * 8 * 3
 
 
+def test_importing_the_package_and_integrations_imports_no_trainer():
+    code = (
+        "import sys, torchscan_dispatch, torchscan_dispatch.integrations as i\n"
+        "assert i.METRIC_NAMES[0] == 'torchscan/model_flops'\n"
+        "print(sorted(m for m in ('transformers', 'lightning', 'accelerate') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
 # --- transformers.Trainer ---------------------------------------------------------
 
 
@@ -151,23 +163,26 @@ class Recorder:
         self.logs, self.callback = [], _Recorder()
 
 
-def hf_trainer(transformers, tmp_path, model, callbacks=()):
+def hf_trainer(transformers, tmp_path, model, callbacks=(), **options):
     arguments = transformers.TrainingArguments(
-        output_dir=str(tmp_path), max_steps=3, per_device_train_batch_size=BATCH, logging_steps=1,
+        output_dir=str(tmp_path), per_device_train_batch_size=BATCH, logging_steps=1,
         report_to=[], use_cpu=True, save_strategy="no", disable_tqdm=True, seed=0, dataloader_num_workers=0,
+        **{"max_steps": 3, **options},
     )  # fmt: skip
     return transformers.Trainer(model=model, args=arguments, train_dataset=token_dataset(), callbacks=list(callbacks))
 
 
-def hf_step_flops(model) -> int:
-    """One training step as the Trainer runs it (forward, backward, AdamW
-    step, zero_grad) on a copy of the model, under FlopCounterMode."""
+def hf_step_flops(model, micro_batches=1) -> int:
+    """One training step as the Trainer runs it (forward and backward of each
+    micro-batch, AdamW step, zero_grad) on a copy of the model, under
+    FlopCounterMode."""
     model = copy.deepcopy(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
     ids = token_dataset()[0]["input_ids"].repeat(BATCH, 1)
 
     def step():
-        model(input_ids=ids, labels=ids).loss.backward()
+        for _ in range(micro_batches):
+            model(input_ids=ids, labels=ids).loss.backward()
         optimizer.step()
         optimizer.zero_grad()
 
@@ -211,6 +226,19 @@ def test_transformers_trainer_logs_exact_step_flops_and_mfu(transformers, tmp_pa
     ]
     assert steps[-1]["torchscan/mfu"] == callback.last_step.mfu
     assert_lower_bound_named_once(callback, caplog, ["aten.native_layer_norm", "aten._softmax", "aten.tanh"])
+
+
+def test_transformers_trainer_step_spans_every_accumulated_micro_batch(transformers, tmp_path):
+    from torchscan_dispatch.integrations import TrainerStepMeterCallback
+
+    model = gpt2(transformers)
+    expected = hf_step_flops(model, micro_batches=2)
+    assert expected != hf_step_flops(model)
+    trainer = hf_trainer(transformers, tmp_path, model, max_steps=2, gradient_accumulation_steps=2)
+    TrainerStepMeterCallback.attach(trainer)
+    trainer.train()
+    steps = [entry for entry in trainer.state.log_history if "loss" in entry]
+    assert [entry["torchscan/model_flops"] for entry in steps] == [expected, expected]
 
 
 def test_transformers_trainer_losses_and_weights_are_unchanged_by_the_callback(transformers, tmp_path):
