@@ -241,6 +241,23 @@ def test_transformers_trainer_step_spans_every_accumulated_micro_batch(transform
     assert [entry["torchscan/model_flops"] for entry in steps] == [expected, expected]
 
 
+def test_transformers_metrics_go_to_training_logs_not_evaluation_logs(transformers):
+    from torchscan_dispatch.integrations import TrainerStepMeterCallback
+
+    callback = TrainerStepMeterCallback()
+    callback._window.add(StepStats(index=0, flops=10, model_flops=10, seconds=1.0), 1)
+    state = transformers.TrainerState()
+    evaluation = {"eval_loss": 1.0}
+    callback.on_log(None, state, None, logs=evaluation)
+    assert evaluation == {"eval_loss": 1.0}
+    training = {"loss": 1.0}
+    callback.on_log(None, state, None, logs=training)
+    assert training["torchscan/model_flops"] == 10
+    again = {"loss": 1.0}
+    callback.on_log(None, state, None, logs=again)  # no step since the last log
+    assert again == {"loss": 1.0}
+
+
 def test_transformers_trainer_losses_and_weights_are_unchanged_by_the_callback(transformers, tmp_path):
     from torchscan_dispatch.integrations import TrainerStepMeterCallback
 

@@ -110,8 +110,9 @@ class TrainerStepMeterCallback(TrainerCallback):
         self.close()
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        # Only training logs: an evaluation's log comes with no step since.
-        if logs is None or not self._window.steps:
+        # Only training logs: not an evaluation's (eval_loss, ...), which
+        # comes between two training logs when evaluation is more frequent.
+        if logs is None or not self._window.steps or any(key.startswith("eval_") for key in logs):
             return
         before = dict(logs)
         metrics = self._window.take_metrics()
