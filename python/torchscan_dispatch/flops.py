@@ -12,7 +12,7 @@ from torch.utils._pytree import tree_map
 
 from torchscan_dispatch import _recompute
 from torchscan_dispatch._module_scopes import ModuleScopes
-from torchscan_dispatch._native import Measurement, has_formula
+from torchscan_dispatch._native import MODULE_SCOPES, Measurement, has_formula
 from torchscan_dispatch._threads import follow_threads, validate_threads
 from torchscan_dispatch.distributed import rank_context
 
@@ -219,6 +219,7 @@ class FlopCounter:
         self._registered: dict[str, Callable[..., Any]] = {}
         self._measurement: Measurement | None = None
         self._scopes: Any = None
+        self._module_scopes: ModuleScopes | None = None
         self._report: dict[str, Any] | None = None
 
     def __enter__(self) -> FlopCounter:
@@ -242,12 +243,12 @@ class FlopCounter:
             measurement.stop()
             measurement.finish()
             raise
-        self._measurement, self._scopes = measurement, scopes
+        self._measurement, self._scopes, self._module_scopes = measurement, scopes, module_scopes
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
         measurement, scopes = self._measurement, self._scopes
-        self._measurement = self._scopes = None
+        self._measurement = self._scopes = self._module_scopes = None
         if measurement is None:
             return
         try:
@@ -280,6 +281,28 @@ class FlopCounter:
                 "no report: the counter's with-block has not finished (or raised)"
             )
         return copy.deepcopy(self._report)
+
+    def _take_report(self) -> dict[str, Any]:
+        """The report itself, not a copy, handed over: for StepMeter, whose
+        counter nobody else sees (a deep copy per step cost more than the
+        step's counting)."""
+        report = self._report
+        if report is None:
+            raise RuntimeError("no report: the counter's with-block has not finished (or raised)")
+        self._report = None
+        return report
+
+    def _change_label(self, label: str, present: bool) -> None:
+        """Adds ``label`` to (``present``) or removes it from the scope of the
+        open measurement: StepMeter's phases. With module tracking, through
+        the tracker (NOTE [The label and module tracking] in _recompute.py)."""
+        measurement = self._measurement
+        if measurement is None:
+            raise RuntimeError("phase() is only valid inside its step's with-block")
+        if self._module_scopes is not None:
+            self._module_scopes._change(label, present)
+        else:
+            measurement.change_scope_label(MODULE_SCOPES, label, present)
 
     def get_total_flops(self) -> int:
         """The known total FLOPs, as FlopCounterMode.get_total_flops() names it
