@@ -93,20 +93,36 @@ def _has_builtin_formula(name: str) -> bool:
     return known
 
 
+# NOTE [The registry read once per change]
+# Every measurement reads the registry (a StepMeter: every step), and
+# sorting its ~20 entries cost more than a small step's counting. The
+# answer is kept with the registry's items it came from and reused while
+# the registry holds the same keys and formulas (compared by identity) and
+# no custom_mapping is given.
+_registered_cache: tuple[list[Any], dict[str, Callable[..., Any]]] | None = None
+
+
 def _registered_formulas(custom: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """The formulas of torch.utils.flop_counter.register_flop_formula for
     the operators that neither ``custom`` nor the built-in table counts, by
     packet name, as the registry holds them now (FlopCounterMode, too, reads
     it when a counter is made). Higher-order operators' entries (flex
     attention) are left out: the built-in table counts them."""
+    global _registered_cache
     from torch.utils import flop_counter
 
+    items = list(flop_counter.flop_registry.items())
+    cached = _registered_cache
+    if not custom and cached is not None and cached[0] == items:
+        return dict(cached[1])
     registered = {}
-    for key, formula in list(flop_counter.flop_registry.items()):
+    for key, formula in items:
         name = _packet_name(key)
         if name is None or name in custom or _has_builtin_formula(name):
             continue
         registered[name] = formula
+    if not custom:
+        _registered_cache = (items, dict(registered))
     return registered
 
 
