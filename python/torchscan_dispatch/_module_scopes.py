@@ -106,21 +106,27 @@ _NAMED_TREES_KEPT = 8
 walks = 0
 
 
+# Measurements on several threads may name trees at once.
+_named_trees_lock = threading.Lock()
+
+
 def _kept_names(root) -> _NamedTree | None:
-    entry = _named_trees.get(id(root))
-    if entry is None or entry[0]() is not root:
-        return None
-    if entry[1].names[id(root)][1] != type(root).__name__ or not entry[1].valid():
-        del _named_trees[id(root)]
-        return None
-    return entry[1]
+    with _named_trees_lock:
+        entry = _named_trees.get(id(root))
+        if entry is None or entry[0]() is not root:
+            return None
+        if entry[1].names[id(root)][1] != type(root).__name__ or not entry[1].valid():
+            del _named_trees[id(root)]
+            return None
+        return entry[1]
 
 
 def _keep_names(root, tree: _NamedTree) -> None:
-    _named_trees.pop(id(root), None)
-    _named_trees[id(root)] = (weakref.ref(root), tree)
-    while len(_named_trees) > _NAMED_TREES_KEPT:
-        del _named_trees[next(iter(_named_trees))]
+    with _named_trees_lock:
+        _named_trees.pop(id(root), None)
+        _named_trees[id(root)] = (weakref.ref(root), tree)
+        while len(_named_trees) > _NAMED_TREES_KEPT:
+            del _named_trees[next(iter(_named_trees))]
 
 
 class ModuleScopes:
