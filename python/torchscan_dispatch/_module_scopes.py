@@ -51,6 +51,84 @@ def _tensors_requiring_grad(value) -> list:
     return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor) and leaf.requires_grad]
 
 
+class _NamedTree:
+    """ModuleTracker's names for a module tree named from its root in a
+    fresh measurement, and the structure they were derived from.
+
+    NOTE [Names kept per model]
+    A training loop measures the same model every step, and naming walks
+    every module's children (named_children, a weak reference, a label per
+    module): the same answer each time as long as the tree is the same. The
+    names depend only on the tree when the walk starts from a root in a
+    measurement that has named nothing yet (ModuleTracker's first module
+    call), so they are kept per root and reused while every module of the
+    tree has the same children under the same attribute names. The check
+    reads each module's ``_modules`` (what named_children iterates) against
+    the children's ids and weak references; the cache holds no strong
+    reference to any module."""
+
+    __slots__ = ("names", "structure")
+
+    def __init__(self, names: dict[int, tuple[weakref.ref, str, bool]]) -> None:
+        self.names = dict(names)
+        structure = []
+        for ref, _, _ in names.values():
+            module = ref()
+            structure.append((ref, [(key, id(child)) for key, child in module._modules.items()]))
+        self.structure = structure
+
+    def valid(self) -> bool:
+        names = self.names
+        for ref, children in self.structure:
+            module = ref()
+            if module is None:
+                return False
+            known = module._modules
+            if len(known) != len(children):
+                return False
+            for (key, child), (known_key, known_child) in zip(children, known.items()):
+                if key != known_key or child != id(known_child):
+                    return False
+                if known_child is not None:
+                    # The id is still the module it was (not a new one at a
+                    # reused address): its own entry's weak reference says so.
+                    entry = names.get(child)
+                    if entry is None or entry[0]() is not known_child:
+                        return False
+        return True
+
+
+# id(root) -> (weak reference to the root, its _NamedTree), most recently
+# used last; a few roots (a training loop measures one or two models).
+_named_trees: dict[int, tuple[weakref.ref, _NamedTree]] = {}
+_NAMED_TREES_KEPT = 8
+# How many times a tree was walked to name it (tests read it).
+walks = 0
+
+
+# Measurements on several threads may name trees at once.
+_named_trees_lock = threading.Lock()
+
+
+def _kept_names(root) -> _NamedTree | None:
+    with _named_trees_lock:
+        entry = _named_trees.get(id(root))
+        if entry is None or entry[0]() is not root:
+            return None
+        if entry[1].names[id(root)][1] != type(root).__name__ or not entry[1].valid():
+            del _named_trees[id(root)]
+            return None
+        return entry[1]
+
+
+def _keep_names(root, tree: _NamedTree) -> None:
+    with _named_trees_lock:
+        _named_trees.pop(id(root), None)
+        _named_trees[id(root)] = (weakref.ref(root), tree)
+        while len(_named_trees) > _NAMED_TREES_KEPT:
+            del _named_trees[next(iter(_named_trees))]
+
+
 class ModuleScopes:
     """Context manager: while open, the measurement's module scope is the set
     of modules running on the measuring thread (forward) or whose backward is
@@ -100,6 +178,25 @@ class ModuleScopes:
     def _name_and_children(self, module) -> str:
         # Names change here only; the tracker's cached labels go with them.
         self._tracker.forget_names()
+        if not self._names:
+            return self._name_tree(module)
+        return self._walk(module)
+
+    def _name_tree(self, root) -> str:
+        """Names a root in a measurement that has named nothing yet: from the
+        names kept for it when its tree is unchanged (NOTE [Names kept per
+        model])."""
+        global walks
+        tree = _kept_names(root)
+        if tree is None:
+            walks += 1
+            name = self._walk(root)
+            _keep_names(root, _NamedTree(self._names))
+            return name
+        self._names = dict(tree.names)
+        return self._names[id(root)][1]
+
+    def _walk(self, module) -> str:
         entry = self._entry(module)
         name = entry[1] if entry is not None else type(module).__name__
         self._names[id(module)] = (weakref.ref(module), name, False)
@@ -109,7 +206,8 @@ class ModuleScopes:
             named_children = previous is not None and previous[2]
             self._names[id(child)] = (weakref.ref(child), f"{name}.{child_name}", named_children)
             if not named_children:
-                self._name_and_children(child)
+                self._tracker.forget_names()
+                self._walk(child)
         self._names[id(module)] = (weakref.ref(module), name, True)
         return name
 

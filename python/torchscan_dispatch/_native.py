@@ -46,6 +46,11 @@ class Measurement:
     def exit_layer(self, layer: int, module_label: str) -> None:
         self._ops._exit_layer(self.handle, layer, module_label)
 
+    def change_scope_label(self, channel: int, label: str, present: bool) -> None:
+        """Adds ``label`` to (``present``) or removes it from the scope of
+        ``channel`` (MODULE_SCOPES, LAYER_CALL_SCOPES)."""
+        self._ops._change_scope_label(self.handle, channel, label, present)
+
     def stop(self) -> None:
         try:
             self._ops._stop_counting(self.handle)

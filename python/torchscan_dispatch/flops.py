@@ -12,7 +12,7 @@ from torch.utils._pytree import tree_map
 
 from torchscan_dispatch import _recompute
 from torchscan_dispatch._module_scopes import ModuleScopes
-from torchscan_dispatch._native import Measurement, has_formula
+from torchscan_dispatch._native import MODULE_SCOPES, Measurement, has_formula
 from torchscan_dispatch._threads import follow_threads, validate_threads
 from torchscan_dispatch.distributed import rank_context
 
@@ -93,20 +93,36 @@ def _has_builtin_formula(name: str) -> bool:
     return known
 
 
+# NOTE [The registry read once per change]
+# Every measurement reads the registry (a StepMeter: every step), and
+# sorting its ~20 entries cost more than a small step's counting. The
+# answer is kept with the registry's items it came from and reused while
+# the registry holds the same keys and formulas (compared by identity) and
+# no custom_mapping is given.
+_registered_cache: tuple[list[Any], dict[str, Callable[..., Any]]] | None = None
+
+
 def _registered_formulas(custom: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """The formulas of torch.utils.flop_counter.register_flop_formula for
     the operators that neither ``custom`` nor the built-in table counts, by
     packet name, as the registry holds them now (FlopCounterMode, too, reads
     it when a counter is made). Higher-order operators' entries (flex
     attention) are left out: the built-in table counts them."""
+    global _registered_cache
     from torch.utils import flop_counter
 
+    items = list(flop_counter.flop_registry.items())
+    cached = _registered_cache
+    if not custom and cached is not None and cached[0] == items:
+        return dict(cached[1])
     registered = {}
-    for key, formula in list(flop_counter.flop_registry.items()):
+    for key, formula in items:
         name = _packet_name(key)
         if name is None or name in custom or _has_builtin_formula(name):
             continue
         registered[name] = formula
+    if not custom:
+        _registered_cache = (items, dict(registered))
     return registered
 
 
@@ -219,6 +235,7 @@ class FlopCounter:
         self._registered: dict[str, Callable[..., Any]] = {}
         self._measurement: Measurement | None = None
         self._scopes: Any = None
+        self._module_scopes: ModuleScopes | None = None
         self._report: dict[str, Any] | None = None
 
     def __enter__(self) -> FlopCounter:
@@ -242,12 +259,12 @@ class FlopCounter:
             measurement.stop()
             measurement.finish()
             raise
-        self._measurement, self._scopes = measurement, scopes
+        self._measurement, self._scopes, self._module_scopes = measurement, scopes, module_scopes
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
         measurement, scopes = self._measurement, self._scopes
-        self._measurement = self._scopes = None
+        self._measurement = self._scopes = self._module_scopes = None
         if measurement is None:
             return
         try:
@@ -280,6 +297,28 @@ class FlopCounter:
                 "no report: the counter's with-block has not finished (or raised)"
             )
         return copy.deepcopy(self._report)
+
+    def _take_report(self) -> dict[str, Any]:
+        """The report itself, not a copy, handed over: for StepMeter, whose
+        counter nobody else sees (a deep copy per step cost more than the
+        step's counting)."""
+        report = self._report
+        if report is None:
+            raise RuntimeError("no report: the counter's with-block has not finished (or raised)")
+        self._report = None
+        return report
+
+    def _change_label(self, label: str, present: bool) -> None:
+        """Adds ``label`` to (``present``) or removes it from the scope of the
+        open measurement: StepMeter's phases. With module tracking, through
+        the tracker (NOTE [The label and module tracking] in _recompute.py)."""
+        measurement = self._measurement
+        if measurement is None:
+            raise RuntimeError("phase() is only valid inside its step's with-block")
+        if self._module_scopes is not None:
+            self._module_scopes._change(label, present)
+        else:
+            measurement.change_scope_label(MODULE_SCOPES, label, present)
 
     def get_total_flops(self) -> int:
         """The known total FLOPs, as FlopCounterMode.get_total_flops() names it

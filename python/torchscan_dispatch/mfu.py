@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from torchscan_dispatch._native import MODULE_SCOPES
+from torchscan_dispatch import devices
 from torchscan_dispatch.devices import peak_flops_per_second, peak_unknown_reason
 from torchscan_dispatch.flops import FlopCounter
 
@@ -76,15 +76,33 @@ class StepStats:
     mfu_unavailable: str | None = None
     communication_payload_bytes: int = 0
     communication_bus_bytes: int = 0
-    # The step's full FlopReport (with ``communication`` and ``distributed``).
-    report: dict[str, Any] = field(default_factory=dict)
     _counter: Any = field(default=None, repr=False)
     _phases: list[str] = field(default_factory=list, repr=False)
+    # The counter's report as it came (the phases still in by_module) until
+    # ``report`` is first read; then that report.
+    _report: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _report_built: bool = field(default=False, repr=False, compare=False)
 
     @property
     def hardware_flops(self) -> int:
         """Everything that ran: ``flops``."""
         return self.flops
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The step's full FlopReport (with ``communication`` and
+        ``distributed``; the phases are in ``flops_by_phase``, not in
+        ``by_module``), built when first read: a step whose report nobody
+        reads never pays for it. Empty before the step ends."""
+        report = self._report
+        if report is None:
+            return {}
+        if not self._report_built:
+            report["by_module"] = {
+                label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
+            }
+            self._report_built = True
+        return report
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -96,18 +114,17 @@ class StepStats:
                 'the phase "recompute" is measured by itself (activation checkpointing\'s '
                 "recomputation, eager and compiled): read flops_by_phase['recompute']"
             )
-        measurement = self._counter._measurement if self._counter is not None else None
-        if measurement is None:
+        counter = self._counter
+        if counter is None:
             raise RuntimeError("phase() is only valid inside its step's with-block")
         label = f"phase:{name}"
+        counter._change_label(label, True)
         if name not in self._phases:
             self._phases.append(name)
-        ops = measurement._ops
-        ops._change_scope_label(measurement.handle, MODULE_SCOPES, label, True)
         try:
             yield
         finally:
-            ops._change_scope_label(measurement.handle, MODULE_SCOPES, label, False)
+            counter._change_label(label, False)
 
 
 class StepMeter:
@@ -138,7 +155,8 @@ class StepMeter:
         else:
             # A name from the table's point of view: the CUDA device's reported
             # name, or None for a CPU.
-            self.peak = peak_flops_per_second_of(self.device, dtype)
+            # (The argument hides the table's function of the same name.)
+            self.peak = devices.peak_flops_per_second(self.device, dtype)
             self.peak_unknown = (
                 peak_unknown_reason(self.device, dtype) + "; pass peak_flops_per_second"
                 if self.peak is None
@@ -164,18 +182,22 @@ class StepMeter:
             self._sync()
             stats.seconds = time.perf_counter() - start
         stats._counter = None
-        report = counter.report()
-        stats.report = report
-        stats.flops = _known(report["total"])
-        stats.complete = report["total"]["status"] == "complete"
-        stats.recomputed_flops = int(report.get("recomputed", {}).get("flops", 0))
+        # NOTE [What a step reads of its report]
+        # Only the fields below: the report itself is the counter's (no copy)
+        # and ``stats.report`` takes the phases out of by_module when read.
+        report = counter._take_report()
+        stats._report = report
+        total = report["total"]
+        stats.flops = _known(total)
+        stats.complete = total["status"] == "complete"
+        recomputed = report.get("recomputed")
+        stats.recomputed_flops = int(recomputed["flops"]) if recomputed is not None else 0
         stats.model_flops = stats.flops - stats.recomputed_flops
-        stats.flops_by_phase = {name: int(report["by_module"].get(f"phase:{name}", 0)) for name in stats._phases}
+        if stats._phases:
+            by_module = report["by_module"]
+            stats.flops_by_phase = {name: int(by_module.get(f"phase:{name}", 0)) for name in stats._phases}
         if stats.recomputed_flops:
             stats.flops_by_phase["recompute"] = stats.recomputed_flops
-        report["by_module"] = {
-            label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
-        }
         communication = report.get("communication")
         if communication is not None:
             stats.communication_payload_bytes = int(communication["total"]["payload_bytes"])
@@ -186,7 +208,3 @@ class StepMeter:
                 stats.hfu = stats.achieved_flops_per_second / self.peak
                 stats.mfu = stats.model_flops / stats.seconds / self.peak
         self.steps.append(stats)
-
-
-def peak_flops_per_second_of(device: torch.device, dtype: torch.dtype) -> float | None:
-    return peak_flops_per_second(device, dtype)

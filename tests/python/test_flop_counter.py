@@ -82,3 +82,38 @@ def test_phase_outside_its_step_is_an_error():
     with pytest.raises(RuntimeError, match="only valid inside"):
         with step.phase("forward"):
             pass
+
+
+def test_step_report_is_built_when_first_read_with_the_measurement_s_content():
+    model, x = small_model()
+    meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+    with meter.step() as step:
+        with step.phase("forward"):
+            loss = model(x).sum()
+        with step.phase("backward"):
+            loss.backward()
+    # Nothing built yet: the counter's report is held as it came, phases in.
+    assert not step._report_built
+    assert {"phase:forward", "phase:backward"} <= set(step._report["by_module"])
+    # By hand: Linear(16, 32) and Linear(32, 4) on 8 rows; backward computes
+    # both weight gradients and the first layer's input gradient only.
+    forward = 2 * 8 * 16 * 32 + 2 * 8 * 32 * 4
+    backward = 2 * 8 * 16 * 32 + 2 * (2 * 8 * 32 * 4)
+    assert step.flops_by_phase == {"forward": forward, "backward": backward}
+    report = step.report
+    assert step._report_built and step.report is report
+    model.zero_grad(set_to_none=True)  # the same gradient accumulation as in the step
+    expected = torchscan_dispatch.measure_flops(lambda: model(x).sum().backward(), track_modules=False)
+    # The same report a plain measurement of the step gives: the phases are
+    # taken out of by_module (which track_modules=False leaves empty).
+    assert report == expected
+    assert report["total"]["known_value"] == step.flops == forward + backward
+
+
+def test_step_report_of_a_step_that_raised_is_empty_and_the_step_not_recorded():
+    meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+    with pytest.raises(ValueError, match="from the step"):
+        with meter.step() as step:
+            torch.ones(2, 2) @ torch.ones(2, 2)
+            raise ValueError("from the step")
+    assert step.report == {} and meter.steps == []

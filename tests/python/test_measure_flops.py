@@ -133,3 +133,69 @@ def test_nested_measurements_both_count_the_inner_work():
     outer_report = torchscan_dispatch.measure_flops(outer)
     assert inner_reports[0]["by_operator"] == {"aten.mm": 54}
     assert outer_report["by_operator"] == {"aten.mm": 108}
+
+
+# --- module names kept per model (NOTE [Names kept per model])
+
+
+def _by_module_of_flop_counter_mode(workload) -> dict:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as mode:
+        workload()
+    return {label: sum(counts.values()) for label, counts in mode.get_flop_counts().items() if label != "Global"}
+
+
+class _Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(*(nn.Sequential(nn.Linear(8, 8), nn.ReLU()) for _ in range(3)))
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(self.blocks(x))
+
+
+def test_second_measurement_of_a_model_reuses_its_names_without_walking_it(monkeypatch):
+    from torchscan_dispatch import _module_scopes
+
+    model, x = _Blocks(), torch.randn(4, 8)
+    walked = []
+    named_children = nn.Module.named_children
+
+    def spy(self):
+        walked.append(self)
+        return named_children(self)
+
+    monkeypatch.setattr(nn.Module, "named_children", spy)
+    first = torchscan_dispatch.measure_flops(lambda: model(x))["by_module"]
+    assert len(walked) == len(list(model.modules()))  # 9: every module once
+    walks = _module_scopes.walks
+    walked.clear()
+    second = torchscan_dispatch.measure_flops(lambda: model(x))["by_module"]
+    assert walked == [] and _module_scopes.walks == walks
+    monkeypatch.undo()
+    assert second == first == _by_module_of_flop_counter_mode(lambda: model(x))
+    # By hand: each Linear(8, 8) on 4 rows is 2*4*8*8 FLOPs, the head 2*4*8*2.
+    assert first["_Blocks.blocks.1.0"] == 512 and first["_Blocks.head"] == 128
+    assert first["_Blocks"] == 3 * 512 + 128
+
+
+def test_kept_names_follow_a_changed_model():
+    model, x = _Blocks(), torch.randn(4, 8)
+    torchscan_dispatch.measure_flops(lambda: model(x))
+    # A replaced child, a new grandchild and a removed one: named again.
+    model.blocks[1] = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+    model.blocks[2].add_module("extra", nn.Identity())
+    del model.blocks[0][1]
+    after = torchscan_dispatch.measure_flops(lambda: model(x))["by_module"]
+    assert after == _by_module_of_flop_counter_mode(lambda: model(x))
+    # A submodule measured before its root in the same measurement keeps
+    # ModuleTracker's names (the kept names are for a root named first).
+    def sub_then_root():
+        model.head(x)
+        model(x)
+
+    assert torchscan_dispatch.measure_flops(sub_then_root)["by_module"] == _by_module_of_flop_counter_mode(
+        sub_then_root
+    )

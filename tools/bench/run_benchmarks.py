@@ -12,7 +12,9 @@ Workloads:
   1. a Python loop of tiny operators (per-operator overhead dominates);
   2. the same loop issued from C++ (tools/bench/cpp_loop_bench, the floor);
   3. a ResNet-style CNN forward, a BERT-base-sized encoder forward, a small
-     GPT training step (forward, backward, optimizer step);
+     GPT training step (forward, backward, optimizer step); a small CNN
+     forward and a small encoder training step under StepMeter, with minor
+     page faults per call;
   4. crawl_module of those models on CPU and on meta (analysis overhead =
      crawl time minus plain forward time);
   5. FLOPs of a 7-billion-parameter decoder-only configuration on meta
@@ -130,6 +132,18 @@ def thop_tool(workload, model=None, inputs=None):
     return lambda: profile(model, inputs=inputs, verbose=False)
 
 
+def step_meter(workload, model=None, inputs=None):
+    # A training loop's meter: one StepMeter, one step() per call, its steps
+    # kept as a loop keeps them.
+    meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+
+    def run():
+        with meter.step():
+            workload()
+
+    return run
+
+
 TOOLS = {
     "uninstrumented": plain,
     "torchscan_dispatch": ours,
@@ -139,6 +153,7 @@ TOOLS = {
     "fvcore": fvcore_tool,
     "ptflops (aten)": ptflops_tool,
     "thop": thop_tool,
+    "StepMeter": step_meter,
 }
 
 
@@ -210,6 +225,43 @@ def gpt_training_step():
     return model, step
 
 
+class SmallCNN(nn.Module):
+    """12 blocks of 32-channel Conv-BN-ReLU: kernels of ~20 us, where any
+    per-module or per-measurement cost of ours shows (issue 30)."""
+
+    def __init__(self, blocks=12, channels=32):
+        super().__init__()
+        self.blocks = nn.Sequential(*(
+            nn.Sequential(nn.Conv2d(channels, channels, 3, padding=1), nn.BatchNorm2d(channels), nn.ReLU())
+            for _ in range(blocks)
+        ))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def small_cnn():
+    torch.manual_seed(0)
+    return SmallCNN().eval(), (torch.randn(2, 32, 32, 32),)
+
+
+def encoder_training_step():
+    """A 2-layer TransformerEncoderLayer stack (width 128) trained with
+    AdamW: the step StepMeter is meant to stay on for."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, batch_first=True)
+    model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randn(8, 64, 128)
+
+    def step():
+        model(x).sum().backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    return step, None, None
+
+
 # --- tables
 
 
@@ -222,18 +274,29 @@ def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
 
 
-def interleaved_medians(runs: dict, repeats: int) -> dict:
+def minor_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def interleaved_medians(runs: dict, repeats: int, faults: dict | None = None) -> dict:
     """Median seconds of each callable, measured in rounds (every tool once
-    per round) so that drift in the machine's speed hits all tools alike."""
+    per round) so that drift in the machine's speed hits all tools alike.
+    With ``faults``, also the median minor page faults of one call of each
+    (getrusage; read outside the timed region)."""
     for run in runs.values():
         run()  # warm up
     times = {name: [] for name in runs}
+    faulted = {name: [] for name in runs}
     for _ in range(repeats):
         for name, run in runs.items():
             gc.collect()
+            before = minor_faults()
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)
+            faulted[name].append(minor_faults() - before)
+    if faults is not None:
+        faults.update({name: statistics.median(values) for name, values in faulted.items()})
     return {name: statistics.median(values) for name, values in times.items()}
 
 
@@ -310,6 +373,8 @@ WORKLOADS = {
     **{f"op_{name}": counted_operator_workload(name) for name in COUNTED_OPERATORS},
     "resnet": no_grad_forward(lambda: resnet_like()),
     "bert": no_grad_forward(lambda: bert_base_like()),
+    "small_cnn": no_grad_forward(small_cnn),
+    "encoder_step": encoder_training_step,
     "gpt": gpt_workload,
     "gpt_compiled": compiled_gpt_workload,
 }
@@ -356,8 +421,10 @@ def child_main(kind: str, target: str, tool: str, repeats: int) -> None:
     except Exception as error:  # noqa: BLE001 - a peer failing is a result
         print(json.dumps({"status": f"failed: {type(error).__name__}"}))
         return
-    medians = interleaved_medians(runs, repeats)
-    print(json.dumps({"status": "ok", "base": medians["uninstrumented"], "tool": medians[tool]}))
+    faults = {}
+    medians = interleaved_medians(runs, repeats, faults)
+    print(json.dumps({"status": "ok", "base": medians["uninstrumented"], "tool": medians[tool],
+                      "base_faults": faults["uninstrumented"], "tool_faults": faults[tool]}))
 
 
 def run_child(kind: str, target: str, tool: str, repeats: int, threads: int) -> dict:
@@ -394,10 +461,16 @@ def run_children(kind: str, target: str, tool: str, repeats: int, threads: int) 
         "ratio": statistics.median(ratios),
         "overhead": statistics.median(r["tool"] - r["base"] for r in results),
         "range": f" ({ratios[0]:.3f}-{ratios[-1]:.3f})" if len(ratios) > 1 else "",
+        "base_faults": statistics.median(r["base_faults"] for r in results),
+        "tool_faults": statistics.median(r["tool_faults"] for r in results),
     }
 
 
-def tool_rows(workload_name, repeats, threads, ops=None, tools=TOOLS):
+# The tools of the comparison tables (StepMeter measures training steps only).
+COMPARED_TOOLS = [name for name in TOOLS if name != "StepMeter"]
+
+
+def tool_rows(workload_name, repeats, threads, ops=None, tools=COMPARED_TOOLS):
     rows, results = [], {}
     for name in tools:
         if name == "uninstrumented":
@@ -478,6 +551,42 @@ def benchmark_models(repeats, threads):
     tools = [k for k in TOOLS if k.startswith("torchscan") or k in ("uninstrumented", "FlopCounterMode")]
     rows, results["gpt"] = tool_rows("gpt", repeats, threads, tools=tools)
     print_table(f"3. Small GPT training step (4x128 tokens, 4 layers, AdamW), median of {repeats}", header, rows)
+    results.update(benchmark_small_models(repeats, threads))
+    return results
+
+
+def fault_rows(workload_name, repeats, threads, tools):
+    """Ratio, times and minor page faults per call (plain and measured) of
+    each tool on one workload."""
+    rows, results = [], {}
+    for name in tools:
+        result = run_children("workload", workload_name, name, repeats, threads)
+        if result["status"] != "ok":
+            rows.append([name, result["status"], "", "", "", ""])
+            continue
+        results[name] = result["ratio"]
+        rows.append([name, f"{result['ratio']:.3f}x{result['range']}", f"{result['tool'] * 1e3:.2f}",
+                     f"{result['base'] * 1e3:.2f}", f"{result['tool_faults']:.0f}", f"{result['base_faults']:.0f}"])
+    return rows, results
+
+
+def benchmark_small_models(repeats, threads):
+    """Section 3's small workloads (issue 30): a CNN whose kernels are short
+    enough for any per-module or per-measurement cost to show, and the
+    per-step StepMeter loop, with minor page faults per call beside the
+    times (memory we cause to be returned to the system and faulted in
+    again)."""
+    header = ["tool", "time vs uninstrumented", "tool ms", "uninstrumented ms", "tool page faults",
+              "uninstrumented page faults"]
+    results = {}
+    rows, results["small_cnn"] = fault_rows(
+        "small_cnn", repeats, threads, ["torchscan_dispatch, track_modules=False", "torchscan_dispatch"])
+    print_table(f"3. Small CNN forward (12 x Conv-BN-ReLU, 32 channels, 2x32x32x32, no grad), median of {repeats}",
+                header, rows)
+    rows, results["encoder_step"] = fault_rows(
+        "encoder_step", repeats, threads, ["StepMeter", "torchscan_dispatch, track_modules=False", "torchscan_dispatch"])
+    print_table(f"3. Encoder training step (2 layers, width 128, 8x64 tokens, AdamW), per step, median of {repeats}",
+                header, rows)
     return results
 
 
@@ -653,7 +762,8 @@ def benchmark_ddp(repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--only", choices=["1", "2", "3", "4", "5", "6", "7"], action="append")
+    parser.add_argument("--only", choices=["1", "2", "3", "3s", "4", "5", "6", "7"], action="append",
+                        help="sections to run (3s: only section 3's small CNN and StepMeter tables)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--processes", type=int, default=1,
                         help="fresh processes per workload and tool (sections 1, 3, 4, 6): medians over them")
@@ -677,6 +787,8 @@ def main():
         benchmark_cpp_loop()
     if "3" in only:
         benchmark_models(options.repeats, options.threads)
+    elif "3s" in only:
+        benchmark_small_models(options.repeats, options.threads)
     if "4" in only:
         benchmark_crawls(options.repeats, options.threads)
     if "5" in only:
