@@ -27,7 +27,9 @@
 // where <path> is the reader's own ("spec.calls[3].arguments[1]").
 //
 // Presence:
-//   kRequired  the key must be present; it is always written.
+//   kRequired  the key must be present; it is always written. A
+//              std::optional member so declared is nullable: null reads as
+//              nullopt, and nullopt is written as null.
 //   kOptional  the key may be absent: a std::optional member reads as
 //              nullopt and is written only when set; any other member reads
 //              as its default value (T{} or the member's initializer) and is
@@ -327,7 +329,7 @@ void WriteField(const Field<T, M>& field, const T& record, Json& object) {
   const M& value = record.*field.member;
   if (field.presence == kOptional && IsUnset(value)) return;
   if constexpr (IsOptional<M>::value) {
-    object[field.name] = ToJson(*value);
+    object[field.name] = value ? ToJson(*value) : Json(nullptr);
   } else {
     object[field.name] = ToJson(value);
   }
@@ -344,8 +346,12 @@ absl::Status ReadField(const Field<T, M>& field, const JsonObject& object,
     return absl::OkStatus();
   }
   if constexpr (IsOptional<M>::value) {
-    TS_ASSIGN_OR_RETURN(record.*field.member,
-                        FromJson<typename M::value_type>(*member));
+    if (field.presence == kRequired) {
+      TS_ASSIGN_OR_RETURN(record.*field.member, FromJson<M>(*member));
+    } else {
+      TS_ASSIGN_OR_RETURN(record.*field.member,
+                          FromJson<typename M::value_type>(*member));
+    }
   } else {
     TS_ASSIGN_OR_RETURN(record.*field.member, FromJson<M>(*member));
   }

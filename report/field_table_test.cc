@@ -53,6 +53,7 @@ struct Everything {
   std::optional<std::string> note;
   std::optional<JsonNull> none;
   std::string label;
+  std::optional<std::int64_t> nullable;
 
   bool operator==(const Everything&) const = default;
   static constexpr auto kFields = std::make_tuple(
@@ -65,7 +66,8 @@ struct Everything {
       Field("weights", &Everything::weights, kOptional),
       Field("note", &Everything::note, kOptional),
       Field("none", &Everything::none, kOptional),
-      Field("label", &Everything::label, kOptional));
+      Field("label", &Everything::label, kOptional),
+      Field("nullable", &Everything::nullable));
 };
 
 // A record with a check across its fields.
@@ -98,6 +100,7 @@ Everything Full() {
   full.note = "x";
   full.none = JsonNull{};
   full.label = "l";
+  full.nullable = -8;
   return full;
 }
 
@@ -136,11 +139,12 @@ TEST(FieldTableTest, WritesTheTableInOrder) {
       R"("total":1267650600228229401496703205376,"scale":"-inf",)"
       R"("color":"deep_blue","origin":{"x":1,"y":2},)"
       R"("path":[{"x":3,"y":4},{"x":5,"y":6}],"holes":[7,null],)"
-      R"("weights":{"a":1.0,"b":0.5},"note":"x","none":null,"label":"l"})",
+      R"("weights":{"a":1.0,"b":0.5},"note":"x","none":null,"label":"l",)"
+      R"("nullable":-8})",
       DumpJson(ToJson(Full())));
   EXPECT_EQ(
       R"({"flag":false,"name":"","offset":0,"size":0,"total":0,"scale":0.0,)"
-      R"("color":"red","origin":{"x":0,"y":0}})",
+      R"("color":"red","origin":{"x":0,"y":0},"nullable":null})",
       DumpJson(ToJson(Everything{})));
 }
 
@@ -149,7 +153,8 @@ constexpr char kMinimal[] =
     R"("color":"red","origin":{"x":0,"y":0})";
 
 std::string WithMinimal(absl::string_view extra) {
-  return std::string(kMinimal) + std::string(extra) + "}";
+  return std::string(kMinimal) + R"(,"nullable":null)" + std::string(extra) +
+         "}";
 }
 
 TEST(FieldTableTest, ErrorsNameThePathOfNestedFields) {
@@ -216,6 +221,9 @@ TEST(FieldTableTest, OptionalFieldsMayBeAbsentButNotNull) {
             ReadError<Everything>(WithMinimal(R"(,"note":null)")));
   EXPECT_EQ("record.none: expected null, got integer",
             ReadError<Everything>(WithMinimal(R"(,"none":1)")));
+  // A required std::optional is nullable, but its key must be there.
+  EXPECT_EQ("record.nullable: is missing",
+            ReadError<Everything>(std::string(kMinimal) + "}"));
 }
 
 TEST(FieldTableTest, ValidateChecksTheRecordWithItsPath) {
