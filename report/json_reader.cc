@@ -199,6 +199,11 @@ absl::StatusOr<double> JsonObject::Number(absl::string_view key) const {
 
 absl::Status JsonObject::RejectUnknownKeys(
     std::initializer_list<absl::string_view> known) const {
+  return RejectUnknownKeys(absl::MakeConstSpan(known.begin(), known.end()));
+}
+
+absl::Status JsonObject::RejectUnknownKeys(
+    absl::Span<const absl::string_view> known) const {
   for (const auto& [key, value] : node().items()) {
     if (std::find(known.begin(), known.end(), absl::string_view(key)) ==
         known.end()) {

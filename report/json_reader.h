@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "report/count.h"
 #include "report/json_io.h"
 
@@ -136,6 +137,8 @@ class JsonObject {
   // For objects whose keys are fixed; checked before reading, as a schema.
   absl::Status RejectUnknownKeys(
       std::initializer_list<absl::string_view> known) const;
+  absl::Status RejectUnknownKeys(
+      absl::Span<const absl::string_view> known) const;
   // Fails on the first member nothing read: "is not a field of this object".
   // For objects whose keys depend on what was read (a module's family);
   // checked after reading.

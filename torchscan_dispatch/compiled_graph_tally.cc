@@ -5,68 +5,23 @@
 #include <c10/util/Exception.h>
 
 #include <exception>
-#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "formulas/exact_count.h"
-#include "report/json_io.h"
 #include "report/json_reader.h"
 #include "torchscan_dispatch/call_recording.h"
+#include "torchscan_dispatch/compiled_graph_spec.h"
 
 namespace torchscan::dispatch {
 namespace {
 
 using formulas::OperatorValue;
 using Kind = formulas::OperatorValue::Kind;
-using report::Json;
-using report::JsonArray;
-using report::JsonObject;
-using report::JsonValue;
 using Dimension = CompiledGraphTally::Dimension;
 using Value = CompiledGraphTally::Value;
-
-// NOTE [Reading a spec]
-// The spec comes from our own graph pass (_compiled_graphs.py), so an error
-// here is our bug, and it names the path of the bad field. Integers are read
-// as int64 or rejected: an integer outside that range (which the pass
-// describes as "other") must never wrap to a negative size.
-absl::StatusOr<Dimension> ParseDimension(const JsonValue& node) {
-  if (node.node().is_object()) {
-    TS_ASSIGN_OR_RETURN(JsonObject symbol, node.Object());
-    TS_RETURN_IF_ERROR(symbol.RejectUnknownKeys({"symbol"}));
-    TS_ASSIGN_OR_RETURN(std::int64_t index, symbol.Index("symbol"));
-    return Dimension(static_cast<std::size_t>(index));
-  }
-  if (!node.node().is_number_integer()) {
-    return node.Expected("an integer or {\"symbol\": i}");
-  }
-  TS_ASSIGN_OR_RETURN(std::int64_t size, node.Int64());
-  return Dimension(size);
-}
-
-// A float: a JSON number, or "inf", "-inf" or "nan", which JSON cannot
-// write as numbers (a graph's masked_fill(mask, -inf), clamp(max=inf)).
-absl::StatusOr<double> ParseReal(const JsonValue& node) {
-  if (!node.node().is_string()) return node.Number();
-  TS_ASSIGN_OR_RETURN(std::string text, node.String());
-  if (text == "inf") return std::numeric_limits<double>::infinity();
-  if (text == "-inf") return -std::numeric_limits<double>::infinity();
-  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
-  return node.Expected("a number, \"inf\", \"-inf\" or \"nan\"");
-}
-
-absl::StatusOr<std::vector<Dimension>> ParseDimensions(const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
-  std::vector<Dimension> dimensions;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(Dimension dimension, ParseDimension(items.Item(i)));
-    dimensions.push_back(dimension);
-  }
-  return dimensions;
-}
 
 // Python's names of the dtypes ("float32", "bfloat16"), as the pass writes
 // them (str(dtype) without "torch."), to c10's scalar types.
@@ -86,123 +41,74 @@ const absl::flat_hash_map<std::string, c10::ScalarType>& DtypesByName() {
   return *by_name;
 }
 
-absl::StatusOr<c10::ScalarType> ParseDtype(const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(std::string name, node.String());
+// The scalar type Python names `name`; `path` names it in the error.
+absl::StatusOr<c10::ScalarType> DtypeNamed(const std::string& name,
+                                           absl::string_view path) {
   auto it = DtypesByName().find(name);
   if (it == DtypesByName().end()) {
-    return node.Error(absl::StrCat("unknown dtype '", name, "'"));
+    return report::FieldError(path, absl::StrCat("unknown dtype '", name, "'"));
   }
   return it->second;
 }
 
-// A tensor list's "dtypes": one dtype, or null, per tensor.
-absl::Status ParseDtypes(const JsonValue& node, Value& value) {
-  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
-  if (items.size() != value.tensor_dimensions.size()) {
-    return node.Error(absl::StrCat("has ", items.size(), " dtypes for ",
-                                   value.tensor_dimensions.size(), " tensors"));
-  }
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const JsonValue item = items.Item(i);
-    if (item.is_null()) {
-      value.tensor_dtypes.emplace_back(std::nullopt);
-      continue;
-    }
-    TS_ASSIGN_OR_RETURN(c10::ScalarType dtype, ParseDtype(item));
-    value.tensor_dtypes.emplace_back(dtype);
-  }
-  return absl::OkStatus();
-}
-
-// The member that names a value's kind: every member but a tensor's "dtype"
-// (a tensor list's "dtypes"), which ride beside it.
-absl::StatusOr<std::pair<std::string, JsonValue>> KindMember(
-    const JsonValue& node, const JsonObject& object) {
-  std::vector<std::pair<std::string, JsonValue>> kinds;
-  for (auto& member : object.Members()) {
-    if (member.first != "dtype" && member.first != "dtypes") {
-      kinds.push_back(std::move(member));
-    }
-  }
-  if (kinds.size() != 1) {
-    return node.Error("a value is an object with one kind");
-  }
-  return std::move(kinds.front());
-}
-
-absl::StatusOr<Value> ParseValue(const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  TS_ASSIGN_OR_RETURN(auto kind_member, KindMember(node, object));
-  const auto& [kind, body] = kind_member;
-  if (kind == "tensor") {
-    TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"tensor", "dtype"}));
-  } else if (kind == "tensors") {
-    TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"tensors", "dtypes"}));
-  } else {
-    TS_RETURN_IF_ERROR(object.RejectUnknownKeys({kind}));
-  }
+// The tally's form of the spec value at `path` (SpecValue::Validate saw that
+// it has one kind, and a dtype per tensor).
+absl::StatusOr<Value> ToValue(const SpecValue& spec, const std::string& path) {
   Value value;
-  if (kind == "tensor" || kind == "ints") {
-    value.kind = kind == "tensor" ? Kind::kTensor : Kind::kIntList;
-    TS_ASSIGN_OR_RETURN(value.dimensions, ParseDimensions(body));
-    if (std::optional<JsonValue> dtype = object.OptionalMember("dtype")) {
-      TS_ASSIGN_OR_RETURN(value.dtype, ParseDtype(*dtype));
+  if (spec.tensor || spec.ints) {
+    value.kind = spec.tensor ? Kind::kTensor : Kind::kIntList;
+    value.dimensions = spec.tensor ? *spec.tensor : *spec.ints;
+    if (spec.dtype) {
+      TS_ASSIGN_OR_RETURN(
+          value.dtype,
+          DtypeNamed(*spec.dtype, report::MemberPath(path, "dtype")));
     }
-  } else if (kind == "int") {
+  } else if (spec.int_value) {
     value.kind = Kind::kInt;
-    TS_ASSIGN_OR_RETURN(Dimension dimension, ParseDimension(body));
-    value.dimensions = {dimension};
-  } else if (kind == "tensors") {
+    value.dimensions = {*spec.int_value};
+  } else if (spec.tensors) {
     value.kind = Kind::kTensorList;
-    TS_ASSIGN_OR_RETURN(JsonArray items, body.Array());
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const JsonValue item = items.Item(i);
-      if (item.is_null()) {
-        value.tensor_dimensions.emplace_back(std::nullopt);
-        continue;
+    value.tensor_dimensions = *spec.tensors;
+    for (std::size_t i = 0; spec.dtypes && i < spec.dtypes->size(); ++i) {
+      std::optional<c10::ScalarType> dtype;
+      if (const std::optional<std::string>& name = (*spec.dtypes)[i]) {
+        TS_ASSIGN_OR_RETURN(
+            dtype,
+            DtypeNamed(*name, report::IndexPath(
+                                  report::MemberPath(path, "dtypes"), i)));
       }
-      TS_ASSIGN_OR_RETURN(std::vector<Dimension> dimensions,
-                          ParseDimensions(item));
-      value.tensor_dimensions.emplace_back(std::move(dimensions));
+      value.tensor_dtypes.push_back(dtype);
     }
-    if (std::optional<JsonValue> dtypes = object.OptionalMember("dtypes")) {
-      TS_RETURN_IF_ERROR(ParseDtypes(*dtypes, value));
-    }
-  } else if (kind == "bool") {
+  } else if (spec.bool_value) {
     value.kind = Kind::kBool;
-    TS_ASSIGN_OR_RETURN(value.boolean, body.Bool());
-  } else if (kind == "bools") {
+    value.boolean = *spec.bool_value;
+  } else if (spec.bools) {
     value.kind = Kind::kBoolList;
-    TS_ASSIGN_OR_RETURN(JsonArray items, body.Array());
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      TS_ASSIGN_OR_RETURN(bool item, items.Item(i).Bool());
-      value.booleans.push_back(item);
-    }
-  } else if (kind == "float") {
+    value.booleans = *spec.bools;
+  } else if (spec.float_value) {
     value.kind = Kind::kDouble;
-    TS_ASSIGN_OR_RETURN(value.real, ParseReal(body));
-  } else if (kind == "none") {
+    value.real = *spec.float_value;
+  } else if (spec.none) {
     value.kind = Kind::kNone;
-  } else if (kind == "unknown_tensor") {
+  } else if (spec.unknown_tensor) {
     value.kind = Kind::kTensor;
     value.unknown_shape = true;
-  } else if (kind == "other") {
+  } else if (spec.str) {
     value.kind = Kind::kOther;
-  } else if (kind == "str") {
-    value.kind = Kind::kOther;
-    TS_ASSIGN_OR_RETURN(std::string text, body.String());
-    value.text = std::move(text);
+    value.text = *spec.str;
   } else {
-    return node.Error(absl::StrCat("unknown value kind '", kind, "'"));
+    value.kind = Kind::kOther;  // "other"
   }
   return value;
 }
 
-absl::StatusOr<std::vector<Value>> ParseValues(const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
+absl::StatusOr<std::vector<Value>> ToValues(const std::vector<SpecValue>& specs,
+                                            const std::string& path) {
   std::vector<Value> values;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(Value value, ParseValue(items.Item(i)));
+  values.reserve(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(Value value,
+                        ToValue(specs[i], report::IndexPath(path, i)));
     values.push_back(std::move(value));
   }
   return values;
@@ -547,52 +453,20 @@ const OperatorInfo& InfoForCall(const std::string& op,
   return SyntheticOperatorInfo(op, formulas::FindOperatorFormula(op), "");
 }
 
-absl::StatusOr<CompiledGraphTally::ModuleEntry> ParseModuleEntry(
-    const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(JsonArray entry, node.Array());
-  if (entry.size() != 3) {
-    return node.Error("a module entry is [root, path, type]");
-  }
-  TS_ASSIGN_OR_RETURN(std::string root, entry.Item(0).String());
-  TS_ASSIGN_OR_RETURN(std::string path, entry.Item(1).String());
-  TS_ASSIGN_OR_RETURN(std::string type, entry.Item(2).String());
-  return CompiledGraphTally::ModuleEntry{std::move(root), std::move(path),
-                                         std::move(type)};
-}
-
-absl::StatusOr<CompiledGraphTally::Call> ParseCall(const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  TS_RETURN_IF_ERROR(
-      object.RejectUnknownKeys({"op", "overload", "modules", "arguments",
-                                "results", "form", "recomputed"}));
-  TS_ASSIGN_OR_RETURN(std::string op, object.String("op"));
-  TS_ASSIGN_OR_RETURN(std::string overload, object.String("overload"));
+// The tally's form of the spec call at `path`.
+absl::StatusOr<CompiledGraphTally::Call> ToCall(SpecCall spec,
+                                                const std::string& path) {
   CompiledGraphTally::Call call;
-  call.info = &InfoForCall(op, overload);
-  if (std::optional<JsonValue> form = object.OptionalMember("form")) {
-    TS_ASSIGN_OR_RETURN(std::string name, form->String());
-    if (name != "decomposed_product") {
-      return form->Expected("\"decomposed_product\"");
-    }
-    call.decomposed_product = true;
-  }
-  if (object.Contains("recomputed")) {
-    TS_ASSIGN_OR_RETURN(call.recomputed, object.Bool("recomputed"));
-  }
-  if (std::optional<JsonValue> modules = object.OptionalMember("modules")) {
-    TS_ASSIGN_OR_RETURN(JsonArray entries, modules->Array());
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      TS_ASSIGN_OR_RETURN(CompiledGraphTally::ModuleEntry entry,
-                          ParseModuleEntry(entries.Item(i)));
-      call.modules.push_back(std::move(entry));
-    }
-  }
-  for (auto [field, target] : {std::pair{"arguments", &call.arguments},
-                               std::pair{"results", &call.results}}) {
-    std::optional<JsonValue> values = object.OptionalMember(field);
-    if (!values) continue;
-    TS_ASSIGN_OR_RETURN(*target, ParseValues(*values));
-  }
+  call.info = &InfoForCall(spec.op, spec.overload);
+  call.modules = std::move(spec.modules);
+  TS_ASSIGN_OR_RETURN(
+      call.arguments,
+      ToValues(spec.arguments, report::MemberPath(path, "arguments")));
+  TS_ASSIGN_OR_RETURN(
+      call.results,
+      ToValues(spec.results, report::MemberPath(path, "results")));
+  call.decomposed_product = spec.form == CallForm::kDecomposedProduct;
+  call.recomputed = spec.recomputed;
   bool symbolic = false;
   for (const Value& value : call.arguments) symbolic |= UsesSymbols(value);
   for (const Value& value : call.results) symbolic |= UsesSymbols(value);
@@ -638,39 +512,23 @@ absl::StatusOr<std::unique_ptr<CompiledGraphTally>> CompiledGraphTally::Parse(
   return tally;
 }
 
-absl::Status CompiledGraphTally::Read(absl::string_view spec) {
-  absl::StatusOr<Json> document = report::ParseJson(spec);
-  if (!document.ok()) {
-    return report::FieldError("spec", document.status().message());
+absl::Status CompiledGraphTally::Read(absl::string_view text) {
+  TS_ASSIGN_OR_RETURN(CompiledGraphSpec spec, ReadCompiledGraphSpec(text));
+  if (spec.version &&
+      static_cast<std::int64_t>(*spec.version) != kSpecVersion) {
+    // NOTE [Specs of another version] in compiled_graph_spec.cc.
+    unseen_ = absl::StrCat(
+        "this compiled graph was described by another release of "
+        "torchscan_dispatch (spec version ",
+        *spec.version, "; this library reads version ", kSpecVersion,
+        "), so its FLOPs are missing");
+    return absl::OkStatus();
   }
-  TS_ASSIGN_OR_RETURN(JsonObject root, JsonValue(*document, "spec").Object());
-  TS_RETURN_IF_ERROR(
-      root.RejectUnknownKeys({"version", "family", "unseen", "calls"}));
-  if (root.Contains("family")) {
-    TS_ASSIGN_OR_RETURN(family_, root.String("family"));
-  }
-  if (root.Contains("unseen")) {
-    TS_ASSIGN_OR_RETURN(unseen_, root.String("unseen"));
-  }
-  // NOTE [Specs of another version]
-  // Inductor's FX graph cache keeps a graph's code, spec included, across
-  // processes, so a graph compiled under another release of this library
-  // may run here. Its spec is not ours to read: its work is unseen, named,
-  // and the workload runs on.
-  if (root.Contains("version")) {
-    TS_ASSIGN_OR_RETURN(std::int64_t version, root.Index("version"));
-    if (version != kSpecVersion) {
-      unseen_ = absl::StrCat(
-          "this compiled graph was described by another release of "
-          "torchscan_dispatch (spec version ",
-          version, "; this library reads version ", kSpecVersion,
-          "), so its FLOPs are missing");
-      return absl::OkStatus();
-    }
-  }
-  TS_ASSIGN_OR_RETURN(JsonArray calls, root.Array("calls"));
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(Call call, ParseCall(calls.Item(i)));
+  family_ = std::move(spec.family);
+  unseen_ = std::move(spec.unseen);
+  for (std::size_t i = 0; i < spec.calls.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(Call call, ToCall(std::move(spec.calls[i]),
+                                          report::IndexPath("spec.calls", i)));
     has_recomputed_ |= call.recomputed;
     calls_.push_back(std::move(call));
   }

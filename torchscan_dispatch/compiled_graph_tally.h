@@ -12,7 +12,8 @@
 // generated code then reports the graph whenever it runs, also when it was
 // loaded from a compilation cache, which skips the passes.
 //
-// The description (the "spec") is JSON:
+// The description (the "spec") is JSON, its records declared in
+// compiled_graph_spec.h:
 //   {"version": 5,                // kSpecVersion; absent means this one
 //    "family": "0/0",             // Dynamo's compile id: a forward graph and
 //                                  // its backward share it
@@ -80,6 +81,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "formulas/operator_call.h"
+#include "torchscan_dispatch/compiled_graph_spec.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/operator_info.h"
 
@@ -89,14 +91,14 @@ class CompiledGraphTally {
  public:
   // The spec format this library writes and reads (_SPEC_VERSION in
   // python/torchscan_dispatch/_compiled_graphs.py).
-  static constexpr std::int64_t kSpecVersion = 5;
+  static constexpr std::int64_t kSpecVersion = kCompiledGraphSpecVersion;
   // The module-scope label of recomputed calls ("recomputed": true): the
   // recompute phase, RECOMPUTE_LABEL in
   // python/torchscan_dispatch/_recompute.py.
   static constexpr char kRecomputeLabel[] = "phase:recompute";
 
   // A dimension: a constant, or the index of a run-time symbol.
-  using Dimension = std::variant<std::int64_t, std::size_t>;
+  using Dimension = dispatch::Dimension;
   // A value as the spec describes it; `dimensions` hold the tensor's sizes,
   // an int (one entry) or an int list; `tensor_dimensions` a tensor list.
   // `dtype` and `tensor_dtypes` (one per tensor, or empty) are the dtypes
@@ -114,14 +116,8 @@ class CompiledGraphTally {
     // A string argument ("str"); its kind is kOther: no formula reads text.
     std::optional<std::string> text;
   };
-  // One module of a call's module stack: the compiled frame's name for the
-  // module's root ("L['self']", "G['model']", ...), the path below it, the
-  // type.
-  struct ModuleEntry {
-    std::string root;
-    std::string path;
-    std::string type;
-  };
+  // One module of a call's module stack (compiled_graph_spec.h).
+  using ModuleEntry = dispatch::ModuleEntry;
   struct Call {
     const OperatorInfo* info = nullptr;
     std::vector<ModuleEntry> modules;

@@ -1,0 +1,131 @@
+// Round-trip tests generated from field tables (field_table.h).
+//
+// Every record type with a field table gets the same tests, derived from its
+// table and a few samples, so a field added to the table is tested without
+// a test written for it:
+//   - each sample survives object -> JSON -> object unchanged, and writes
+//     the same JSON again;
+//   - the samples' JSON, together, holds every key of the table (so the
+//     samples exercise every field);
+//   - each key of each sample's JSON, renamed to one the table does not
+//     list, is refused: "<path>.<renamed key>: unknown field";
+//   - each required field, removed, is named: "<path>.<key>: is missing".
+//
+// To use it, give the samples and instantiate the suite, both in namespace
+// torchscan::report (where gtest looks for the suite):
+//
+//   namespace torchscan::report {
+//   template <>
+//   struct FieldTableSamples<MyRecord> {
+//     static std::vector<MyRecord> Get() { return {...}; }
+//   };
+//   using MyRecords = ::testing::Types<MyRecord, MyOtherRecord>;
+//   INSTANTIATE_TYPED_TEST_SUITE_P(My, FieldTableRoundTrip, MyRecords);
+//   }  // namespace torchscan::report
+//
+// Samples set the optional fields too (the key-coverage test fails when a
+// key is never written). Records hold no NaN (NaN != NaN); field_table_test
+// checks it separately.
+
+#ifndef TORCHSCAN_REPORT_FIELD_TABLE_TESTING_H_
+#define TORCHSCAN_REPORT_FIELD_TABLE_TESTING_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "report/field_table.h"
+#include "report/json_io.h"
+#include "report/json_reader.h"
+
+namespace torchscan::report {
+
+// Specialize with `static std::vector<T> Get()`.
+template <typename T>
+struct FieldTableSamples;
+
+namespace field_table_testing {
+
+// Reading `document` as a T at path "record": "" when it reads, else the
+// error's message.
+template <typename T>
+std::string ReadError(const Json& document) {
+  absl::StatusOr<T> read = FromJson<T>(JsonValue(document, "record"));
+  return read.ok() ? "" : std::string(read.status().message());
+}
+
+// `object` with key `from` renamed to `to`, in place (the order kept).
+inline Json Renamed(const Json& object, const std::string& from,
+                    const std::string& to) {
+  Json renamed = Json::object();
+  for (const auto& [key, value] : object.items()) {
+    renamed[key == from ? to : key] = value;
+  }
+  return renamed;
+}
+
+}  // namespace field_table_testing
+
+template <typename T>
+class FieldTableRoundTrip : public ::testing::Test {};
+
+TYPED_TEST_SUITE_P(FieldTableRoundTrip);
+
+TYPED_TEST_P(FieldTableRoundTrip, ObjectToJsonToObjectIsTheObject) {
+  for (const TypeParam& sample : FieldTableSamples<TypeParam>::Get()) {
+    const Json written = ToJson(sample);
+    absl::StatusOr<TypeParam> read =
+        FromJson<TypeParam>(JsonValue(written, "record"));
+    ASSERT_TRUE(read.ok()) << read.status() << " in " << DumpJson(written);
+    EXPECT_TRUE(*read == sample) << DumpJson(written);
+    EXPECT_EQ(DumpJson(written), DumpJson(ToJson(*read)));
+  }
+}
+
+TYPED_TEST_P(FieldTableRoundTrip, TheSamplesWriteEveryKeyOfTheTable) {
+  std::set<std::string> written;
+  for (const TypeParam& sample : FieldTableSamples<TypeParam>::Get()) {
+    const Json json = ToJson(sample);
+    for (const auto& [key, value] : json.items()) written.insert(key);
+  }
+  for (absl::string_view name : FieldNames<TypeParam>()) {
+    EXPECT_TRUE(written.contains(std::string(name)))
+        << "no sample writes \"" << name << "\"";
+  }
+}
+
+TYPED_TEST_P(FieldTableRoundTrip, ARenamedKeyIsAnUnknownFieldNamedByPath) {
+  for (const TypeParam& sample : FieldTableSamples<TypeParam>::Get()) {
+    const Json written = ToJson(sample);
+    for (const auto& [key, value] : written.items()) {
+      const std::string renamed = key + "_renamed";
+      EXPECT_EQ("record." + renamed + ": unknown field",
+                field_table_testing::ReadError<TypeParam>(
+                    field_table_testing::Renamed(written, key, renamed)));
+    }
+  }
+}
+
+TYPED_TEST_P(FieldTableRoundTrip, AMissingRequiredFieldIsNamedByPath) {
+  for (const TypeParam& sample : FieldTableSamples<TypeParam>::Get()) {
+    for (absl::string_view name : RequiredFieldNames<TypeParam>()) {
+      Json written = ToJson(sample);
+      ASSERT_TRUE(written.contains(std::string(name))) << name;
+      written.erase(std::string(name));
+      EXPECT_EQ("record." + std::string(name) + ": is missing",
+                field_table_testing::ReadError<TypeParam>(written));
+    }
+  }
+}
+
+REGISTER_TYPED_TEST_SUITE_P(FieldTableRoundTrip,
+                            ObjectToJsonToObjectIsTheObject,
+                            TheSamplesWriteEveryKeyOfTheTable,
+                            ARenamedKeyIsAnUnknownFieldNamedByPath,
+                            AMissingRequiredFieldIsNamedByPath);
+
+}  // namespace torchscan::report
+
+#endif  // TORCHSCAN_REPORT_FIELD_TABLE_TESTING_H_
