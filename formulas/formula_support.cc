@@ -64,18 +64,6 @@ absl::StatusOr<bool> BoolArgument(const OperatorCall& call, std::size_t index,
   return value->boolean;
 }
 
-absl::StatusOr<std::int64_t> IntArgument(const OperatorCall& call,
-                                         std::size_t index,
-                                         absl::string_view role) {
-  TS_ASSIGN_OR_RETURN(const OperatorValue* value,
-                      ValueAt(call.arguments, index, role, "argument"));
-  if (value->kind != OperatorValue::Kind::kInt) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(role, " (argument ", index, ") is not a concrete int"));
-  }
-  return value->integer;
-}
-
 absl::Status ExpectRank(ShapeRef shape, std::size_t rank,
                         absl::string_view what) {
   if (shape.size() == rank) return absl::OkStatus();

@@ -31,9 +31,6 @@ absl::StatusOr<const OperatorValue*> OptionalTensorArgument(
     const OperatorCall& call, std::size_t index, absl::string_view role);
 absl::StatusOr<bool> BoolArgument(const OperatorCall& call, std::size_t index,
                                   absl::string_view role);
-absl::StatusOr<std::int64_t> IntArgument(const OperatorCall& call,
-                                         std::size_t index,
-                                         absl::string_view role);
 
 // `shape` must have exactly `rank` dimensions.
 absl::Status ExpectRank(ShapeRef shape, std::size_t rank,

@@ -21,7 +21,7 @@ absl::StatusOr<std::uint64_t> JsonCodec<std::uint64_t>::Read(
 // JSON has no infinities or NaN (ParseJson refuses Python's Infinity and
 // NaN), yet a compiled graph holds masked_fill(mask, -inf) and
 // clamp(max=inf). They are written as the strings "inf", "-inf" and "nan",
-// as the compiled-graph pass writes them (_compiled_graphs.py).
+// as the compiled-graph pass writes them (_tally_pass.py, _graph_spec.py).
 Json JsonCodec<double>::Write(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

@@ -1,8 +1,8 @@
 // The compiled-graph spec's records, each declared once in a field table.
 //
 // The spec is the JSON description of a compiled graph's operators that the
-// Python package's Inductor pass (_tally in
-// python/torchscan_dispatch/_compiled_graphs.py) writes as a string constant
+// Python package's Inductor pass (tally in
+// python/torchscan_dispatch/_tally_pass.py) writes as a string constant
 // into the graph, and that CompiledGraphTally (compiled_graph_tally.h, which
 // documents the format) reads when the compiled code runs. These are its
 // records as written, torch-free; the tally turns them into what it records
@@ -41,8 +41,8 @@
 
 namespace torchscan::dispatch {
 
-// The spec format this library writes and reads (_SPEC_VERSION in
-// python/torchscan_dispatch/_compiled_graphs.py).
+// The spec format this library writes and reads (SPEC_VERSION in
+// python/torchscan_dispatch/_graph_spec.py).
 inline constexpr std::int64_t kCompiledGraphSpecVersion = 5;
 
 // A dimension: a constant, or the index of a run-time symbol (the i-th value

@@ -5,7 +5,7 @@
 // (Inductor's CPU GEMM template, Triton and CUTLASS templates, CUDA-graph
 // replay), so counting at the dispatch key cannot see a compiled graph's
 // work. Instead, the Python package's Inductor pass
-// (python/torchscan_dispatch/_compiled_graphs.py) describes every operator
+// (python/torchscan_dispatch/_tally_pass.py) describes every operator
 // of the post-grad graph (its name, its argument and result shapes, whose
 // dimensions may be symbols bound at run time, and its module stack) and
 // inserts a call of torchscan::compiled_graph_flops into the graph. The
@@ -89,8 +89,8 @@ namespace torchscan::dispatch {
 
 class CompiledGraphTally {
  public:
-  // The spec format this library writes and reads (_SPEC_VERSION in
-  // python/torchscan_dispatch/_compiled_graphs.py).
+  // The spec format this library writes and reads (SPEC_VERSION in
+  // python/torchscan_dispatch/_graph_spec.py).
   static constexpr std::int64_t kSpecVersion = kCompiledGraphSpecVersion;
   // The module-scope label of recomputed calls ("recomputed": true): the
   // recompute phase, RECOMPUTE_LABEL in

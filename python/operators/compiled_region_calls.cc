@@ -1,5 +1,5 @@
 // What the Python package's torch.compile integration calls
-// (python/torchscan_dispatch/_compiled_graphs.py): the operator every
+// (python/torchscan_dispatch/_compiler_integration.py): the operator every
 // compiled graph calls to record its tally, and C functions for the calls
 // made around every compiled call, through ctypes: through torch.ops a call
 // costs about a microsecond (arguments parsed against the schema and boxed),

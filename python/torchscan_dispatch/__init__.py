@@ -5,7 +5,7 @@ Importing this package loads the native library into the running torch
 process (``torch.ops.load_library``).
 """
 
-from torchscan_dispatch import _compiled_graphs, devices, distributed, mfu, process
+from torchscan_dispatch import _compiler_integration, devices, distributed, mfu, process
 from torchscan_dispatch._library import library_path, load_library
 from torchscan_dispatch._version import __version__
 from torchscan_dispatch.crawler import crawl_module, format_summary, summary
@@ -15,7 +15,7 @@ from torchscan_dispatch.mfu import StepMeter
 from torchscan_dispatch.render import list_diagnostics, to_folded, to_html, write_html
 from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
-_compiled_graphs.install_on_import()
+_compiler_integration.install_on_import()
 
 
 def set_compiler_integration(enabled: bool) -> None:
@@ -24,12 +24,12 @@ def set_compiler_integration(enabled: bool) -> None:
     library out of Dynamo and Inductor: no graph pass, no patch while nothing
     is measured; measured compiled regions then run without a FLOP tally and
     are reported as ``unseen_work`` (docs/python.md, "torch.compile")."""
-    _compiled_graphs.set_integration(enabled)
+    _compiler_integration.set_integration(enabled)
 
 
 def compiler_integration_enabled() -> bool:
     """Whether the torch.compile integration is on."""
-    return _compiled_graphs.integration_enabled()
+    return _compiler_integration.integration_enabled()
 
 __all__ = [
     "FlopCounter",

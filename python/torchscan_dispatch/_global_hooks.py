@@ -10,7 +10,7 @@ measurement would recompile on the next unmeasured call, as the hooks
 exist only while a measurement is open.
 
 Compiled graphs never need the hooks (they are attributed to modules from
-their own module stacks, _compiled_graphs.py), so our hooks are hidden from
+their own module stacks, _tally_pass.py), so our hooks are hidden from
 the dicts while Dynamo compiles: every frame is traced against exactly the
 hooks the program has without us, measured or not. Eager code inside a
 compiled call (graph breaks, skipped frames) still runs our hooks. When the

@@ -15,20 +15,16 @@ watches).
 
 from __future__ import annotations
 
-import threading
 import weakref
 
 import torch
 from torch.autograd.graph import register_multi_grad_hook
 from torch.utils._pytree import tree_flatten
 
-from torchscan_dispatch import _global_hooks
-from torchscan_dispatch._compiled_graphs import never_compile
+from torchscan_dispatch import _compiled_calls, _global_hooks
+from torchscan_dispatch._compilation_marks import never_compile
 from torchscan_dispatch._library import hooks
 from torchscan_dispatch._native import Measurement
-
-# The ModuleScopes open on each thread (the compiled-call guard asks for it).
-_active = threading.local()
 
 # Plain tensors are pytree leaves; anything else goes through tree_flatten.
 _LEAF_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
@@ -166,11 +162,6 @@ class ModuleScopes:
         """The module's label, named by ModuleTracker's rules."""
         return self._name(module)
 
-    @staticmethod
-    def active() -> ModuleScopes | None:
-        """The ModuleScopes open on the calling thread, if any."""
-        return getattr(_active, "scopes", None)
-
     def _entry(self, module) -> tuple[weakref.ref, str, bool] | None:
         entry = self._names.get(id(module))
         return entry if entry is not None and entry[0]() is module else None
@@ -257,8 +248,8 @@ class ModuleScopes:
         self._engine_callback_queued = True
 
     def __enter__(self) -> ModuleScopes:
-        self._previous = getattr(_active, "scopes", None)
-        _active.scopes = self
+        # The compiled calls of this thread ask it for their module's label.
+        self._previous = _compiled_calls.swap_module_namer(self)
         self._handles = _global_hooks.register(*_hooks(self._tracker))
         return self
 
@@ -272,7 +263,7 @@ class ModuleScopes:
             if self._tracker.watching():
                 self._measurement._ops._end_gradient_watches(self._measurement.handle)
         finally:
-            _active.scopes = self._previous
+            _compiled_calls.swap_module_namer(self._previous)
 
 
 # NOTE [Hooks under torch.compile]
@@ -280,7 +271,7 @@ class ModuleScopes:
 # is_dynamo_compiling() is a constant to Dynamo, so the traced hook is
 # empty: no graph break, nothing of ours in the graph (the tracker's methods
 # are C functions Dynamo could not trace). Compiled code is attributed to
-# modules from its graph's module stacks instead (_compiled_graphs.py).
+# modules from its graph's module stacks instead (_tally_pass.py).
 # Outside Dynamo's traces the tracker checks the rest of is_compiling()
 # itself (torch.export and Inductor tracing modules in Python), a quarter of
 # is_compiling()'s cost per call. Dynamo must not compile the hooks' frames

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from torchscan_dispatch import _compiler_integration
 from torchscan_dispatch._library import load_library
 
 MODULE_SCOPES = 0
@@ -29,13 +30,11 @@ class Measurement:
     def __init__(self, deferred_packets: list[str] | None = None) -> None:
         options = {"deferred_packets": deferred_packets or []}
         self._ops = _ops()
-        from torchscan_dispatch import _compiled_graphs
-
-        _compiled_graphs.begin_measurement()
+        _compiler_integration.begin_measurement()
         try:
             self.handle = int(self._ops._begin_counting(json.dumps(options)))
         except BaseException:
-            _compiled_graphs.end_measurement()
+            _compiler_integration.end_measurement()
             raise
         self._counting = True
         self._finished = False
@@ -60,9 +59,7 @@ class Measurement:
     def _end_measurement(self) -> None:
         if self._counting:
             self._counting = False
-            from torchscan_dispatch import _compiled_graphs
-
-            _compiled_graphs.end_measurement()
+            _compiler_integration.end_measurement()
 
     def take_deferred_calls(self) -> list[tuple[str, str, list[Any], list[Any]]]:
         return list(self._ops._take_deferred_calls(self.handle))

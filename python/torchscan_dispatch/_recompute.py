@@ -26,11 +26,11 @@ only them:
   forward ``partitioner_tag="is_forward"`` and the partitioner marks every
   node it puts into the backward graph ``autograd_backward``; a node with
   both is forward work that the backward recomputes. The graph's tally
-  (_compiled_graphs.py) marks such calls "recomputed" and the C++ tally
+  (_tally_pass.py) marks such calls "recomputed" and the C++ tally
   attributes them to the same label.
 
 The patches are in place only while a FlopCounter is open (counted, like
-the escape hatch of _compiled_graphs.py): an unmeasured program runs
+the escape hatch of _compiler_integration.py): an unmeasured program runs
 PyTorch's own functions.
 
 NOTE [Which measurements a recomputation belongs to]
@@ -215,9 +215,9 @@ def _install() -> None:
 
     global _marked
     if not _marked:
-        from torchscan_dispatch._compiled_graphs import never_compile
+        from torchscan_dispatch._compilation_marks import never_compile
 
-        # NOTE [Frames Dynamo must not compile] in _compiled_graphs.py.
+        # NOTE [Frames Dynamo must not compile] in _compilation_marks.py.
         never_compile(_run_recomputing)
         _marked = True
     _patch_non_reentrant(checkpoint)

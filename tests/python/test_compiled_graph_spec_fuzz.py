@@ -1,5 +1,5 @@
 """Fuzz test of the compiled-graph spec: random graphs full of unusual
-constants, described by the Inductor pass (_compiled_graphs._tally) and read
+constants, described by the Inductor pass (_tally_pass.tally) and read
 by the C++ reader (the torchscan::compiled_graph_flops operator, in a real
 measurement).
 
@@ -26,7 +26,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torchscan_dispatch
-from torchscan_dispatch import _compiled_graphs
+from torchscan_dispatch import _graph_spec, _tally_pass
 
 SEEDS = range(40)
 _NON_FINITE = [float("inf"), float("-inf"), float("nan"), -0.0, 3.4e38, -1e-45]
@@ -98,9 +98,9 @@ def _described(program, inputs: list[torch.Tensor], tracing_mode: str, rng: rand
     for `inputs` and the number of products tagged recomputed."""
     graph_module = make_fx(program, tracing_mode=tracing_mode)(*inputs)
     recomputed = _mark(graph_module.graph, rng)
-    _compiled_graphs._tally(graph_module.graph)
+    _tally_pass.tally(graph_module.graph)
     graph_module.recompile()
-    tally = next(node for node in graph_module.graph.nodes if _compiled_graphs._is_tally(node))
+    tally = next(node for node in graph_module.graph.nodes if _tally_pass.is_tally(node))
     key, spec, symbol_nodes, _ = tally.args
     captured = {}
 
@@ -147,7 +147,7 @@ def test_a_graph_with_symbolic_sizes_binds_them_at_run_time():
 
 
 def test_non_finite_floats_are_written_as_strings():
-    description = _compiled_graphs._GraphDescription(torch.fx.Graph())
+    description = _graph_spec.GraphDescription(torch.fx.Graph())
     assert description.value(float("inf")) == {"float": "inf"}
     assert description.value(float("-inf")) == {"float": "-inf"}
     assert description.value(float("nan")) == {"float": "nan"}

@@ -203,13 +203,13 @@ def test_the_reader_knows_every_dtype_the_pass_can_write():
     # The pass writes str(dtype) without "torch."; the C++ reader maps those
     # names to c10's scalar types. A name it did not know would make the
     # whole graph unseen work.
-    from torchscan_dispatch import _compiled_graphs
+    from torchscan_dispatch import _graph_spec
 
     torchscan_dispatch.load_library()
     for dtype in _all_dtypes():
-        tensor = {"tensor": [2], "dtype": _compiled_graphs._dtype_name(dtype)}
+        tensor = {"tensor": [2], "dtype": _graph_spec.dtype_name(dtype)}
         spec = json.dumps({
-            "version": _compiled_graphs._SPEC_VERSION,
+            "version": _graph_spec.SPEC_VERSION,
             "calls": [{"op": "aten::sin", "overload": "default", "arguments": [tensor], "results": [tensor]}],
         })
         report = torchscan_dispatch.measure_flops(
