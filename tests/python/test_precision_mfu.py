@@ -113,6 +113,27 @@ def test_backward_is_attributed_by_its_own_dtypes():
     }
 
 
+def test_custom_formulas_and_nested_counters_keep_the_precision():
+    torch.manual_seed(0)
+    x16, w16 = randn(4, 8, dtype=torch.bfloat16), randn(8, 2, dtype=torch.bfloat16)
+    x64, w64 = randn(4, 8, dtype=torch.float64), randn(8, 2, dtype=torch.float64)
+    # custom_mapping formulas are evaluated after the workload, on meta
+    # copies: the precision is the original call's.
+    report = torchscan_dispatch.measure_flops(
+        lambda: (torch.mm(x16, w16), torch.mm(x64, w64)),
+        custom_mapping={torch.ops.aten.mm: lambda a, b, out_shape=None, **_: 1000},
+    )
+    assert report["by_precision"] == {"bf16": 1000, "fp64": 1000}
+    # An inner counter's work belongs to the enclosing one too.
+    with torchscan_dispatch.FlopCounter() as outer:
+        torch.mm(x64, w64)
+        with torchscan_dispatch.FlopCounter() as inner:
+            torch.mm(x16, w16)
+    product = 2 * 4 * 8 * 2
+    assert inner.report()["by_precision"] == {"bf16": product}
+    assert outer.report()["by_precision"] == {"fp64": product, "bf16": product}
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="TF32 applies to CUDA matrix products only; this machine has no CUDA device")
 def test_float32_products_on_cuda_follow_the_tf32_setting():
     a, b = torch.randn(64, 64, device="cuda"), torch.randn(64, 64, device="cuda")
