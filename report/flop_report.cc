@@ -29,6 +29,59 @@ Json CountMapToJson(const std::map<std::string, Count>& counts) {
   return node;
 }
 
+// Adds the precision split of `op`'s FLOPs to `by_precision`: its slots,
+// and whatever of op.flops they do not account for as "unknown".
+absl::Status AddPrecisions(const OperatorObservation& op,
+                           std::map<std::string, Count>& by_precision) {
+  Count attributed = 0;
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const Count flops = op.flops_by_precision[i];
+    if (flops == 0) continue;
+    TS_RETURN_IF_ERROR(AddCount(attributed, flops, "FLOPs by precision"));
+    TS_RETURN_IF_ERROR(AddCount(
+        by_precision[std::string(PrecisionName(static_cast<Precision>(i)))],
+        flops, "FLOPs by precision"));
+  }
+  if (attributed > op.flops) {
+    return absl::InternalError(absl::StrCat(
+        op.name, ": FLOPs by precision (", CountToString(attributed),
+        ") exceed its FLOPs (", CountToString(op.flops), ")"));
+  }
+  if (attributed < op.flops) {
+    TS_RETURN_IF_ERROR(
+        AddCount(by_precision[std::string(PrecisionName(Precision::kUnknown))],
+                 op.flops - attributed, "FLOPs by precision"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, Count>> PrecisionMapFromJson(
+    const JsonObject& parent, Count known) {
+  std::map<std::string, Count> by_precision;
+  std::optional<JsonValue> member = parent.OptionalMember("by_precision");
+  if (!member) return by_precision;
+  TS_ASSIGN_OR_RETURN(JsonObject object, member->Object());
+  Count sum = 0;
+  for (auto& [name, value] : object.Members()) {
+    if (!PrecisionFromName(name)) {
+      return FieldError(value.path(),
+                        absl::StrCat("unknown precision '", name,
+                                     "' (fp64, fp32, tf32, bf16, fp16, fp8, "
+                                     "int8 or unknown)"));
+    }
+    TS_ASSIGN_OR_RETURN(Count count, value.NonNegativeCount());
+    TS_RETURN_IF_ERROR(AddCount(sum, count, "FLOPs by precision"));
+    by_precision.emplace(name, count);
+  }
+  if (!by_precision.empty() && sum != known) {
+    return FieldError(
+        member->path(),
+        absl::StrCat("sums to ", CountToString(sum),
+                     ", not the total's known value ", CountToString(known)));
+  }
+  return by_precision;
+}
+
 }  // namespace
 
 MetricKind OperatorFlopsKind() {
@@ -50,13 +103,14 @@ absl::StatusOr<FlopReport> BuildFlopReport(
     if (op.counted_calls > 0) {
       report.by_operator[op.name] = op.flops;
       TS_RETURN_IF_ERROR(AddCount(known, op.flops, "total FLOPs"));
+      TS_RETURN_IF_ERROR(AddPrecisions(op, report.by_precision));
     }
     if (op.unseen_reason) {
       report.diagnostics.push_back(Diagnostic::ForOperator(
           std::string(kUnseenWork), "flops", op.name,
-          absl::StrCat(op.name, " ran ", CountToString(op.calls),
-                       " time(s) without any operator call: ",
-                       *op.unseen_reason)));
+          absl::StrCat(
+              op.name, " ran ", CountToString(op.calls),
+              " time(s) without any operator call: ", *op.unseen_reason)));
     } else if (op.failed_calls > 0) {
       report.diagnostics.push_back(Diagnostic::ForOperator(
           std::string(kOperatorFormulaError), "flops", op.name,
@@ -89,6 +143,9 @@ Json FlopReportToJson(const FlopReport& report) {
   node["total"] = MetricResultToJson(report.total);
   node["by_module"] = CountMapToJson(report.by_module);
   node["by_operator"] = CountMapToJson(report.by_operator);
+  if (!report.by_precision.empty()) {
+    node["by_precision"] = CountMapToJson(report.by_precision);
+  }
   Json ignored = Json::object();
   for (const auto& [name, entry] : report.ignored_operators) {
     ignored[name] = Json::object();
@@ -141,6 +198,12 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
   // Checked last so that errors in the maps above keep being reported first.
   TS_RETURN_IF_ERROR(
       ValidateMetricValue("total", report.total, object.PathOf("total")));
+  const std::optional<MetricValue>& known = report.total.known_value();
+  TS_ASSIGN_OR_RETURN(report.by_precision,
+                      PrecisionMapFromJson(
+                          object, known && std::holds_alternative<Count>(*known)
+                                      ? std::get<Count>(*known)
+                                      : Count(0)));
   return report;
 }
 

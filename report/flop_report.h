@@ -15,6 +15,7 @@
 #include "report/diagnostic.h"
 #include "report/json_io.h"
 #include "report/metric_result.h"
+#include "report/precision.h"
 
 namespace torchscan::report {
 
@@ -40,6 +41,11 @@ struct FlopReport {
   // Inclusive FLOPs per module label ("Sequential", "Sequential.0", ...).
   std::map<std::string, Count> by_module;
   std::map<std::string, Count> by_operator;
+  // Counted FLOPs per compute precision (PrecisionName: "bf16", "fp8", ...,
+  // "unknown"), nonzero entries only; they sum to the total's known value.
+  // Empty in a report read from JSON that has none (written before it
+  // existed), and then not written either.
+  std::map<std::string, Count> by_precision;
   std::map<std::string, IgnoredOperator> ignored_operators;
   std::vector<Diagnostic> diagnostics;
 
@@ -53,6 +59,9 @@ struct OperatorObservation {
   // Calls whose FLOPs a formula produced, and their sum.
   Count counted_calls = 0;
   Count flops = 0;
+  // `flops` by the precision each call ran in; what these slots do not
+  // account for is reported as Precision::kUnknown.
+  PrecisionCounts flops_by_precision{};
   // Set when the operator has no formula but is explicitly zero-FLOP.
   std::optional<std::string> ignored_reason;
   // Calls whose formula failed, with the first failure's message.
@@ -67,7 +76,8 @@ struct OperatorObservation {
 // Assembles the report: formulas feed by_operator; ignored operators are
 // listed with their reason; unseen work is an unseen_work diagnostic;
 // anything else is an uncounted_operator diagnostic. Each diagnostic makes
-// the total partial (a lower bound), never a silent zero.
+// the total partial (a lower bound), never a silent zero. by_precision sums
+// the observations' flops_by_precision.
 absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
     std::map<std::string, Count> by_module);

@@ -10,6 +10,7 @@
 #include "report/aggregate.h"
 #include "report/diagnostic.h"
 #include "report/json_reader.h"
+#include "report/precision.h"
 
 namespace torchscan::report {
 namespace {
@@ -246,6 +247,18 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       if (!sum) return absl::OutOfRangeError("FLOPs overflow 128 bits");
       job.by_operator[op] = *sum;
     }
+    // A rank report without by_precision (written before it existed) adds
+    // its known FLOPs as "unknown", so the job's split still sums to the
+    // job's known total.
+    std::map<std::string, Count> rank_precisions = rank.flops.by_precision;
+    if (rank_precisions.empty() && KnownFlops(rank.flops.total) > 0) {
+      rank_precisions[std::string(PrecisionName(Precision::kUnknown))] =
+          KnownFlops(rank.flops.total);
+    }
+    for (const auto& [precision, flops] : rank_precisions) {
+      TS_RETURN_IF_ERROR(
+          AddCount(job.by_precision[precision], flops, "job FLOPs"));
+    }
     for (const ProcessGroupLayout& group : rank.context.groups) {
       TS_RETURN_IF_ERROR(AddGroup(group, name, job.groups, group_sources));
     }
@@ -319,6 +332,13 @@ Json JobReportToJson(const JobReport& report) {
     by_operator[op] = CountToJson(flops);
   }
   node["by_operator"] = std::move(by_operator);
+  if (!report.by_precision.empty()) {
+    Json by_precision = Json::object();
+    for (const auto& [precision, flops] : report.by_precision) {
+      by_precision[precision] = CountToJson(flops);
+    }
+    node["by_precision"] = std::move(by_precision);
+  }
   node["communication"] = CommunicationToJson(report.communication);
   Json comm_per_rank = Json::object();
   for (const auto& [rank, totals] : report.communication_per_rank) {

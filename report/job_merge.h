@@ -95,6 +95,9 @@ struct JobReport {
   MetricResult total = MetricResult::Unavailable({});
   std::map<std::int64_t, MetricResult> per_rank;
   std::map<std::string, Count> by_operator;
+  // The ranks' FlopReport by_precision summed (nonzero entries; omitted
+  // from the JSON when empty).
+  std::map<std::string, Count> by_precision;
   CommunicationReport communication;
   std::map<std::int64_t, CommunicationTotals> communication_per_rank;
   // Every process group some rank reported, by name: what the names in
@@ -115,7 +118,8 @@ absl::StatusOr<JobReport> MergeRankReportsJson(
 
 // {"schema_version", "kind": "job_report", "job_id", "world_size", "backend",
 //  "ranks", "missing_ranks", "total", "per_rank": {rank: value},
-//  "rank_min", "rank_max", "imbalance", "by_operator", "communication",
+//  "rank_min", "rank_max", "imbalance", "by_operator", "by_precision"?,
+//  "communication",
 //  "communication_per_rank", "diagnostics", "groups": [{"name", "size",
 //  "ranks", "mesh_dim"?}]} (docs/report-schema.md).
 Json JobReportToJson(const JobReport& report);

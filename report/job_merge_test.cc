@@ -199,6 +199,22 @@ TEST(JobMergeTest, SumsRanks) {
   EXPECT_EQ(100, json["communication_per_rank"]["1"]["bus_bytes"]);
 }
 
+TEST(JobMergeTest, SumsPrecisionsAndTreatsAReportWithoutThemAsUnknown) {
+  Json rank0 = RankJson(0, 2, "j", 100);
+  rank0["by_precision"] = Json::object();
+  rank0["by_precision"]["bf16"] = 60;
+  rank0["by_precision"]["fp8"] = 40;
+  // Rank 1 was written before by_precision existed: its 300 are unknown.
+  absl::StatusOr<JobReport> job =
+      MergeRankReportsJson({rank0, RankJson(1, 2, "j", 300)}, {"a", "b"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const Json json = JobReportToJson(*job);
+  EXPECT_EQ(60, json["by_precision"]["bf16"]);
+  EXPECT_EQ(40, json["by_precision"]["fp8"]);
+  EXPECT_EQ(300, json["by_precision"]["unknown"]);
+  EXPECT_EQ(3u, json["by_precision"].size());
+}
+
 TEST(JobMergeTest, NamesMissingRanks) {
   absl::StatusOr<JobReport> job =
       MergeRankReportsJson({RankJson(1, 3, "j", 5)}, {"a"});

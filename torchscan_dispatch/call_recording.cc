@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "torchscan_dispatch/compute_precision.h"
 #include "torchscan_dispatch/operator_values.h"
 
 namespace torchscan::dispatch {
@@ -27,17 +28,17 @@ absl::StatusOr<Count> Evaluate(const Formula& formula,
 }
 
 // Evaluates `formula` on the reduced arguments and the call's results, and
-// records the outcome through this thread's session slot.
+// records the outcome, in `precision`, through this thread's session slot.
 template <typename Formula>
 void CountValues(const OperatorInfo& info, const Formula& formula,
                  absl::Span<const formulas::OperatorValue> arguments,
-                 c10::ArrayRef<c10::IValue> results, CountingSession& session,
-                 SessionSlot& slot) {
+                 c10::ArrayRef<c10::IValue> results, Precision precision,
+                 CountingSession& session, SessionSlot& slot) {
   const OperatorValues result_values = ToOperatorValues(results);
   absl::StatusOr<Count> flops =
       Evaluate(formula, formulas::OperatorCall{arguments, result_values});
   if (flops.ok()) {
-    session.RecordCounted(info, *flops, slot);
+    session.RecordCounted(info, *flops, precision, slot);
   } else {
     session.RecordFailed(info, flops.status());
   }
@@ -66,7 +67,8 @@ void CountWith(const OperatorInfo& info, const Formula& formula,
       }
     }
   }
-  CountValues(info, formula, argument_values, results, session,
+  CountValues(info, formula, argument_values, results,
+              ComputePrecision(info, arguments), session,
               ThisThreadState().session);
 }
 
@@ -90,9 +92,10 @@ bool ReadsArgumentsBeforeCall(const OperatorInfo& info,
 
 void RecordFormulaCall(const OperatorInfo& info,
                        absl::Span<const formulas::OperatorValue> arguments,
-                       c10::ArrayRef<c10::IValue> results,
+                       c10::ArrayRef<c10::IValue> results, Precision precision,
                        CountingSession& session, SessionSlot& slot) {
-  CountValues(info, info.formula->formula, arguments, results, session, slot);
+  CountValues(info, info.formula->formula, arguments, results, precision,
+              session, slot);
 }
 
 void RecordFinishedCall(const OperatorInfo& info,
@@ -111,6 +114,7 @@ void RecordFinishedCall(const OperatorInfo& info,
     }
   }
   if (session.has_deferred() && session.IsDeferred(info)) {
+    const Precision precision = ComputePrecision(info, arguments);
     NotCounted not_counted;
     std::vector<c10::IValue> kept_arguments, kept_results;
     for (const c10::IValue& value : arguments) {
@@ -120,7 +124,7 @@ void RecordFinishedCall(const OperatorInfo& info,
       kept_results.push_back(ToMetaIValue(value));
     }
     session.RecordDeferred(info, std::move(kept_arguments),
-                           std::move(kept_results));
+                           std::move(kept_results), precision);
     return;
   }
   if (info.formula == nullptr) {

@@ -56,20 +56,22 @@ bool ReadsArgumentsBeforeCall(const OperatorInfo& info,
                               CountingSession& session);
 
 // Records a finished call that ReadsArgumentsBeforeCall: `arguments` were
-// reduced before the call (ToOperatorValues), `results` are as returned.
-// `slot` is this thread's ThisThreadState().session. Failures are recorded
-// as RecordFinishedCall records them.
+// reduced, and its `precision` read (ComputePrecision), before the call;
+// `results` are as returned. `slot` is this thread's
+// ThisThreadState().session. Failures are recorded as RecordFinishedCall
+// records them.
 void RecordFormulaCall(const OperatorInfo& info,
                        absl::Span<const formulas::OperatorValue> arguments,
-                       c10::ArrayRef<c10::IValue> results,
+                       c10::ArrayRef<c10::IValue> results, Precision precision,
                        CountingSession& session, SessionSlot& slot);
 
 // Records the finished call: the session's custom formula for the operator,
 // else a deferred (caller-evaluated) record, else the formula table's
 // formula, else the call by name. Arguments are in schema order, results as
-// returned; shapes are read from them now, as FlopCounterMode reads them
-// after the call. A formula that fails or throws is recorded as a failed
-// call: the call itself succeeded and the workload keeps its result.
+// returned; shapes (and the compute precision) are read from them now, as
+// FlopCounterMode reads them after the call. A formula that fails or throws is
+// recorded as a failed call: the call itself succeeded and the workload keeps
+// its result.
 void RecordFinishedCall(const OperatorInfo& info,
                         c10::ArrayRef<c10::IValue> arguments,
                         c10::ArrayRef<c10::IValue> results,

@@ -14,6 +14,7 @@
 #include "report/json_reader.h"
 #include "torchscan_dispatch/call_recording.h"
 #include "torchscan_dispatch/compiled_graph_spec.h"
+#include "torchscan_dispatch/compute_precision.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -345,12 +346,40 @@ void RecordCompiledCollective(CountingSession& session,
   RecordCommunicationOf(*call.info, *arguments, session);
 }
 
+// NOTE [Precision of compiled calls]
+// A described call's compute precision comes from the dtypes the spec gives
+// its tensor arguments, by the eager rules (compute_precision.h). A tensor
+// the spec gives no dtype leaves the precision unknown, and so does a
+// float32 product that could run as TF32 when the graph's device is not
+// known (no device anchor): those FLOPs are reported under "unknown", never
+// guessed.
+Precision DescribedPrecision(const CompiledGraphTally::Call& call,
+                             std::optional<c10::DeviceType> device) {
+  PrecisionEvidence evidence;
+  for (const CompiledGraphTally::Value& value : call.arguments) {
+    if (value.kind == Kind::kTensor) {
+      if (!value.dtype) return Precision::kUnknown;
+      evidence.Add(*value.dtype,
+                   !value.unknown_shape && value.dimensions.empty());
+    } else if (value.kind == Kind::kTensorList) {
+      if (value.tensor_dtypes.size() != value.tensor_dimensions.size()) {
+        return Precision::kUnknown;
+      }
+      for (const std::optional<c10::ScalarType>& dtype : value.tensor_dtypes) {
+        if (dtype) evidence.Add(*dtype, false);
+      }
+    }
+  }
+  return evidence.Decide(*call.info, device);
+}
+
 // Records `call` as a deferred call in `module_scope`, or says why its
 // values could not be rebuilt.
 absl::Status RecordDeferredCall(CountingSession& session,
                                 const CompiledGraphTally::Call& call,
                                 std::uint32_t module_scope,
-                                absl::Span<const std::int64_t> symbols) {
+                                absl::Span<const std::int64_t> symbols,
+                                Precision precision) {
   NotCounted not_counted;
   try {
     TS_ASSIGN_OR_RETURN(std::vector<c10::IValue> arguments,
@@ -358,7 +387,7 @@ absl::Status RecordDeferredCall(CountingSession& session,
     TS_ASSIGN_OR_RETURN(std::vector<c10::IValue> results,
                         ToDeferredIValues(call.results, symbols));
     session.RecordDeferredIn(*call.info, module_scope, std::move(arguments),
-                             std::move(results));
+                             std::move(results), precision);
   } catch (const c10::Error& error) {
     return absl::InternalError(
         absl::StrCat("its values could not be made meta tensors: ",
@@ -418,14 +447,15 @@ absl::Status DecomposedProductError() {
 bool RecordWithSessionFormula(CountingSession& session,
                               const CompiledGraphTally::Call& call,
                               std::uint32_t scope,
-                              absl::Span<const std::int64_t> symbols) {
+                              absl::Span<const std::int64_t> symbols,
+                              Precision precision) {
   if (session.has_custom_formulas()) {
     if (const CustomFormula* custom = session.CustomFormulaFor(*call.info)) {
       const absl::StatusOr<Count> flops =
           call.decomposed_product ? DecomposedProductError()
                                   : EvaluateWith(*custom, call, symbols);
       if (flops.ok()) {
-        session.RecordCountedIn(*call.info, scope, *flops);
+        session.RecordCountedIn(*call.info, scope, *flops, precision);
       } else {
         session.RecordFailedIn(*call.info, scope, flops.status());
       }
@@ -438,7 +468,7 @@ bool RecordWithSessionFormula(CountingSession& session,
   const absl::Status recorded =
       call.decomposed_product
           ? DecomposedProductError()
-          : RecordDeferredCall(session, call, scope, symbols);
+          : RecordDeferredCall(session, call, scope, symbols, precision);
   if (!recorded.ok()) session.RecordFailedIn(*call.info, scope, recorded);
   return true;
 }
@@ -569,9 +599,10 @@ std::uint32_t CompiledGraphTally::ModuleScopeOf(
   return scope_cache_.try_emplace(key, std::move(scopes)).first->second[index];
 }
 
-void CompiledGraphTally::Record(
-    CountingSession& session, absl::Span<const std::int64_t> symbols,
-    const std::optional<std::string>& root_label) const {
+void CompiledGraphTally::Record(CountingSession& session,
+                                absl::Span<const std::int64_t> symbols,
+                                const std::optional<std::string>& root_label,
+                                std::optional<c10::DeviceType> device) const {
   if (!unseen_.empty()) {
     session.RecordCall(
         SyntheticOperatorInfo("inductor.compiled_graph", nullptr, unseen_));
@@ -584,13 +615,16 @@ void CompiledGraphTally::Record(
     if (call.info->is_communication()) {
       RecordCompiledCollective(session, call, symbols);
     }
-    if (RecordWithSessionFormula(session, call, scope, symbols)) continue;
+    const Precision precision = DescribedPrecision(call, device);
+    if (RecordWithSessionFormula(session, call, scope, symbols, precision)) {
+      continue;
+    }
     const std::optional<absl::StatusOr<Count>> outcome =
         call.constant_outcome ? call.constant_outcome : Evaluate(call, symbols);
     if (!outcome) {
       session.RecordCallIn(*call.info, scope);
     } else if (outcome->ok()) {
-      session.RecordCountedIn(*call.info, scope, **outcome);
+      session.RecordCountedIn(*call.info, scope, **outcome, precision);
     } else {
       session.RecordFailedIn(*call.info, scope, outcome->status());
     }

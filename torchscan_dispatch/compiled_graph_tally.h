@@ -65,6 +65,7 @@
 #ifndef TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
 #define TORCHSCAN_DISPATCH_COMPILED_GRAPH_TALLY_H_
 
+#include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
@@ -147,9 +148,12 @@ class CompiledGraphTally {
   // is a failed call of its operator. With `root_label` set (the label of the
   // module the compiled call belongs to, "" for a compiled function), each call
   // is also attributed to that module and to its module stack's labels
-  // (FlopCounterMode's names; the NOTE in the .cc says how).
+  // (FlopCounterMode's names; the NOTE in the .cc says how). `device` is
+  // where the graph runs, when known: it decides whether float32 products
+  // ran as TF32 (NOTE [Precision of compiled calls] in the .cc).
   void Record(CountingSession& session, absl::Span<const std::int64_t> symbols,
-              const std::optional<std::string>& root_label) const;
+              const std::optional<std::string>& root_label,
+              std::optional<c10::DeviceType> device = std::nullopt) const;
 
   const std::string& family() const { return family_; }
   std::size_t num_calls() const { return calls_.size(); }

@@ -28,6 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "torchscan_dispatch/call_recording.h"
+#include "torchscan_dispatch/compute_precision.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
@@ -148,12 +149,14 @@ void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
     return;
   }
   if (ReadsArgumentsBeforeCall(info, session)) {
-    const OperatorValues arguments =
-        ToOperatorValues(torch::jit::last(*stack, info.num_arguments));
+    const c10::ArrayRef<c10::IValue> inputs =
+        torch::jit::last(*stack, info.num_arguments);
+    const OperatorValues arguments = ToOperatorValues(inputs);
+    const Precision precision = ComputePrecision(info, inputs);
     op.redispatchBoxed(below, stack);
     RecordFormulaCall(info, arguments,
-                      torch::jit::last(*stack, info.num_returns), session,
-                      thread_slot);
+                      torch::jit::last(*stack, info.num_returns), precision,
+                      session, thread_slot);
     return;
   }
   std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,

@@ -166,6 +166,10 @@ void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
   into.counted_calls += from.counted_calls;
   if (std::optional<Count> flops = report::CheckedAdd(into.flops, from.flops)) {
     into.flops = *flops;
+    // Each slot is at most its total, which did not overflow.
+    for (int i = 0; i < report::kPrecisionCount; ++i) {
+      into.flops_by_precision[i] += from.flops_by_precision[i];
+    }
   } else {
     into.counted_calls -= from.counted_calls;
     into.failed_calls += from.counted_calls;
@@ -177,6 +181,21 @@ void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
     into.first_failure = from.first_failure;
   }
   into.failed_calls += from.failed_calls;
+}
+
+void CountingSession::AddCounted(OperatorStats& into, Count flops,
+                                 Precision precision) {
+  into.calls += 1;
+  if (std::optional<Count> sum = report::CheckedAdd(into.flops, flops)) {
+    into.counted_calls += 1;
+    into.flops = *sum;
+    into.flops_by_precision[report::PrecisionIndex(precision)] += flops;
+  } else {
+    if (into.failed_calls == 0) {
+      into.first_failure = "the FLOP sum overflows 128 bits";
+    }
+    into.failed_calls += 1;
+  }
 }
 
 CountingSession::ThreadEntry& CountingSession::EntryFor(ThreadStats& thread,
@@ -201,6 +220,14 @@ void CountingSession::Record(const StatsKey& key,
   Add(entry.stats, one_call);
 }
 
+void CountingSession::RecordCountedAt(const StatsKey& key, Count flops,
+                                      Precision precision) {
+  ThreadStats& thread = ThisThread();
+  ThreadEntry& entry = EntryFor(thread, key);
+  absl::MutexLock lock(&thread.mu);
+  AddCounted(entry.stats, flops, precision);
+}
+
 void CountingSession::RecordCall(const OperatorInfo& op) {
   RecordCall(op, ThisThreadState().session);
 }
@@ -215,12 +242,11 @@ void CountingSession::RecordCall(const OperatorInfo& op, SessionSlot& slot) {
 }
 
 void CountingSession::RecordCounted(const OperatorInfo& op, Count flops,
-                                    SessionSlot& slot) {
+                                    Precision precision, SessionSlot& slot) {
   ThreadStats& thread = ThisThread(slot);
   ThreadEntry& entry = EntryFor(thread, KeyFor(op));
   absl::MutexLock lock(&thread.mu);
-  Add(entry.stats,
-      OperatorStats{.calls = 1, .counted_calls = 1, .flops = flops});
+  AddCounted(entry.stats, flops, precision);
 }
 
 void CountingSession::RecordFailed(const OperatorInfo& op,
@@ -237,9 +263,9 @@ void CountingSession::RecordCallIn(const OperatorInfo& op,
 }
 
 void CountingSession::RecordCountedIn(const OperatorInfo& op,
-                                      std::uint32_t module_scope, Count flops) {
-  Record(KeyIn(op, module_scope),
-         OperatorStats{.calls = 1, .counted_calls = 1, .flops = flops});
+                                      std::uint32_t module_scope, Count flops,
+                                      Precision precision) {
+  RecordCountedAt(KeyIn(op, module_scope), flops, precision);
 }
 
 void CountingSession::RecordFailedIn(const OperatorInfo& op,
@@ -294,9 +320,10 @@ std::uint32_t CountingSession::ModuleScopeWith(
 
 void CountingSession::RecordDeferred(const OperatorInfo& op,
                                      std::vector<c10::IValue> arguments,
-                                     std::vector<c10::IValue> results) {
+                                     std::vector<c10::IValue> results,
+                                     Precision precision) {
   DeferredCall call{op.id, KeyFor(op).scopes, std::move(arguments),
-                    std::move(results)};
+                    std::move(results), precision};
   absl::MutexLock lock(&mu_);
   deferred_calls_.push_back(std::move(call));
 }
@@ -304,9 +331,10 @@ void CountingSession::RecordDeferred(const OperatorInfo& op,
 void CountingSession::RecordDeferredIn(const OperatorInfo& op,
                                        std::uint32_t module_scope,
                                        std::vector<c10::IValue> arguments,
-                                       std::vector<c10::IValue> results) {
+                                       std::vector<c10::IValue> results,
+                                       Precision precision) {
   DeferredCall call{op.id, KeyIn(op, module_scope).scopes, std::move(arguments),
-                    std::move(results)};
+                    std::move(results), precision};
   absl::MutexLock lock(&mu_);
   deferred_calls_.push_back(std::move(call));
 }
@@ -413,7 +441,7 @@ void CountingSession::ResolveDeferred(const DeferredCall& call,
                                       const absl::StatusOr<Count>& flops) {
   StatsKey key{call.scopes, call.operator_id};
   if (flops.ok()) {
-    Record(key, OperatorStats{.calls = 1, .counted_calls = 1, .flops = *flops});
+    RecordCountedAt(key, *flops, call.precision);
   } else {
     Record(key, OperatorStats{
                     .calls = 1,
@@ -478,6 +506,9 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     op.counted_calls += stats.counted_calls;
     TS_RETURN_IF_ERROR(
         report::AddCount(op.flops, stats.flops, info.report_name));
+    for (int i = 0; i < report::kPrecisionCount; ++i) {
+      op.flops_by_precision[i] += stats.flops_by_precision[i];
+    }
     if (stats.failed_calls > 0 && op.failed_calls == 0) {
       op.failure_message = stats.first_failure;
     }

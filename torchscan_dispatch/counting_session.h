@@ -38,6 +38,7 @@
 #include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/metric_result.h"
+#include "report/precision.h"
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/thread_state.h"
@@ -46,6 +47,7 @@
 namespace torchscan::dispatch {
 
 using report::Count;
+using report::Precision;
 
 enum class ScopeChannel : int { kModules = 0, kLayerCalls = 1 };
 inline constexpr int kScopeChannels = 2;
@@ -62,6 +64,8 @@ struct DeferredCall {
   std::array<std::uint32_t, kScopeChannels> scopes{};
   std::vector<c10::IValue> arguments;
   std::vector<c10::IValue> results;
+  // Read from the original call (the meta copies have lost its device).
+  Precision precision = Precision::kUnknown;
 };
 
 class CountingSession : public c10::DebugInfoBase,
@@ -97,15 +101,17 @@ class CountingSession : public c10::DebugInfoBase,
   // The same through this thread's slot, for callers off the hot path
   // (recorded calls, compiled-graph tallies).
   void RecordCall(const OperatorInfo& op);
-  // A call of `op` whose formula gave `flops`, through this thread's slot
-  // (as RecordCall).
-  void RecordCounted(const OperatorInfo& op, Count flops, SessionSlot& slot);
+  // A call of `op` whose formula gave `flops`, computed in `precision`
+  // (compute_precision.h), through this thread's slot (as RecordCall).
+  void RecordCounted(const OperatorInfo& op, Count flops, Precision precision,
+                     SessionSlot& slot);
   // A call of `op` whose formula could not be evaluated.
   void RecordFailed(const OperatorInfo& op, const absl::Status& error);
-  // A call of a deferred operator, with its arguments and results.
+  // A call of a deferred operator, with its arguments and results, computed
+  // in `precision`.
   void RecordDeferred(const OperatorInfo& op,
                       std::vector<c10::IValue> arguments,
-                      std::vector<c10::IValue> results);
+                      std::vector<c10::IValue> results, Precision precision);
 
   // One collective call of `op` moving `payload_bytes` in the group named
   // `group_name` of `group_size` ranks, or one whose volume could not be
@@ -123,14 +129,14 @@ class CountingSession : public c10::DebugInfoBase,
   // from ModuleScopeWith, instead of the current one.
   void RecordCallIn(const OperatorInfo& op, std::uint32_t module_scope);
   void RecordCountedIn(const OperatorInfo& op, std::uint32_t module_scope,
-                       Count flops);
+                       Count flops, Precision precision);
   void RecordFailedIn(const OperatorInfo& op, std::uint32_t module_scope,
                       const absl::Status& error);
   // RecordDeferred in module scope `module_scope`: a compiled graph's call
   // of a deferred operator, its values rebuilt from the graph's description.
   void RecordDeferredIn(const OperatorInfo& op, std::uint32_t module_scope,
                         std::vector<c10::IValue> arguments,
-                        std::vector<c10::IValue> results);
+                        std::vector<c10::IValue> results, Precision precision);
   // The current module scope, and the id of the set of its labels with
   // `labels` added.
   std::uint32_t CurrentModuleScope() const;
@@ -192,6 +198,9 @@ class CountingSession : public c10::DebugInfoBase,
     std::int64_t calls = 0;
     std::int64_t counted_calls = 0;
     Count flops = 0;
+    // `flops` by compute precision: fixed slots, summed per counted call
+    // without allocating.
+    report::PrecisionCounts flops_by_precision{};
     std::int64_t failed_calls = 0;
     std::string first_failure;
   };
@@ -233,6 +242,9 @@ class CountingSession : public c10::DebugInfoBase,
   };
 
   static void Add(OperatorStats& into, const OperatorStats& from);
+  // Add for one counted call of `flops` in `precision`: the hot path's
+  // form, touching one precision slot.
+  static void AddCounted(OperatorStats& into, Count flops, Precision precision);
   ThreadStats& ThisThread();
   ThreadStats& ThisThread(SessionSlot& slot);
   // The owner thread's entry for `key` (cached, else found or made under lock).
@@ -240,6 +252,7 @@ class CountingSession : public c10::DebugInfoBase,
   StatsKey KeyFor(const OperatorInfo& op) const;
   StatsKey KeyIn(const OperatorInfo& op, std::uint32_t module_scope) const;
   void Record(const StatsKey& key, const OperatorStats& one_call);
+  void RecordCountedAt(const StatsKey& key, Count flops, Precision precision);
   // All threads' stats merged.
   StatsMap Merged() const;
   // The id of the label set `labels` (sorted, unique) in `channel`.

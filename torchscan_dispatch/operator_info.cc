@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
 namespace torchscan::dispatch {
@@ -110,6 +111,48 @@ Registry::Registry()
           c10::Dispatcher::singleton().addRegistrationListener(
               std::make_unique<ForgetRemovedOperators>()))) {}
 
+// NOTE [Precision rules by operator]
+// The operators whose float32 calls may run as TF32 on CUDA (PyTorch routes
+// them to cuBLAS GEMMs or cuDNN convolutions, which honour the TF32
+// settings; matrix-vector and dot products do not use tensor cores), and
+// those that quantize float activations to int8 inside the kernel (dynamic
+// quantization), whose dtypes alone would say float32.
+PrecisionRule PrecisionRuleOf(absl::string_view packet) {
+  static constexpr absl::string_view kCublas[] = {
+      "aten::mm",      "aten::addmm",  "aten::bmm",
+      "aten::baddbmm", "aten::addbmm", "aten::_addmm_activation"};
+  static constexpr absl::string_view kCudnn[] = {
+      "aten::convolution", "aten::_convolution", "aten::cudnn_convolution",
+      "aten::convolution_backward"};
+  static constexpr absl::string_view kDynamicInt8[] = {
+      "quantized::linear_dynamic",
+      "quantized::linear_relu_dynamic",
+      "quantized::conv1d_dynamic",
+      "quantized::conv2d_dynamic",
+      "quantized::conv3d_dynamic",
+      "quantized::conv_transpose1d_dynamic",
+      "quantized::conv_transpose2d_dynamic",
+      "quantized::conv_transpose3d_dynamic",
+      "_quantized::linear_dynamic",
+      "_quantized::wrapped_quantized_linear",
+      "_quantized::_wrapped_quantized_linear_prepacked",
+      "aten::_wrapped_quantized_linear_prepacked",
+      "aten::fbgemm_linear_int8_weight",
+      "aten::fbgemm_linear_int8_weight_fp32_activation",
+      "quantized::linear_with_input_q_dq_qweight_dq_output_fp32",
+      "quantized::linear_with_input_q_dq_qweight_dq_relu_output_fp32"};
+  for (absl::string_view name : kCublas) {
+    if (packet == name) return PrecisionRule::kCublasProduct;
+  }
+  for (absl::string_view name : kCudnn) {
+    if (packet == name) return PrecisionRule::kCudnnConvolution;
+  }
+  for (absl::string_view name : kDynamicInt8) {
+    if (packet == name) return PrecisionRule::kInt8;
+  }
+  return PrecisionRule::kInputs;
+}
+
 OperatorInfo Describe(const c10::OperatorHandle& op) {
   OperatorInfo info;
   info.packet = op.operator_name().name;
@@ -119,6 +162,7 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
       op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
   info.formula = formulas::FindOperatorFormula(info.packet);
   info.ignored = formulas::FindIgnoredOperator(info.packet);
+  info.precision_rule = PrecisionRuleOf(info.packet);
   if (op.hasSchema()) {
     info.num_arguments = op.schema().arguments().size();
     info.num_returns = op.schema().returns().size();

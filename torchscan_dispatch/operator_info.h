@@ -17,6 +17,17 @@
 
 namespace torchscan::dispatch {
 
+// How a call's compute precision is read (compute_precision.h): from its
+// tensors' dtypes alone, as a cuBLAS product or cuDNN convolution whose
+// float32 may run as TF32, or as int8 for operators that quantize their
+// float activations themselves.
+enum class PrecisionRule : std::uint8_t {
+  kInputs,
+  kCublasProduct,
+  kCudnnConvolution,
+  kInt8,
+};
+
 struct OperatorInfo {
   // Dense id, stable for the life of the process.
   std::uint32_t id = 0;
@@ -48,6 +59,7 @@ struct OperatorInfo {
   const CollectiveSpec* collective = nullptr;
   bool unknown_collective = false;
   int group_argument = -1;
+  PrecisionRule precision_rule = PrecisionRule::kInputs;
 
   bool is_communication() const {
     return collective != nullptr || unknown_collective;

@@ -63,7 +63,9 @@ class FamilyRoots {
 };
 
 // NOTE [The tally call's device anchor]
-// `device_anchor`, a tensor of the graph (its first input), is never read.
+// `device_anchor`, a tensor of the graph (its first input), is never read
+// (only its device type, metadata: whether the graph's float32 products may
+// run as TF32, compute_precision.h).
 // It gives the call a device: Inductor's scheduler flushes the kernels it
 // has buffered before an extern call only when that call has a device, and
 // it emits the frees of those kernels' inputs at the call either way; a
@@ -74,7 +76,7 @@ class FamilyRoots {
 // into another layout.
 void CompiledGraphFlops(std::int64_t key, std::string spec,
                         c10::SymIntArrayRef symbols,
-                        const std::optional<at::Tensor>& /*device_anchor*/) {
+                        const std::optional<at::Tensor>& device_anchor) {
   ExecutionState& state = ThisThreadState().execution;
   CountingSession* session = CountingSession::Current();
   if (session == nullptr || state.compiling_depth > 0) return;
@@ -92,7 +94,11 @@ void CompiledGraphFlops(std::int64_t key, std::string spec,
     root = FamilyRoots::Get().Find(session->serial(), tally.family());
   }
   ++state.tallies_recorded;
-  tally.Record(*session, values, root);
+  std::optional<c10::DeviceType> device;
+  if (device_anchor && device_anchor->defined()) {
+    device = device_anchor->device().type();
+  }
+  tally.Record(*session, values, root, device);
 }
 
 const OwnOperators registration(

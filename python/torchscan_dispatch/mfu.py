@@ -21,28 +21,89 @@ included (their graphs carry a FLOP tally), and the step's collectives.
 out what activation checkpointing recomputed (``recomputed_flops``, also
 the phase "recompute"): ``mfu`` is model FLOPs utilization, ``hfu``
 hardware FLOPs utilization.
-docs/distributed.md ("MFU") explains the peak table (devices.py) and its
-sources.
+
+MFU is precision-aware wherever the meter has a peak per precision (the
+device table's row of the device, or ``peak_flops_per_second={"bf16": ...,
+"fp8": ...}``): each FLOP is measured against the peak of the precision it
+ran in (the report's ``by_precision``), so ``mfu`` is the time the step's
+FLOPs take at peak over the measured time (``precision_utilization``). A
+single ``peak_flops_per_second=`` number measures every FLOP against it, as
+before. docs/mfu.md explains both; docs/distributed.md ("MFU") the peak
+table (devices.py) and its sources.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from torchscan_dispatch import devices
-from torchscan_dispatch.devices import peak_flops_per_second, peak_unknown_reason
+from torchscan_dispatch.devices import (
+    PRECISIONS,
+    device_name,
+    device_spec,
+    peak_flops_per_second,
+    peak_unknown_reason,
+)
 from torchscan_dispatch.flops import FlopCounter
 
 
 def _known(total: dict[str, Any]) -> int:
     value = total.get("value")
     return int(value if value is not None else total.get("known_value") or 0)
+
+
+def precision_utilization(
+    flops_by_precision: Mapping[str, int], seconds: float, peaks: Mapping[str, float]
+) -> tuple[float | None, str | None]:
+    """Precision-aware utilization: ``(sum over precisions p of flops[p] /
+    peaks[p]) / seconds``, the time the FLOPs take at the peak of the
+    precision each ran in, over the measured time. Returns ``(value, None)``,
+    or ``(None, reason)`` when a precision that has FLOPs has no peak (the
+    "unknown" precision never has one) or ``seconds`` is not positive:
+    precisions are never silently mixed."""
+    missing = sorted(p for p, flops in flops_by_precision.items() if flops and not peaks.get(p))
+    if missing:
+        named = ", ".join(f"{p} ({flops_by_precision[p]:,} FLOPs)" for p in missing)
+        return None, f"no peak for {named}"
+    if not seconds > 0:
+        return None, f"the step took {seconds!r} s"
+    at_peak = sum(flops / peaks[p] for p, flops in flops_by_precision.items() if flops)
+    return at_peak / seconds, None
+
+
+def _model_flops_by_precision(
+    by_precision: Mapping[str, int], recomputed: int
+) -> tuple[dict[str, int] | None, str | None]:
+    """``by_precision`` without the recomputed FLOPs, or None and why: the
+    report does not split the recomputation by precision, so that is known
+    only when every FLOP ran in one precision."""
+    flops = {p: int(n) for p, n in by_precision.items() if n}
+    if not recomputed:
+        return flops, None
+    if len(flops) == 1:
+        ((precision, n),) = flops.items()
+        return {precision: n - recomputed}, None
+    return None, (
+        f"{recomputed:,} recomputed FLOPs are not split by precision and the step ran "
+        f"in {len(flops)} precisions ({', '.join(sorted(flops))}): only hfu is precision-aware"
+    )
+
+
+def _validate_peaks(peaks: Mapping[str, float]) -> dict[str, float]:
+    for precision, peak in peaks.items():
+        if precision not in PRECISIONS:
+            raise ValueError(
+                f"peak_flops_per_second: unknown precision {precision!r} (one of {', '.join(PRECISIONS)})"
+            )
+        if not isinstance(peak, (int, float)) or not peak > 0:
+            raise ValueError(f"peak_flops_per_second[{precision!r}] must be a positive number, got {peak!r}")
+    return {precision: float(peak) for precision, peak in peaks.items()}
 
 
 @dataclass
@@ -71,9 +132,16 @@ class StepStats:
     # equal to ``mfu`` when nothing was recomputed.
     hfu: float | None = None
     # Why ``mfu`` and ``hfu`` are None when the meter has no peak (an
-    # unknown device, a precision its table row lacks, a CPU); None when it
-    # has one.
+    # unknown device, a precision its table row lacks, a CPU, a precision
+    # with FLOPs that has no peak); None when it has one. ``hfu`` can be
+    # known while ``mfu`` is not (recomputation in a mixed-precision step).
     mfu_unavailable: str | None = None
+    # The step's FLOPs by compute precision (the report's by_precision:
+    # "bf16", "fp8", ..., "unknown"); they sum to ``flops``.
+    flops_by_precision: dict[str, int] = field(default_factory=dict)
+    # The per-precision peaks ``mfu`` and ``hfu`` were measured against
+    # (precision-aware), or None for a single peak (peak_flops_per_second).
+    peak_flops_by_precision: dict[str, float] | None = None
     communication_payload_bytes: int = 0
     communication_bus_bytes: int = 0
     _counter: Any = field(default=None, repr=False)
@@ -131,8 +199,13 @@ class StepMeter:
     """Measures each training step of this rank: exact FLOPs, time, MFU.
 
     ``peak_flops_per_second`` overrides the table (the only way to get an
-    MFU on a CPU or a device the table lacks); otherwise the peak of
-    ``device`` (default: the current CUDA device, if any) for ``dtype``.
+    MFU on a CPU or a device the table lacks): a number measures every FLOP
+    against that one peak; a mapping from precision ("bf16", "fp8", "tf32",
+    ... : devices.PRECISIONS) to peak measures each FLOP against the peak of
+    the precision it ran in. Otherwise MFU is precision-aware with the table
+    row of ``device`` (default: the current CUDA device, if any), and
+    ``dtype`` only picks the row's peak that ``peak_flops_per_second`` of
+    each step shows.
     ``synchronize`` waits for the device before reading the clock, so the
     step time covers its kernels (CUDA).
     """
@@ -140,19 +213,29 @@ class StepMeter:
     def __init__(
         self,
         *,
-        peak_flops_per_second: float | None = None,
+        peak_flops_per_second: float | Mapping[str, float] | None = None,
         device: Any = None,
         dtype: torch.dtype = torch.bfloat16,
         synchronize: bool = True,
     ) -> None:
-        if peak_flops_per_second is not None and not peak_flops_per_second > 0:
+        # Per-precision peaks (precision-aware MFU), or None for one peak.
+        self.peaks: dict[str, float] | None = None
+        if isinstance(peak_flops_per_second, Mapping):
+            self.peaks = _validate_peaks(peak_flops_per_second)
+        elif peak_flops_per_second is not None and not peak_flops_per_second > 0:
             raise ValueError(f"peak_flops_per_second must be positive, got {peak_flops_per_second!r}")
         if device is None and torch.cuda.is_available():
             device = torch.device("cuda", torch.cuda.current_device())
         self.device = torch.device(device) if device is not None else torch.device("cpu")
-        if peak_flops_per_second is not None:
+        if self.peaks is not None:
+            self.peak, self.peak_unknown = None, None
+        elif peak_flops_per_second is not None:
             self.peak, self.peak_unknown = peak_flops_per_second, None
         else:
+            name = device_name(self.device)
+            spec = device_spec(name) if name is not None else None
+            if spec is not None:
+                self.peaks = dict(spec.peak_flops)
             # A name from the table's point of view: the CUDA device's reported
             # name, or None for a CPU.
             # (The argument hides the table's function of the same name.)
@@ -172,7 +255,12 @@ class StepMeter:
     @contextlib.contextmanager
     def step(self) -> Iterator[StepStats]:
         """Measures the block as one step; the StepStats fill in at its end."""
-        stats = StepStats(index=len(self.steps), peak_flops_per_second=self.peak, mfu_unavailable=self.peak_unknown)
+        stats = StepStats(
+            index=len(self.steps),
+            peak_flops_per_second=self.peak,
+            mfu_unavailable=self.peak_unknown,
+            peak_flops_by_precision=self.peaks,
+        )
         counter = FlopCounter(track_modules=False)
         stats._counter = counter
         self._sync()
@@ -202,9 +290,27 @@ class StepMeter:
         if communication is not None:
             stats.communication_payload_bytes = int(communication["total"]["payload_bytes"])
             stats.communication_bus_bytes = int(communication["total"]["bus_bytes"])
+        stats.flops_by_precision = {p: int(n) for p, n in report.get("by_precision", {}).items()}
         if stats.seconds > 0:
             stats.achieved_flops_per_second = stats.flops / stats.seconds
-            if self.peak:
+            if self.peaks is not None:
+                _precision_aware(stats, self.peaks)
+            elif self.peak:
                 stats.hfu = stats.achieved_flops_per_second / self.peak
                 stats.mfu = stats.model_flops / stats.seconds / self.peak
         self.steps.append(stats)
+
+
+def _precision_aware(stats: StepStats, peaks: Mapping[str, float]) -> None:
+    """Fills ``stats``' hfu and mfu (or mfu_unavailable) from its FLOPs by
+    precision and ``peaks``."""
+    stats.mfu_unavailable = None
+    stats.hfu, reason = precision_utilization(stats.flops_by_precision, stats.seconds, peaks)
+    model, model_reason = _model_flops_by_precision(stats.flops_by_precision, stats.recomputed_flops)
+    if model is not None and reason is None:
+        stats.mfu, reason = precision_utilization(model, stats.seconds, peaks)
+    if stats.mfu is None:
+        stats.mfu_unavailable = reason or model_reason
+        if reason is not None:
+            stats.mfu_unavailable += " (pass peak_flops_per_second={precision: FLOP/s})"
+
