@@ -20,7 +20,9 @@ included (their graphs carry a FLOP tally), and the step's collectives.
 ``flops`` is everything that ran (hardware FLOPs); ``model_flops`` leaves
 out what activation checkpointing recomputed (``recomputed_flops``, also
 the phase "recompute"): ``mfu`` is model FLOPs utilization, ``hfu``
-hardware FLOPs utilization.
+hardware FLOPs utilization. ``mask_aware_flops`` counts attention calls
+over the (query, key) pairs their masks allow (docs/methodology.md):
+``mask_aware_mfu`` is ``mfu`` on that count.
 docs/distributed.md ("MFU") explains the peak table (devices.py) and its
 sources.
 """
@@ -70,6 +72,15 @@ class StepStats:
     # flops (hardware FLOPs) / seconds / peak: hardware FLOPs utilization;
     # equal to ``mfu`` when nothing was recomputed.
     hfu: float | None = None
+    # ``flops`` with each attention call charged only for the (query, key)
+    # pairs its mask allows (the report's ``mask_aware``; a lower bound
+    # unless ``mask_aware_complete``), recomputation included; equal to
+    # ``flops`` when no attention call was masked or causal.
+    mask_aware_flops: int = 0
+    mask_aware_complete: bool = True
+    # ``mask_aware_flops`` without the recomputation, and its utilization.
+    mask_aware_model_flops: int = 0
+    mask_aware_mfu: float | None = None
     # Why ``mfu`` and ``hfu`` are None when the meter has no peak (an
     # unknown device, a precision its table row lacks, a CPU); None when it
     # has one.
@@ -170,12 +181,25 @@ class StepMeter:
         stats.complete = report["total"]["status"] == "complete"
         stats.recomputed_flops = int(report.get("recomputed", {}).get("flops", 0))
         stats.model_flops = stats.flops - stats.recomputed_flops
+        mask_aware = report.get("mask_aware", report["total"])
+        stats.mask_aware_flops = _known(mask_aware)
+        stats.mask_aware_complete = mask_aware["status"] == "complete"
+        recomputed = report.get("recomputed", {})
+        stats.mask_aware_model_flops = stats.mask_aware_flops - int(
+            recomputed.get("mask_aware_flops", recomputed.get("flops", 0))
+        )
         stats.flops_by_phase = {name: int(report["by_module"].get(f"phase:{name}", 0)) for name in stats._phases}
         if stats.recomputed_flops:
             stats.flops_by_phase["recompute"] = stats.recomputed_flops
         report["by_module"] = {
             label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
         }
+        if "mask_aware" in report:
+            report["mask_aware"]["by_module"] = {
+                label: value
+                for label, value in report["mask_aware"]["by_module"].items()
+                if not label.startswith("phase:")
+            }
         communication = report.get("communication")
         if communication is not None:
             stats.communication_payload_bytes = int(communication["total"]["payload_bytes"])
@@ -185,6 +209,7 @@ class StepMeter:
             if self.peak:
                 stats.hfu = stats.achieved_flops_per_second / self.peak
                 stats.mfu = stats.model_flops / stats.seconds / self.peak
+                stats.mask_aware_mfu = stats.mask_aware_model_flops / stats.seconds / self.peak
         self.steps.append(stats)
 
 
