@@ -67,16 +67,18 @@ def check_counts(report, b, hq, l, s, e, dv, allowed, backward):
     per_pair = forward_cost_per_pair(e, dv) + (backward_cost_per_pair(e, dv) if backward else 0)
     all_pairs = b * hq * l * s
     assert attention_flops(report) == per_pair * all_pairs
-    assert report["total"]["status"] == "complete"
-    assert report["mask_aware"]["status"] == "complete", report["mask_aware"]["diagnostics"]
-    assert report["mask_aware"]["value"] == report["total"]["value"] - per_pair * (all_pairs - allowed)
+    # Elementwise work (the mask's conversion, the backward's sum) has no
+    # formula: the total may be partial, and the mask-aware count with it.
+    assert report["mask_aware"]["status"] == report["total"]["status"]
+    assert report["mask_aware"]["diagnostics"] == []
+    assert known(report["mask_aware"]) == known(report["total"]) - per_pair * (all_pairs - allowed)
 
 
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize(("l", "s"), [(16, 16), (8, 20), (20, 8)])
 def test_causal_is_top_left_aligned(l, s, backward):
     torch.manual_seed(0)
-    b, h, e, dv = 2, 3, 8, 4
+    b, h, e, dv = 2, 3, 8, 8  # the CPU flash kernel wants E == Dv
     q, k, v = torch.randn(b, h, l, e), torch.randn(b, h, s, e), torch.randn(b, h, s, dv)
     allowed = b * h * sum(1 for i in range(l) for j in range(s) if j <= i)
     if backward:
@@ -100,7 +102,7 @@ MASK_SHAPES = [(12, 10), (2, 1, 12, 10), (1, 4, 12, 10), (2, 4, 12, 10), (2, 1, 
 @pytest.mark.parametrize("shape", MASK_SHAPES)
 def test_boolean_mask_counts_true_entries_broadcast(shape, backward):
     torch.manual_seed(1)
-    b, h, l, s, e, dv = 2, 4, 12, 10, 8, 6
+    b, h, l, s, e, dv = 2, 4, 12, 10, 8, 8
     q, k, v = torch.randn(b, h, l, e), torch.randn(b, h, s, e), torch.randn(b, h, s, dv)
     mask = boolean_mask(shape, seed=len(shape))
     allowed = enumerate_allowed(mask, b, h, l, s)
@@ -236,10 +238,11 @@ def test_math_decomposition_is_partial_and_named():
     assert "aten.bmm" in report["by_operator"]
     assert report["mask_aware"]["status"] == "partial"
     [diagnostic] = report["mask_aware"]["diagnostics"]
+    total = known(report["total"])
     assert diagnostic["operator"] == "aten._scaled_dot_product_attention_math"
     assert "math decomposition" in diagnostic["message"]
     # Its forward products (2*B*H*L*S*(E+Dv)) are left out: a lower bound.
-    assert report["mask_aware"]["known_value"] == report["total"]["value"] - 2 * 1 * 2 * 8 * 8 * (4 + 4)
+    assert report["mask_aware"]["known_value"] == total - 2 * 1 * 2 * 8 * 8 * (4 + 4)
 
 
 def test_step_meter_reports_mask_aware_flops():
