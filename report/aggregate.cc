@@ -70,6 +70,9 @@ AnalysisReport StartReport(AnalysisParts& parts, FlopReport operator_flops) {
   report.inputs = std::move(parts.inputs);
   report.layers = std::move(parts.layers);
   report.operator_flops = std::move(operator_flops);
+  // An analysis's operator_flops keeps TorchScan 0.2's members: the
+  // mask-aware count belongs to measure_flops reports.
+  report.operator_flops.mask_aware.reset();
   report.diagnostics = std::move(parts.module_diagnostics);
   return report;
 }

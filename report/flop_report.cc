@@ -82,15 +82,100 @@ absl::StatusOr<std::map<std::string, Count>> PrecisionMapFromJson(
   return by_precision;
 }
 
+// The mask-aware member: the total's metric members, then its by_module
+// and diagnostics.
+Json MaskAwareToJson(const MaskAwareFlops& mask_aware) {
+  Json node = MetricResultToJson(mask_aware.total);
+  node["by_module"] = CountMapToJson(mask_aware.by_module);
+  Json diagnostics = Json::array();
+  for (const Diagnostic& diagnostic : mask_aware.diagnostics) {
+    diagnostics.push_back(DiagnosticToJson(diagnostic));
+  }
+  node["diagnostics"] = std::move(diagnostics);
+  return node;
+}
+
+absl::StatusOr<MaskAwareFlops> MaskAwareFromJson(const JsonObject& parent) {
+  TS_ASSIGN_OR_RETURN(JsonValue node, parent.Member("mask_aware"));
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  MaskAwareFlops mask_aware;
+  TS_ASSIGN_OR_RETURN(mask_aware.total,
+                      MetricResultFromJson(node.node(), node.path()));
+  TS_ASSIGN_OR_RETURN(mask_aware.by_module,
+                      CountMapFromJson(object, "by_module"));
+  TS_ASSIGN_OR_RETURN(JsonArray diagnostics, object.Array("diagnostics"));
+  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+    const JsonValue item = diagnostics.Item(i);
+    TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
+                        DiagnosticFromJson(item.node(), item.path()));
+    mask_aware.diagnostics.push_back(std::move(diagnostic));
+  }
+  TS_RETURN_IF_ERROR(
+      ValidateMetricValue("mask_aware", mask_aware.total, node.path()));
+  return mask_aware;
+}
+
+// The mask-aware member of a report whose executed total is `total`:
+// `known` less what the masks excluded, complete when the total is and
+// every mask was read.
+absl::StatusOr<MaskAwareFlops> BuildMaskAware(
+    const std::vector<OperatorObservation>& observations,
+    const MetricResult& total, Count known,
+    const std::map<std::string, Count>& by_module,
+    const std::map<std::string, Count>& excluded_by_module) {
+  MaskAwareFlops mask_aware;
+  Count excluded = 0;
+  for (const OperatorObservation& op : observations) {
+    TS_RETURN_IF_ERROR(AddCount(excluded, op.mask_excluded_flops, op.name));
+    if (op.mask_unread_calls > 0) {
+      mask_aware.diagnostics.push_back(Diagnostic::ForOperator(
+          std::string(kMaskNotRead), "mask_aware", op.name,
+          absl::StrCat(
+              op.name, " ran ", CountToString(op.mask_unread_calls),
+              " time(s) with a mask whose allowed (query, key) pairs are not "
+              "known (",
+              op.mask_unread_message,
+              "); their FLOPs are left out of the mask-aware count")));
+    }
+  }
+  // NOTE [Exclusions beyond the count]
+  // A call whose mask is not read excludes what it may have run (SDPA's math
+  // decomposition: its backward too, which may never run), so an exclusion
+  // can exceed what was counted; the count then stops at zero, still a
+  // lower bound.
+  excluded = std::min(excluded, known);
+  const bool complete = total.is_complete() && mask_aware.diagnostics.empty();
+  mask_aware.total =
+      complete ? MetricResult::Complete(known - excluded, MaskAwareFlopsKind())
+               : MetricResult::Partial(known - excluded, MaskAwareFlopsKind());
+  for (const auto& [label, flops] : by_module) {
+    const auto it = excluded_by_module.find(label);
+    const Count less = it == excluded_by_module.end() ? 0 : it->second;
+    mask_aware.by_module[label] = flops - std::min(less, flops);
+  }
+  return mask_aware;
+}
+
 }  // namespace
 
 MetricKind OperatorFlopsKind() {
   return MetricKind{"FLOPs", "workload", std::string(kOperatorFlopsMethod)};
 }
 
+MetricKind MaskAwareFlopsKind() {
+  return MetricKind{"FLOPs", "workload", std::string(kMaskAwareFlopsMethod)};
+}
+
+void MarkMaskAwarePartial(FlopReport& report) {
+  if (!report.mask_aware) return;
+  MetricResult& total = report.mask_aware->total;
+  total = MetricResult::Partial(*total.known_value(), MaskAwareFlopsKind());
+}
+
 absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
-    std::map<std::string, Count> by_module) {
+    std::map<std::string, Count> by_module,
+    const std::map<std::string, Count>& mask_excluded_by_module) {
   std::sort(observations.begin(), observations.end(),
             [](const OperatorObservation& a, const OperatorObservation& b) {
               return a.name < b.name;
@@ -121,7 +206,8 @@ absl::StatusOr<FlopReport> BuildFlopReport(
     } else if (op.counted_calls == 0 && op.ignored_reason) {
       report.ignored_operators[op.name] =
           IgnoredOperator{op.calls, *op.ignored_reason};
-    } else if (op.counted_calls == 0) {
+    } else if (op.counted_calls == 0 && op.calls > 0) {
+      // (calls == 0: a composite seen only for its mask, attention_masks.h)
       report.diagnostics.push_back(Diagnostic::ForOperator(
           std::string(kUncountedOperator), "flops", op.name,
           absl::StrCat(op.name, " was observed ", CountToString(op.calls),
@@ -131,6 +217,10 @@ absl::StatusOr<FlopReport> BuildFlopReport(
   report.total = report.diagnostics.empty()
                      ? MetricResult::Complete(known, OperatorFlopsKind())
                      : MetricResult::Partial(known, OperatorFlopsKind());
+  TS_ASSIGN_OR_RETURN(
+      report.mask_aware,
+      BuildMaskAware(observations, report.total, known, report.by_module,
+                     mask_excluded_by_module));
   return report;
 }
 
@@ -158,6 +248,8 @@ Json FlopReportToJson(const FlopReport& report) {
     diagnostics.push_back(DiagnosticToJson(diagnostic));
   }
   node["diagnostics"] = std::move(diagnostics);
+  if (report.mask_aware)
+    node["mask_aware"] = MaskAwareToJson(*report.mask_aware);
   return node;
 }
 
@@ -194,6 +286,9 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
     TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
                         DiagnosticFromJson(item.node(), item.path()));
     report.diagnostics.push_back(std::move(diagnostic));
+  }
+  if (object.Contains("mask_aware")) {
+    TS_ASSIGN_OR_RETURN(report.mask_aware, MaskAwareFromJson(object));
   }
   // Checked last so that errors in the maps above keep being reported first.
   TS_RETURN_IF_ERROR(

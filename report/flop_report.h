@@ -26,11 +26,35 @@ inline constexpr absl::string_view kOperatorFlopsMethod =
 
 MetricKind OperatorFlopsKind();
 
+// The mask-aware count's method: the operator method, with attention calls
+// charged only for the (query, key) pairs their mask allows
+// (docs/methodology.md).
+inline constexpr absl::string_view kMaskAwareFlopsMethod =
+    "torch.utils.flop_counter.FlopCounterMode, attention over allowed "
+    "(query, key) pairs";
+// The diagnostic of a call whose mask-aware count is not known.
+inline constexpr absl::string_view kMaskNotRead = "attention_mask_not_read";
+
+MetricKind MaskAwareFlopsKind();
+
 struct IgnoredOperator {
   Count calls = 0;
   std::string reason;
 
   bool operator==(const IgnoredOperator&) const = default;
+};
+
+// The second count beside the executed one: `total` with each attention
+// call charged only for the (query, key) pairs its mask allows, every other
+// operator as executed. Complete when the total is and every mask was read;
+// a call whose mask could not be read contributes nothing to the known value
+// (a lower bound) and is named in `diagnostics`. `by_module` as the report's.
+struct MaskAwareFlops {
+  MetricResult total = MetricResult::Complete(Count(0), MaskAwareFlopsKind());
+  std::map<std::string, Count> by_module;
+  std::vector<Diagnostic> diagnostics;
+
+  bool operator==(const MaskAwareFlops&) const = default;
 };
 
 struct FlopReport {
@@ -48,6 +72,8 @@ struct FlopReport {
   std::map<std::string, Count> by_precision;
   std::map<std::string, IgnoredOperator> ignored_operators;
   std::vector<Diagnostic> diagnostics;
+  // Set by BuildFlopReport; absent from reports of writers that predate it.
+  std::optional<MaskAwareFlops> mask_aware;
 
   bool operator==(const FlopReport&) const = default;
 };
@@ -71,16 +97,29 @@ struct OperatorObservation {
   // call shows it (a CUDA-graph replay, a compiled graph without a tally):
   // why its FLOPs are missing.
   std::optional<std::string> unseen_reason;
+  // Mask-aware attention: the executed FLOPs the masks of its calls did not
+  // allow, plus the whole executed count of calls whose mask could not be
+  // read (`mask_unread_calls`, the first one's reason).
+  Count mask_excluded_flops = 0;
+  Count mask_unread_calls = 0;
+  std::string mask_unread_message;
 };
 
 // Assembles the report: formulas feed by_operator; ignored operators are
 // listed with their reason; unseen work is an unseen_work diagnostic;
 // anything else is an uncounted_operator diagnostic. Each diagnostic makes
 // the total partial (a lower bound), never a silent zero. by_precision sums
-// the observations' flops_by_precision.
+// the observations' flops_by_precision. `mask_aware` is the total less every
+// observation's mask_excluded_flops, and its by_module `by_module` less
+// `mask_excluded_by_module`.
 absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
-    std::map<std::string, Count> by_module);
+    std::map<std::string, Count> by_module,
+    const std::map<std::string, Count>& mask_excluded_by_module = {});
+
+// Makes the report's mask-aware total partial at its known value (a caller
+// that made `total` partial after BuildFlopReport: unseen threads).
+void MarkMaskAwarePartial(FlopReport& report);
 
 Json FlopReportToJson(const FlopReport& report);
 absl::StatusOr<FlopReport> FlopReportFromJson(

@@ -42,7 +42,69 @@ TEST(FlopReportTest, UncountedOperatorMakesThePartialLowerBound) {
       R"("by_precision":{"unknown":48},"ignored_operators":{},)"
       R"("diagnostics":[{"code":"uncounted_operator","severity":"warning",)"
       R"("metric":"flops","operator":"aten.sin","message":)"
-      R"("aten.sin was observed 1 time(s), but no FLOP formula is registered."}]})");
+      R"("aten.sin was observed 1 time(s), but no FLOP formula is registered."}],)"
+      R"("mask_aware":{"status":"partial","value":null,"known_value":48,)"
+      R"("unit":"FLOPs","scope":"workload","method":)"
+      R"("torch.utils.flop_counter.FlopCounterMode, attention over allowed )"
+      R"((query, key) pairs","by_module":{},"diagnostics":[]}})");
+}
+
+// Causal attention B=2, H=8, L=S=64, E=32 (the issue's example): executed
+// 2 * 2*B*H*L*S*E; its mask allows 64*65/2 of 4096 pairs per head.
+TEST(FlopReportTest, MaskAwareCountIsTheTotalLessMaskExclusions) {
+  const Count executed = Count(2) * 2 * 2 * 8 * 64 * 64 * 32;
+  const Count allowed = executed / 4096 * 2080;
+  OperatorObservation attention =
+      Counted("aten._scaled_dot_product_flash_attention_for_cpu", 1, executed);
+  attention.mask_excluded_flops = executed - allowed;
+  absl::StatusOr<FlopReport> report = BuildFlopReport(
+      "2.13.0", {attention, Counted("aten.mm", 1, 48)},
+      {{"Model", executed + 48}}, {{"Model", executed - allowed}});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(report->mask_aware.has_value());
+  EXPECT_EQ(report->mask_aware->total,
+            MetricResult::Complete(Count(4259840 + 48), MaskAwareFlopsKind()));
+  EXPECT_EQ(report->mask_aware->by_module.at("Model"), 4259840 + 48);
+  EXPECT_EQ(report->total,
+            MetricResult::Complete(executed + 48, OperatorFlopsKind()));
+  absl::StatusOr<FlopReport> again =
+      FlopReportFromJson(FlopReportToJson(*report));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *report);
+}
+
+// A call whose mask was not read leaves its whole count out: the mask-aware
+// count is a partial lower bound, and the call is named.
+TEST(FlopReportTest, UnreadMaskMakesTheMaskAwareCountPartial) {
+  OperatorObservation attention = Counted("aten.attention", 2, 1000);
+  attention.mask_excluded_flops = 1000;
+  attention.mask_unread_calls = 2;
+  attention.mask_unread_message = "the mask is a meta tensor";
+  absl::StatusOr<FlopReport> report =
+      BuildFlopReport("2.13.0", {attention, Counted("aten.mm", 1, 48)}, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->total.is_complete());
+  EXPECT_EQ(report->mask_aware->total,
+            MetricResult::Partial(Count(48), MaskAwareFlopsKind()));
+  ASSERT_EQ(report->mask_aware->diagnostics.size(), 1u);
+  EXPECT_EQ(report->mask_aware->diagnostics[0].code, kMaskNotRead);
+  EXPECT_NE(report->mask_aware->diagnostics[0].message.find(
+                "ran 2 time(s) with a mask whose allowed (query, key) pairs "
+                "are not known (the mask is a meta tensor)"),
+            std::string::npos);
+  EXPECT_TRUE(report->diagnostics.empty());
+}
+
+// Reports written before the mask-aware count still read.
+TEST(FlopReportTest, ReportsWithoutMaskAwareStillRead) {
+  absl::StatusOr<FlopReport> report =
+      BuildFlopReport("2.13.0", {Counted("aten.mm", 1, 48)}, {});
+  ASSERT_TRUE(report.ok());
+  Json json = FlopReportToJson(*report);
+  json.erase("mask_aware");
+  absl::StatusOr<FlopReport> read = FlopReportFromJson(json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->mask_aware.has_value());
 }
 
 TEST(FlopReportTest, IgnoredOperatorsKeepTheTotalComplete) {

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "formulas/attention_mask_pairs.h"
 #include "formulas/exact_count.h"
 #include "report/json_reader.h"
 #include "torchscan_dispatch/call_recording.h"
@@ -431,6 +432,85 @@ std::optional<absl::StatusOr<Count>> Evaluate(
   return EvaluateWith(call.info->formula->formula, call, symbols);
 }
 
+// NOTE [Masks in compiled code]
+// A compiled graph's description has no tensor values, and the tally never
+// reads any: an attention call with a mask tensor (or a mask the spec cannot
+// show: flex attention's, a raw kernel's) is "not read" in the mask-aware
+// count. A constant is_causal is in the description, so a causal call
+// without a mask is counted as in eager code; a call without either is
+// mask-aware as executed. The spec format is not changed.
+void RecordCompiledAttentionMask(CountingSession& session,
+                                 const CompiledGraphTally::Call& call,
+                                 std::uint32_t scope,
+                                 absl::Span<const std::int64_t> symbols,
+                                 Count executed) {
+  using RuleKind = AttentionMaskRule::Kind;
+  const AttentionMaskRule& rule = *call.info->attention_mask;
+  auto argument = [&](int index) -> const Value* {
+    if (index < 0 || index >= static_cast<int>(call.arguments.size())) {
+      return nullptr;
+    }
+    return &call.arguments[index];
+  };
+  // An integer argument's constant value; a symbol reads as nonzero.
+  auto nonzero_int = [&](int index, bool negative_is_none) {
+    const Value* value = argument(index);
+    if (value == nullptr || value->kind != Kind::kInt) return false;
+    const auto* constant = std::get_if<std::int64_t>(&value->dimensions.at(0));
+    if (constant == nullptr) return true;
+    return negative_is_none ? *constant >= 0 : *constant != 0;
+  };
+  const Value* causal_value = argument(rule.is_causal);
+  const Value* mask = argument(rule.mask);
+  const bool causal = causal_value != nullptr &&
+                      causal_value->kind == Kind::kBool &&
+                      causal_value->boolean;
+  // A causal flag the description does not hold as a constant is unknown.
+  const bool causal_unknown = causal_value != nullptr &&
+                              causal_value->kind != Kind::kBool &&
+                              causal_value->kind != Kind::kNone;
+  const bool masked = rule.always_masked || causal_unknown ||
+                      (mask != nullptr && mask->kind != Kind::kNone) ||
+                      nonzero_int(rule.mask_type, false) ||
+                      nonzero_int(rule.window_left, true) ||
+                      nonzero_int(rule.window_right, true);
+  if (!causal && !masked) return;
+  if (rule.kind != RuleKind::kPairs || masked) {
+    session.RecordMaskExclusionIn(
+        *call.info, scope, executed,
+        rule.always_masked
+            ? "flex attention's block mask and score_mod are not read"
+            : "compiled code: a mask's values are not read inside a "
+              "compiled graph");
+    return;
+  }
+  auto mask_aware = [&]() -> absl::StatusOr<Count> {
+    const Value* query = argument(rule.query);
+    const Value* key = argument(rule.key);
+    if (query == nullptr || key == nullptr || query->kind != Kind::kTensor ||
+        key->kind != Kind::kTensor || query->unknown_shape ||
+        key->unknown_shape) {
+      return absl::InvalidArgumentError("query or key shape unknown");
+    }
+    TS_ASSIGN_OR_RETURN(formulas::Shape q, BindAll(query->dimensions, symbols));
+    TS_ASSIGN_OR_RETURN(formulas::Shape k, BindAll(key->dimensions, symbols));
+    if (q.size() != 4 || k.size() != 4) {
+      return absl::InvalidArgumentError("query and key are not 4-D");
+    }
+    TS_ASSIGN_OR_RETURN(Count per_head,
+                        formulas::CausalAllowedPairs(q[2], k[2]));
+    return formulas::MaskAwareFlops(executed, Count(q[0]) * q[1] * q[2] * k[2],
+                                    Count(q[0]) * q[1] * per_head);
+  }();
+  if (mask_aware.ok()) {
+    session.RecordMaskExclusionIn(*call.info, scope, executed - *mask_aware,
+                                  "");
+  } else {
+    session.RecordMaskExclusionIn(*call.info, scope, executed,
+                                  mask_aware.status().message());
+  }
+}
+
 // A session's own formula cannot read a decomposed product: its values are
 // the broadcast multiply's, not the product's (NOTE [Products that Inductor
 // decomposed]).
@@ -625,6 +705,9 @@ void CompiledGraphTally::Record(CountingSession& session,
       session.RecordCallIn(*call.info, scope);
     } else if (outcome->ok()) {
       session.RecordCountedIn(*call.info, scope, **outcome, precision);
+      if (call.info->attention_mask.has_value()) {
+        RecordCompiledAttentionMask(session, call, scope, symbols, **outcome);
+      }
     } else {
       session.RecordFailedIn(*call.info, scope, outcome->status());
     }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "torchscan_dispatch/attention_masks.h"
 #include "torchscan_dispatch/call_recording.h"
 #include "torchscan_dispatch/compute_precision.h"
 #include "torchscan_dispatch/counting_session.h"
@@ -140,9 +141,9 @@ bool InsidePrimalOfForwardAdCall(const ExecutionState& state) {
 // the call when nothing can change them (NOTE [The counted path] in
 // call_recording.h), else held (reference-count bumps, not copies) for after
 // it.
-void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
-                 c10::DispatchKeySet below, torch::jit::Stack* stack,
-                 CountingSession& session, SessionSlot& thread_slot) {
+void RunAndCountCall(const OperatorInfo& info, const c10::OperatorHandle& op,
+                     c10::DispatchKeySet below, torch::jit::Stack* stack,
+                     CountingSession& session, SessionSlot& thread_slot) {
   if (!RecordingReadsValues(info, session)) {
     op.redispatchBoxed(below, stack);
     session.RecordCall(info, thread_slot);
@@ -164,6 +165,27 @@ void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
   op.redispatchBoxed(below, stack);
   RecordFinishedCall(info, arguments,
                      torch::jit::last(*stack, info.num_returns), session);
+}
+
+// NOTE [Masked attention calls]
+// An attention call with is_causal or a mask also records the FLOPs its mask
+// does not allow (attention_masks.h). Its arguments are held for after the
+// call; calls without a mask pay the test of two arguments, and every other
+// operator one flag test.
+void RunAndCount(const OperatorInfo& info, const c10::OperatorHandle& op,
+                 c10::DispatchKeySet below, torch::jit::Stack* stack,
+                 CountingSession& session, SessionSlot& thread_slot) {
+  if (!info.attention_mask.has_value() ||
+      !AttentionCallIsMasked(*info.attention_mask,
+                             torch::jit::last(*stack, info.num_arguments))) {
+    RunAndCountCall(info, op, below, stack, session, thread_slot);
+    return;
+  }
+  const std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,
+                                           stack->end());
+  RunAndCountCall(info, op, below, stack, session, thread_slot);
+  RecordAttentionMask(info, arguments,
+                      torch::jit::last(*stack, info.num_returns), session);
 }
 
 void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
@@ -197,6 +219,10 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
     return;
   }
   if (info.decomposes) {
+    if (counting && info.attention_mask.has_value()) {
+      RecordDecomposedAttention(
+          info, torch::jit::last(*stack, info.num_arguments), *session);
+    }
     op.redispatchBoxed(below, stack);
     return;
   }

@@ -181,6 +181,11 @@ void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
     into.first_failure = from.first_failure;
   }
   into.failed_calls += from.failed_calls;
+  into.mask_excluded += from.mask_excluded;
+  if (into.mask_unread_calls == 0 && from.mask_unread_calls > 0) {
+    into.first_mask_unread = from.first_mask_unread;
+  }
+  into.mask_unread_calls += from.mask_unread_calls;
 }
 
 void CountingSession::AddCounted(OperatorStats& into, Count flops,
@@ -275,6 +280,24 @@ void CountingSession::RecordFailedIn(const OperatorInfo& op,
          OperatorStats{.calls = 1,
                        .failed_calls = 1,
                        .first_failure = std::string(error.message())});
+}
+
+void CountingSession::RecordMaskExclusion(const OperatorInfo& op,
+                                          Count excluded,
+                                          absl::string_view unread_reason) {
+  RecordMaskExclusionIn(op, CurrentModuleScope(), excluded, unread_reason);
+}
+
+void CountingSession::RecordMaskExclusionIn(const OperatorInfo& op,
+                                            std::uint32_t module_scope,
+                                            Count excluded,
+                                            absl::string_view unread_reason) {
+  OperatorStats stats{.mask_excluded = excluded};
+  if (!unread_reason.empty()) {
+    stats.mask_unread_calls = 1;
+    stats.first_mask_unread = std::string(unread_reason);
+  }
+  Record(KeyIn(op, module_scope), stats);
 }
 
 void CountingSession::RecordCommunication(const OperatorInfo& op,
@@ -495,6 +518,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   // id but is the same operator to the reader.
   std::map<std::string, report::OperatorObservation> observations;
   std::map<std::string, Count> by_module;
+  std::map<std::string, Count> mask_excluded_by_module;
   // Unseen work of one name may have several reasons (two compiled graphs
   // the pass could not describe): each is named once, in sorted order.
   std::map<std::string, std::set<std::string>> unseen_reasons;
@@ -518,6 +542,19 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     if (!info.unseen_reason.empty()) {
       unseen_reasons[info.report_name].insert(info.unseen_reason);
     }
+    TS_RETURN_IF_ERROR(report::AddCount(op.mask_excluded_flops,
+                                        stats.mask_excluded, info.report_name));
+    if (stats.mask_unread_calls > 0 && op.mask_unread_calls == 0) {
+      op.mask_unread_message = stats.first_mask_unread;
+    }
+    op.mask_unread_calls += stats.mask_unread_calls;
+    if (stats.mask_excluded > 0) {
+      for (const std::string& label :
+           ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
+        TS_RETURN_IF_ERROR(report::AddCount(mask_excluded_by_module[label],
+                                            stats.mask_excluded, label));
+      }
+    }
     if (stats.counted_calls > 0) {
       for (const std::string& label :
            ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
@@ -535,7 +572,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   TS_ASSIGN_OR_RETURN(
       report::FlopReport flop_report,
       report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION, std::move(list),
-                              std::move(by_module)));
+                              std::move(by_module), mask_excluded_by_module));
   absl::MutexLock lock(&mu_);
   if (unseen_threads_.empty()) return flop_report;
   for (report::Diagnostic& diagnostic :
@@ -544,6 +581,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   }
   flop_report.total = report::MetricResult::Partial(
       *flop_report.total.known_value(), report::OperatorFlopsKind());
+  report::MarkMaskAwarePartial(flop_report);
   return flop_report;
 }
 

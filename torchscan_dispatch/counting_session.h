@@ -113,6 +113,16 @@ class CountingSession : public c10::DebugInfoBase,
                       std::vector<c10::IValue> arguments,
                       std::vector<c10::IValue> results, Precision precision);
 
+  // Mask-aware attention (attention_masks.h): of the attention call of `op`
+  // just recorded, `excluded` executed FLOPs its mask does not allow; or,
+  // with `unread_reason` set, its mask could not be read and `excluded` is
+  // its whole executed count (the mask-aware count stays a lower bound).
+  void RecordMaskExclusion(const OperatorInfo& op, Count excluded,
+                           absl::string_view unread_reason);
+  // The same in module scope `module_scope` (a compiled graph's call).
+  void RecordMaskExclusionIn(const OperatorInfo& op, std::uint32_t module_scope,
+                             Count excluded, absl::string_view unread_reason);
+
   // One collective call of `op` moving `payload_bytes` in the group named
   // `group_name` of `group_size` ranks, or one whose volume could not be
   // read (`reason`).
@@ -203,6 +213,11 @@ class CountingSession : public c10::DebugInfoBase,
     report::PrecisionCounts flops_by_precision{};
     std::int64_t failed_calls = 0;
     std::string first_failure;
+    // Mask-aware attention: FLOPs the masks excluded, and calls whose mask
+    // was not read (the first one's reason).
+    Count mask_excluded = 0;
+    std::int64_t mask_unread_calls = 0;
+    std::string first_mask_unread;
   };
   // Per-thread entry: calls without a formula (the hot path) are counted
   // with a relaxed atomic store by the owning thread alone, without a lock;

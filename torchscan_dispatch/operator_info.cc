@@ -60,6 +60,7 @@ class Registry {
       info.report_name = absl::StrReplaceAll(packet, {{"::", "."}});
       info.formula = formula;
       info.unseen_reason = unseen_reason;
+      info.attention_mask = FindAttentionMaskRule(packet, nullptr);
       infos_.push_back(std::move(info));
       it->second = &infos_.back();
     }
@@ -174,6 +175,8 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
       }
     }
   }
+  info.attention_mask = FindAttentionMaskRule(
+      info.packet, op.hasSchema() ? &op.schema() : nullptr);
   info.collective = FindCollective(info.packet, &info.unknown_collective);
   if (info.ignored == nullptr) {
     info.ignored = CommunicationIgnoredEntry(info.packet);

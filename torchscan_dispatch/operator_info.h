@@ -8,10 +8,12 @@
 #include <ATen/record_function.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "formulas/ignored_operators.h"
 #include "formulas/operator_formulas.h"
+#include "torchscan_dispatch/attention_mask_rule.h"
 #include "torchscan_dispatch/collective_calls.h"
 #include "torchscan_dispatch/thread_state.h"
 
@@ -61,6 +63,9 @@ struct OperatorInfo {
   int group_argument = -1;
   PrecisionRule precision_rule = PrecisionRule::kInputs;
 
+  // Set for attention operators: where their masking is (mask-aware
+  // attention, attention_masks.h).
+  std::optional<AttentionMaskRule> attention_mask;
   bool is_communication() const {
     return collective != nullptr || unknown_collective;
   }

@@ -262,3 +262,6 @@ def take_recomputed(report: dict[str, Any]) -> None:
     if not isinstance(by_module, dict) or RECOMPUTE_LABEL not in by_module:
         return
     report["recomputed"] = {"flops": int(by_module.pop(RECOMPUTE_LABEL))}
+    mask_aware = report.get("mask_aware")
+    if isinstance(mask_aware, dict) and RECOMPUTE_LABEL in mask_aware.get("by_module", {}):
+        report["recomputed"]["mask_aware_flops"] = int(mask_aware["by_module"].pop(RECOMPUTE_LABEL))

@@ -30,6 +30,11 @@ FLOPs take at peak over the measured time (``precision_utilization``). A
 single ``peak_flops_per_second=`` number measures every FLOP against it, as
 before. docs/mfu.md explains both; docs/distributed.md ("MFU") the peak
 table (devices.py) and its sources.
+
+``mask_aware_flops`` counts attention calls over the (query, key) pairs
+their masks allow (docs/methodology.md): ``mask_aware_mfu`` is ``mfu`` on
+that count, for a single peak only (the mask-aware count has no split by
+precision yet, so with peaks per precision it is None).
 """
 
 from __future__ import annotations
@@ -131,6 +136,16 @@ class StepStats:
     # flops (hardware FLOPs) / seconds / peak: hardware FLOPs utilization;
     # equal to ``mfu`` when nothing was recomputed.
     hfu: float | None = None
+    # ``flops`` with each attention call charged only for the (query, key)
+    # pairs its mask allows (the report's ``mask_aware``; a lower bound
+    # unless ``mask_aware_complete``), recomputation included; equal to
+    # ``flops`` when no attention call was masked or causal.
+    mask_aware_flops: int = 0
+    mask_aware_complete: bool = True
+    # ``mask_aware_flops`` without the recomputation, and its utilization
+    # (single peak only: None with peaks per precision, see the module doc).
+    mask_aware_model_flops: int = 0
+    mask_aware_mfu: float | None = None
     # Why ``mfu`` and ``hfu`` are None when the meter has no peak (an
     # unknown device, a precision its table row lacks, a CPU, a precision
     # with FLOPs that has no peak); None when it has one. ``hfu`` can be
@@ -169,6 +184,12 @@ class StepStats:
             report["by_module"] = {
                 label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
             }
+            if "mask_aware" in report:
+                report["mask_aware"]["by_module"] = {
+                    label: value
+                    for label, value in report["mask_aware"]["by_module"].items()
+                    if not label.startswith("phase:")
+                }
             self._report_built = True
         return report
 
@@ -286,6 +307,12 @@ class StepMeter:
             stats.flops_by_phase = {name: int(by_module.get(f"phase:{name}", 0)) for name in stats._phases}
         if stats.recomputed_flops:
             stats.flops_by_phase["recompute"] = stats.recomputed_flops
+        mask_aware = report.get("mask_aware", total)
+        stats.mask_aware_flops = _known(mask_aware)
+        stats.mask_aware_complete = mask_aware["status"] == "complete"
+        stats.mask_aware_model_flops = stats.mask_aware_flops - (
+            int(recomputed.get("mask_aware_flops", recomputed["flops"])) if recomputed is not None else 0
+        )
         communication = report.get("communication")
         if communication is not None:
             stats.communication_payload_bytes = int(communication["total"]["payload_bytes"])
@@ -298,6 +325,7 @@ class StepMeter:
             elif self.peak:
                 stats.hfu = stats.achieved_flops_per_second / self.peak
                 stats.mfu = stats.model_flops / stats.seconds / self.peak
+                stats.mask_aware_mfu = stats.mask_aware_model_flops / stats.seconds / self.peak
         self.steps.append(stats)
 
 
