@@ -71,8 +71,10 @@ AnalysisReport StartReport(AnalysisParts& parts, FlopReport operator_flops) {
   report.layers = std::move(parts.layers);
   report.operator_flops = std::move(operator_flops);
   // An analysis's operator_flops keeps TorchScan 0.2's members: the
-  // mask-aware count belongs to measure_flops reports.
+  // mask-aware count and the split by precision belong to measure_flops
+  // reports.
   report.operator_flops.mask_aware.reset();
+  report.operator_flops.by_precision.clear();
   report.diagnostics = std::move(parts.module_diagnostics);
   return report;
 }

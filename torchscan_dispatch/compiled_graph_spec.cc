@@ -78,9 +78,9 @@ absl::StatusOr<CompiledGraphSpec> ReadCompiledGraphSpec(
 namespace torchscan::report {
 
 // NOTE [Reading a spec]
-// The spec comes from our own graph pass (_tally_pass.py, _graph_spec.py), so an error
-// here is our bug, and it names the path of the bad field. Integers are read
-// as int64 or rejected: an integer outside that range (which the pass
+// The spec comes from our own graph pass (_tally_pass.py, _graph_spec.py), so
+// an error here is our bug, and it names the path of the bad field. Integers
+// are read as int64 or rejected: an integer outside that range (which the pass
 // describes as "other") must never wrap to a negative size.
 Json JsonCodec<dispatch::Dimension>::Write(
     const dispatch::Dimension& dimension) {

@@ -15,6 +15,7 @@ watches).
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import torch
