@@ -18,7 +18,7 @@ logger = logging.getLogger("torchscan_dispatch.integrations")
 PREFIX = "torchscan/"
 
 # Every name a callback logs (a name whose value is unknown is left out:
-# ``mfu`` and ``hfu`` without a peak, ``mask_aware_flops`` without that count).
+# ``mfu`` and ``hfu`` without a peak).
 METRIC_NAMES = (
     # Per step, averaged over the steps since the last log (exact integers
     # when a log covers one step): the model FLOPs (recomputation left out),
@@ -26,8 +26,8 @@ METRIC_NAMES = (
     "torchscan/model_flops",
     "torchscan/hardware_flops",
     "torchscan/recomputed_flops",
-    # The attention work the masks allow (StepStats.mask_aware_flops), when
-    # the meter counts it.
+    # Hardware FLOPs with each attention call charged for the (query, key)
+    # pairs its mask allows (StepStats.mask_aware_flops).
     "torchscan/mask_aware_flops",
     "torchscan/step_seconds",
     # Hardware FLOPs per second of step time.
@@ -155,12 +155,8 @@ def metrics(steps: Sequence[StepStats]) -> dict[str, float | int]:
         PREFIX + "model_flops": _mean((s.model_flops for s in steps), count),
         PREFIX + "hardware_flops": _mean((s.flops for s in steps), count),
         PREFIX + "recomputed_flops": _mean((s.recomputed_flops for s in steps), count),
+        PREFIX + "mask_aware_flops": _mean((s.mask_aware_flops for s in steps), count),
     }
-    # Another count may not be there (an older StepStats): log it only when
-    # every step has it.
-    mask_aware = [getattr(s, "mask_aware_flops", None) for s in steps]
-    if all(value is not None for value in mask_aware):
-        out[PREFIX + "mask_aware_flops"] = _mean((int(value) for value in mask_aware), count)
     out[PREFIX + "step_seconds"] = seconds / count
     if seconds > 0:
         # The same arithmetic as StepStats: hardware / seconds / peak.
@@ -172,3 +168,20 @@ def metrics(steps: Sequence[StepStats]) -> dict[str, float | int]:
     out[PREFIX + "complete"] = int(all(s.complete for s in steps))
     return out
 
+
+
+class MeteredSteps:
+    """What both trainer callbacks hold: the meter, the step open between
+    their begin and end hooks, the logging window, and the last step."""
+
+    def __init__(self, **meter_options: Any) -> None:
+        self.meter = StepMeter(**meter_options)
+        self._step = OpenStep(self.meter)
+        self._window = StepWindow()
+        # The last step measured (None before the first).
+        self.last_step: StepStats | None = None
+
+    @property
+    def uncounted_operators(self) -> list[str]:
+        """Every operator that a partial step did not count, first seen first."""
+        return list(self._window.uncounted_operators)

@@ -18,8 +18,7 @@ from typing import Any
 import torch
 
 from torchscan_dispatch._imports import prepare_torchvision
-from torchscan_dispatch.integrations._metrics import METRIC_NAMES, OpenStep, StepWindow
-from torchscan_dispatch.mfu import StepMeter, StepStats
+from torchscan_dispatch.integrations._metrics import METRIC_NAMES, MeteredSteps
 
 # lightning imports torchmetrics, which imports torchvision (see
 # _imports.prepare_torchvision).
@@ -30,7 +29,7 @@ from lightning.pytorch import Callback  # noqa: E402
 __all__ = ["METRIC_NAMES", "LightningStepMeterCallback"]
 
 
-class LightningStepMeterCallback(Callback):
+class LightningStepMeterCallback(MeteredSteps, Callback):
     """Logs ``torchscan/*`` metrics (``METRIC_NAMES``) for every training
     batch with ``pl_module.log(..., on_step=True, on_epoch=False)``; the
     Trainer's loggers write them every ``log_every_n_steps``.
@@ -50,18 +49,6 @@ class LightningStepMeterCallback(Callback):
     returning -1 from its ``on_train_batch_start``) is dropped and counting
     switched off.
     """
-
-    def __init__(self, **meter_options: Any) -> None:
-        self.meter = StepMeter(**meter_options)
-        self._step = OpenStep(self.meter)
-        self._window = StepWindow()
-        # The last step measured (None before the first).
-        self.last_step: StepStats | None = None
-
-    @property
-    def uncounted_operators(self) -> list[str]:
-        """Every operator that a partial step did not count, first seen first."""
-        return list(self._window.uncounted_operators)
 
     def close(self) -> None:
         """Ends a step left open (no report, nothing logged)."""

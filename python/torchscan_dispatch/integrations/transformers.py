@@ -16,8 +16,7 @@ import functools
 from typing import Any
 
 from torchscan_dispatch._imports import prepare_torchvision
-from torchscan_dispatch.integrations._metrics import METRIC_NAMES, OpenStep, StepWindow
-from torchscan_dispatch.mfu import StepMeter, StepStats
+from torchscan_dispatch.integrations._metrics import METRIC_NAMES, MeteredSteps
 
 # transformers imports torchvision, whose PyPI (CUDA) build cannot load
 # beside a CPU torch without this.
@@ -28,7 +27,7 @@ from transformers import TrainerCallback  # noqa: E402
 __all__ = ["METRIC_NAMES", "TrainerStepMeterCallback"]
 
 
-class TrainerStepMeterCallback(TrainerCallback):
+class TrainerStepMeterCallback(MeteredSteps, TrainerCallback):
     """Logs ``torchscan/*`` metrics (``METRIC_NAMES``) with every training log
     of a ``transformers.Trainer``.
 
@@ -49,18 +48,6 @@ class TrainerStepMeterCallback(TrainerCallback):
     ``train()`` wrapper ``attach`` installs, by ``on_train_begin`` and
     ``on_train_end``, or by ``close()``.
     """
-
-    def __init__(self, **meter_options: Any) -> None:
-        self.meter = StepMeter(**meter_options)
-        self._step = OpenStep(self.meter)
-        self._window = StepWindow()
-        # The last step measured (None before the first).
-        self.last_step: StepStats | None = None
-
-    @property
-    def uncounted_operators(self) -> list[str]:
-        """Every operator that a partial step did not count, first seen first."""
-        return list(self._window.uncounted_operators)
 
     @classmethod
     def attach(cls, trainer: Any, **meter_options: Any) -> TrainerStepMeterCallback:
