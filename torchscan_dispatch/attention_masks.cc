@@ -303,4 +303,24 @@ void RecordDecomposedAttention(const OperatorInfo& info,
   session.RecordMaskExclusion(info, products, NotReadReason(info));
 }
 
+void RecordFlexAttentionMask(const OperatorInfo& info, Count executed,
+                             Count all_pairs,
+                             const absl::StatusOr<Count>& allowed_pairs,
+                             CountingSession& session) {
+  if (!allowed_pairs.ok()) {
+    session.RecordMaskExclusion(
+        info, executed,
+        absl::StrCat("flex attention's mask_mod was not evaluated: ",
+                     allowed_pairs.status().message()));
+    return;
+  }
+  const absl::StatusOr<Count> mask_aware =
+      formulas::MaskAwareFlops(executed, all_pairs, *allowed_pairs);
+  if (!mask_aware.ok()) {
+    session.RecordMaskExclusion(info, executed, mask_aware.status().message());
+    return;
+  }
+  session.RecordMaskExclusion(info, executed - *mask_aware, "");
+}
+
 }  // namespace torchscan::dispatch

@@ -25,6 +25,7 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/ArrayRef.h>
 
+#include "absl/status/statusor.h"
 #include "torchscan_dispatch/attention_mask_rule.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/operator_info.h"
@@ -52,6 +53,21 @@ void RecordAttentionMask(const OperatorInfo& info,
 void RecordDecomposedAttention(const OperatorInfo& info,
                                c10::ArrayRef<c10::IValue> arguments,
                                CountingSession& session);
+
+// Flex attention's dense kernel run eagerly (the higher-order operator's
+// CompositeExplicitAutograd kernel, "higher_order::flex_attention" or
+// "higher_order::flex_attention_backward"): its products reach us as plain
+// matrix products, counted as executed, so the Python side that sees the
+// call (_flex_attention.py) evaluates the block mask's mask_mod and gives
+// the call's `executed` product FLOPs over `all_pairs` (batch x query heads
+// x query length x key length) pairs, with `allowed_pairs` allowed, or the
+// reason the mask was not read. Records the pairs the mask excludes, or the
+// whole products as not read, for `info` in the session's current module
+// scope.
+void RecordFlexAttentionMask(const OperatorInfo& info, Count executed,
+                             Count all_pairs,
+                             const absl::StatusOr<Count>& allowed_pairs,
+                             CountingSession& session);
 
 }  // namespace torchscan::dispatch
 

@@ -177,6 +177,28 @@ class CompiledRegionCalls:
         self.record_unseen.restype = ctypes.c_int32
 
 
+class FlexAttentionCalls:
+    """The library's C functions for the eager flex attention hook
+    (python/operators/flex_attention_calls.cc, _flex_attention.py)."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self.counting_here = library.torchscan_counting_here
+        self.counting_here.argtypes = []
+        self.counting_here.restype = ctypes.c_int32
+        self.stream_capturing = library.torchscan_stream_capturing
+        self.stream_capturing.argtypes = [ctypes.c_char_p]
+        self.stream_capturing.restype = ctypes.c_int32
+        self.enter_not_counted = library.torchscan_enter_not_counted
+        self.enter_not_counted.argtypes = []
+        self.enter_not_counted.restype = ctypes.c_void_p
+        self.exit_not_counted = library.torchscan_exit_not_counted
+        self.exit_not_counted.argtypes = [ctypes.c_void_p]
+        self.exit_not_counted.restype = None
+        self.record_mask = library.torchscan_record_flex_attention_mask
+        self.record_mask.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p]
+        self.record_mask.restype = ctypes.c_int32
+
+
 def _loaded_library_path() -> str:
     """The path of the loaded copy of the library (dlopen of a loaded path
     returns that copy)."""
@@ -206,3 +228,9 @@ def hooks():
 def compiled_region_calls() -> CompiledRegionCalls:
     """The compiled-region C functions of the loaded copy of the library."""
     return CompiledRegionCalls(_loaded_library())
+
+
+@functools.cache
+def flex_attention_calls() -> FlexAttentionCalls:
+    """The flex attention C functions of the loaded copy of the library."""
+    return FlexAttentionCalls(_loaded_library())

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-from torchscan_dispatch import _recompute
+from torchscan_dispatch import _flex_attention, _recompute
 from torchscan_dispatch._module_scopes import ModuleScopes
 from torchscan_dispatch._native import MODULE_SCOPES, Measurement, has_formula
 from torchscan_dispatch._threads import follow_threads, validate_threads
@@ -252,6 +252,11 @@ class FlopCounter:
             scopes.__enter__()
             try:
                 _recompute.opened(measurement, module_scopes)
+                try:
+                    _flex_attention.opened(measurement)
+                except BaseException:
+                    _recompute.closed(measurement)
+                    raise
             except BaseException:
                 scopes.__exit__(None, None, None)
                 raise
@@ -270,7 +275,10 @@ class FlopCounter:
         try:
             try:
                 try:
-                    _recompute.closed(measurement)
+                    try:
+                        _flex_attention.closed(measurement)
+                    finally:
+                        _recompute.closed(measurement)
                 finally:
                     scopes.__exit__(exc_type, exc, traceback)
             finally:
