@@ -54,6 +54,7 @@ as allowed.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import threading
@@ -72,14 +73,29 @@ _open: set[int] = set()
 _patches: list[tuple[Any, Any, Any, bool]] = []
 
 
-def _key() -> Any:
-    return torch._C.DispatchKey.CompositeExplicitAutograd
+_DENSE = torch._C.DispatchKey.CompositeExplicitAutograd
 
 
+@functools.cache
 def _counting_key() -> Any:
     from torchscan_dispatch._library import compiled_region_calls
 
     return torch._C.DispatchKeySet.from_raw_repr(compiled_region_calls().counting_key_bits())
+
+
+@functools.cache
+def _operators() -> tuple[tuple[Any, str, Any], ...]:
+    """(operator, its name, its products) of the two dense kernels; none
+    in a torch without flex attention."""
+    try:
+        # (The package's attribute of this name is the operator, not the module.)
+        module = importlib.import_module("torch._higher_order_ops.flex_attention")
+    except ImportError:
+        return ()
+    return (
+        (module.flex_attention, _FORWARD, _forward_products),
+        (module.flex_attention_backward, _BACKWARD, _backward_products),
+    )
 
 
 def _forward_products(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> int:
@@ -181,7 +197,19 @@ def _record(calls: Any, packet: str, products: Any, arguments: inspect.BoundArgu
     calls.record_mask(packet.encode(), executed, all_pairs, allowed, None if reason is None else reason.encode())
 
 
+# The wrap of each original kernel, made once: a counter opened per
+# training step installs them again each step.
+_wraps: dict[Any, Any] = {}
+
+
 def _wrap(original: Any, packet: str, products: Any) -> Any:
+    wrapped = _wraps.get(original)
+    if wrapped is None:
+        wrapped = _wraps[original] = _make_wrap(original, packet, products)
+    return wrapped
+
+
+def _make_wrap(original: Any, packet: str, products: Any) -> Any:
     from torchscan_dispatch._library import flex_attention_calls
 
     calls = flex_attention_calls()
@@ -214,22 +242,14 @@ def _swap_cached(operator: Any, old: Any, new: Any) -> None:
 
 
 def _install() -> None:
-    try:
-        # (The package's attribute of this name is the operator, not the module.)
-        module = importlib.import_module("torch._higher_order_ops.flex_attention")
-    except ImportError:
-        return  # a torch without flex attention
-    for operator, packet, products in (
-        (module.flex_attention, _FORWARD, _forward_products),
-        (module.flex_attention_backward, _BACKWARD, _backward_products),
-    ):
-        original = operator.py_kernels.get(_key())
+    counting = _counting_key()
+    for operator, packet, products in _operators():
+        original = operator.py_kernels.get(_DENSE)
         if original is None:
             continue
         wrapped = _wrap(original, packet, products)
-        counting = _counting_key()
         fell_through = (operator.non_fallthrough_keys & counting).raw_repr() == 0
-        operator.py_kernels[_key()] = wrapped
+        operator.py_kernels[_DENSE] = wrapped
         _swap_cached(operator, original, wrapped)
         operator.non_fallthrough_keys = operator.non_fallthrough_keys - counting
         _patches.append((operator, original, wrapped, fell_through))
@@ -238,8 +258,8 @@ def _install() -> None:
 def _uninstall() -> None:
     while _patches:
         operator, original, wrapped, fell_through = _patches.pop()
-        if operator.py_kernels.get(_key()) is wrapped:
-            operator.py_kernels[_key()] = original
+        if operator.py_kernels.get(_DENSE) is wrapped:
+            operator.py_kernels[_DENSE] = original
         _swap_cached(operator, wrapped, original)
         if not fell_through:
             operator.non_fallthrough_keys = operator.non_fallthrough_keys | _counting_key()

@@ -562,6 +562,29 @@ def test_compiled_while_loop_counts_every_iteration(fresh_dynamo):
     assert_honest(report, truth)
 
 
+def test_eager_flex_attention(fresh_dynamo):
+    import warnings
+
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    _seeded()
+    q, k, v = (torch.randn(1, 2, 64, 16) for _ in range(3))
+    block_mask = create_block_mask(lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, 1, 2, 64, 64, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "called without torch.compile()"
+        report = torchscan_dispatch.measure_flops(lambda: flex_attention(q, k, v, block_mask=block_mask))
+    # The dense kernel's Q @ K^T and scores @ V for each of 1 * 2 heads.
+    truth = 2 * (mm(64, 16, 64) + mm(64, 64, 16))
+    assert report["by_operator"] == {"aten.bmm": truth}
+    assert_honest(report, truth)
+    # The mask-aware count: 64 * 65 / 2 of 64 * 64 pairs per head.
+    mask_aware, total = report["mask_aware"], report["total"]
+    assert mask_aware["diagnostics"] == [] and mask_aware["status"] == total["status"]
+    known = mask_aware["value"] if mask_aware["value"] is not None else mask_aware["known_value"]
+    executed = total["value"] if total["value"] is not None else total["known_value"]
+    assert known == executed - truth // (64 * 64) * (64 * 64 - 64 * 65 // 2)
+
+
 def test_compiled_flex_attention(fresh_dynamo):
     from torch.nn.attention.flex_attention import flex_attention
 
