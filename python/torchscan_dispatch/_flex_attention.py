@@ -149,7 +149,10 @@ def _allowed_pairs(
     calls: Any, mask_mod: Any, buffers: tuple[Any, ...], grid: tuple[int, int, int, int], device: torch.device
 ) -> int:
     """The (batch, head, query, key) entries of `grid` that mask_mod allows,
-    evaluated where nothing counts it (NOTE [What the evaluation sees])."""
+    evaluated where nothing counts it (NOTE [What the evaluation sees]), one
+    batch element at a time: the kernel evaluated the whole grid at once,
+    and the evaluation again needs no more than a batch element's share of
+    that memory. One device-to-host read at the end."""
     from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
 
     token = calls.enter_not_counted()
@@ -157,12 +160,16 @@ def _allowed_pairs(
         raise RuntimeError("counting could not be suspended")
     try:
         with torch.no_grad(), TransformGetItemToIndex():
-            indices = [torch.arange(size, device=device) for size in grid]
-            allowed = _over_grid(mask_mod, buffers)(*indices)
-            if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
-                what = getattr(allowed, "dtype", type(allowed).__name__)
-                raise TypeError(f"mask_mod returned {what}, not a boolean tensor")
-            return int(allowed.expand(grid).sum().item())
+            batches, heads, queries, keys = (torch.arange(size, device=device) for size in grid)
+            over_grid = _over_grid(mask_mod, buffers)
+            total = torch.zeros((), dtype=torch.int64, device=device)
+            for batch in range(grid[0]):
+                allowed = over_grid(batches[batch : batch + 1], heads, queries, keys)
+                if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
+                    what = getattr(allowed, "dtype", type(allowed).__name__)
+                    raise TypeError(f"mask_mod returned {what}, not a boolean tensor")
+                total += allowed.expand(1, *grid[1:]).sum()
+            return int(total.item())
     finally:
         calls.exit_not_counted(token)
 
