@@ -33,10 +33,11 @@ NOTE [The counting key and a direct call of the operator]
 A higher-order operator takes its dispatch key from its tensors and the
 thread-local included keys, less the keys it falls through. The counting
 key is included on a counting thread and is no key the operator has a
-kernel for, so a direct call (the backward operator, which the autograd
-Function of eager flex attention calls outside the compiled frame that
-takes the key out) failed with "could not find kernel ... at dispatch key
-DispatchKey.???". While the wrap is in place, both operators fall through
+kernel for, so a direct call failed with "could not find kernel ... at
+dispatch key DispatchKey.???" (the eager entry point calls the forward
+operator inside a compiled frame, which takes the key out; the backward
+operator is called by its autograd Function from the autograd engine,
+outside that frame). While the wrap is in place, both operators fall through
 the counting key (removed from their ``non_fallthrough_keys``, put back on
 close): the call reaches the device's kernel, whose operators the key
 still counts.

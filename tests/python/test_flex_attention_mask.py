@@ -211,6 +211,24 @@ def test_nested_counters():
     check(outer.report(), 3 * executed, 3 * b * h * l * l, 3 * allowed)
 
 
+def test_a_thread_without_a_counter_is_not_recorded():
+    import threading
+
+    b, h, l, e = 1, 2, 64, 8
+    q = torch.randn(b, h, l, e)
+    block_mask = flex.create_block_mask(causal, b, h, l, l, device="cpu")
+    expected = flex.flex_attention(q, q, q, block_mask=block_mask)
+    outputs = []
+    with torchscan_dispatch.FlopCounter() as counter:
+        worker = threading.Thread(target=lambda: outputs.append(flex.flex_attention(q, q, q, block_mask=block_mask)))
+        worker.start()
+        worker.join()
+    assert torch.equal(outputs[0], expected)
+    report = counter.report()
+    assert report["by_operator"] == {}
+    assert known(report["mask_aware"]) == known(report["total"]) == 0
+
+
 def test_mask_aware_by_module():
     b, h, l, e = 1, 2, 64, 8
 
