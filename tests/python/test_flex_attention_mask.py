@@ -363,6 +363,21 @@ def test_idle_library_changes_nothing():
     unchanged()
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_non_inductor_backends_run_the_dense_kernel(backend):
+    # Dynamo without Inductor calls the operator eagerly: its dense kernel
+    # runs, and its mask is read as in eager code.
+    torch._dynamo.reset()
+    b, h, l, e = 1, 2, 128, 16
+    q = torch.randn(b, h, l, e)
+    block_mask = flex.create_block_mask(causal, b, h, l, l, device="cpu")
+    compiled = torch.compile(lambda q: flex.flex_attention(q, q, q, block_mask=block_mask), backend=backend)
+    compiled(q)
+    report = torchscan_dispatch.measure_flops(lambda: compiled(q))
+    check(report, forward_products(b, h, l, l, e, e), b * h * l * l, b * h * l * (l + 1) // 2)
+    torch._dynamo.reset()
+
+
 def test_compiled_flex_attention_is_unchanged():
     # Inductor's kernel never reaches the dense kernel: the graph's tally
     # counts the operator, and its block mask stays not read.
