@@ -327,6 +327,24 @@ def sdpa_training(_):
     return Workload(lambda: run(compiled), lambda: run(attention))
 
 
+def eager_flex_attention(_):
+    """Eager flex attention with a document mask: the dense kernel runs
+    inside the entry point's own compiled frame, and a measurement wraps it
+    (_flex_attention.py). FlopCounterMode raises on it: the truth is the
+    kernel's two bmm products, by hand."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    q, k, v = (torch.randn(2, 2, 64, 8) for _ in range(3))
+    document = torch.tensor([0] * 24 + [1] * 40)
+
+    def same_document(b, h, q_idx, kv_idx):
+        return document[q_idx] == document[kv_idx]
+
+    block_mask = create_block_mask(same_document, 2, 2, 64, 64, device="cpu")
+    truth = 2 * 2 * (mm(64, 8, 64) + mm(64, 64, 8))
+    return Workload(lambda: flex_attention(q, k, v, block_mask=block_mask), None, truth=truth)
+
+
 def multihead_attention(_):
     mha = nn.MultiheadAttention(16, 2, batch_first=True).eval()
     x = torch.randn(2, 5, 16)
@@ -579,7 +597,7 @@ WORKLOADS: dict[str, Callable[[dict], Workload]] = {
         dynamic_true, mark_dynamic, automatic_dynamic, freezing_linear, freezing_conv,
         max_autotune_no_cudagraphs, reduce_overhead, compiled_sgd_step, compiled_adam_step,
         graph_break, fullgraph, torch_cond, while_loop, masked_fill_neg_inf, clamp_inf_nan_to_num,
-        sdpa_training, multihead_attention, transformer_encoder_training,
+        sdpa_training, eager_flex_attention, multihead_attention, transformer_encoder_training,
         bert_training, gpt2_inference,
         export_run_decompositions, aoti_mlp, custom_op, checkpoint_backward,
         eager_checkpoints, selective_checkpoint_backward,
