@@ -283,7 +283,11 @@ def opened(measurement: Any) -> None:
     the dense kernels are wrapped."""
     with _lock:
         if not _open:
-            _install()
+            try:
+                _install()
+            except BaseException:
+                _uninstall()  # what was installed before the failure
+                raise
         _open.add(measurement.handle)
 
 
