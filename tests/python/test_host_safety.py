@@ -47,7 +47,10 @@ VARIANTS = [
 ]
 # Workloads rerun, without the library, on the library processes' cache.
 CACHE_REUSE = ["mlp_training", "conv_inference", "freezing_linear", "dynamic_true", "graph_break"]
-TIMEOUT = 600
+# A hang guard for the four processes together, ten times the slowest run
+# seen (about 300 s on 2 loaded cores; docs/building.md, "timing"): at 600 s
+# a machine at load 12 killed healthy processes.
+TIMEOUT = 3000
 
 
 def _environment(cache: Path, with_library: bool) -> dict[str, str]:
