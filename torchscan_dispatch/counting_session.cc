@@ -80,12 +80,75 @@ CountingSession::CountingSession(CountingOptions options)
         return std::move(options);
       }()) {
   for (int channel = 0; channel < kScopeChannels; ++channel) {
-    scopes_[channel].push_back({});
-    scope_ids_[channel].emplace(std::vector<std::string>{}, 0);
+    tables_[channel] = std::make_shared<ScopeTable>();
   }
 }
 
-CountingSession::~CountingSession() = default;
+CountingSession::~CountingSession() {
+  absl::MutexLock lock(&mu_);
+  for (std::unique_ptr<ThreadStats>& thread : threads_) {
+    Recycle(std::move(thread));
+  }
+}
+
+// NOTE [Recycled thread stats]
+// A thread's stats hold one node per (scope, operator) the thread ran. A
+// new set per measurement allocated those nodes again during every measured
+// forward, between the activation buffers (NOTE [Scopes kept per model] in
+// scope_table.h says what that costs). So a session's stats outlive it: the
+// next session of the same thread takes them, zeroed, and the second and
+// later measurements of the same work find every entry in place. An entry
+// keeps its key, whose scope ids may mean other sets in the next session's
+// tables: it is storage, not a record, and entries a session never used
+// (all zero) are skipped when it reports. The pool is small and bounded
+// (kMaxRecycledThreads stats of at most kMaxRecycledEntries entries).
+struct CountingSession::StatsPool {
+  absl::Mutex mu;
+  std::vector<std::unique_ptr<ThreadStats>> stats ABSL_GUARDED_BY(mu);
+};
+
+CountingSession::StatsPool& CountingSession::Pool() {
+  static StatsPool* const pool = new StatsPool;
+  return *pool;
+}
+
+std::unique_ptr<CountingSession::ThreadStats> CountingSession::TakeRecycled(
+    std::thread::id owner) {
+  StatsPool& pool = Pool();
+  absl::MutexLock lock(&pool.mu);
+  for (auto it = pool.stats.rbegin(); it != pool.stats.rend(); ++it) {
+    if ((*it)->owner != owner) continue;
+    std::unique_ptr<ThreadStats> stats = std::move(*it);
+    pool.stats.erase(std::next(it).base());
+    return stats;
+  }
+  return nullptr;
+}
+
+void CountingSession::Recycle(std::unique_ptr<ThreadStats> stats) {
+  {
+    absl::MutexLock lock(&stats->mu);
+    if (stats->entries.size() > kMaxRecycledEntries) return;
+    for (auto& [key, entry] : stats->entries) {
+      entry.uncounted_calls.store(0, std::memory_order_relaxed);
+      entry.stats = OperatorStats{};
+    }
+  }
+  StatsPool& pool = Pool();
+  absl::MutexLock lock(&pool.mu);
+  if (pool.stats.size() >= kMaxRecycledThreads) {
+    pool.stats.erase(pool.stats.begin());
+  }
+  pool.stats.push_back(std::move(stats));
+}
+
+bool CountingSession::Unused(const ThreadEntry& entry) {
+  const OperatorStats& stats = entry.stats;
+  return entry.uncounted_calls.load(std::memory_order_relaxed) == 0 &&
+         stats.calls == 0 && stats.counted_calls == 0 &&
+         stats.failed_calls == 0 && stats.mask_excluded == 0 &&
+         stats.mask_unread_calls == 0;
+}
 
 const c10::DebugInfoKind& CountingSession::DebugInfoKind() {
   return kSessionSlot;
@@ -135,7 +198,9 @@ CountingSession::ThreadStats& CountingSession::ThisThread(SessionSlot& slot) {
     if (thread->owner == me) stats = thread.get();
   }
   if (stats == nullptr) {
-    threads_.push_back(std::make_unique<ThreadStats>());
+    std::unique_ptr<ThreadStats> recycled = TakeRecycled(me);
+    threads_.push_back(recycled != nullptr ? std::move(recycled)
+                                           : std::make_unique<ThreadStats>());
     stats = threads_.back().get();
     stats->owner = me;
   }
@@ -332,13 +397,11 @@ std::uint32_t CountingSession::CurrentModuleScope() const {
 
 std::uint32_t CountingSession::ModuleScopeWith(
     std::uint32_t module_scope, const std::vector<std::string>& labels) {
-  const int c = static_cast<int>(ScopeChannel::kModules);
-  absl::MutexLock lock(&mu_);
-  std::vector<std::string> combined = scopes_[c].at(module_scope);
+  const std::shared_ptr<ScopeTable> table =
+      Table(static_cast<int>(ScopeChannel::kModules));
+  std::vector<std::string> combined = table->Labels(module_scope);
   combined.insert(combined.end(), labels.begin(), labels.end());
-  std::sort(combined.begin(), combined.end());
-  combined.erase(std::unique(combined.begin(), combined.end()), combined.end());
-  return InternScope(c, std::move(combined));
+  return table->Intern(combined);
 }
 
 void CountingSession::RecordDeferred(const OperatorInfo& op,
@@ -364,23 +427,14 @@ void CountingSession::RecordDeferredIn(const OperatorInfo& op,
 
 void CountingSession::SetScope(ScopeChannel channel,
                                std::vector<std::string> labels) {
-  std::sort(labels.begin(), labels.end());
-  labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
   const int c = static_cast<int>(channel);
-  std::uint32_t id;
-  {
-    absl::MutexLock lock(&mu_);
-    id = InternScope(c, std::move(labels));
-  }
+  const std::uint32_t id = Table(c)->Intern(labels);
   current_scope_[c].store(id, std::memory_order_release);
 }
 
-std::uint32_t CountingSession::InternScope(int channel,
-                                           std::vector<std::string> labels) {
-  auto [it, inserted] = scope_ids_[channel].try_emplace(
-      labels, static_cast<std::uint32_t>(scopes_[channel].size()));
-  if (inserted) scopes_[channel].push_back(std::move(labels));
-  return it->second;
+std::shared_ptr<ScopeTable> CountingSession::Table(int channel) const {
+  absl::MutexLock lock(&mu_);
+  return tables_[channel];
 }
 
 std::uint32_t CountingSession::ChangeScopeLabel(ScopeChannel channel,
@@ -388,21 +442,44 @@ std::uint32_t CountingSession::ChangeScopeLabel(ScopeChannel channel,
                                                 bool present) {
   const int c = static_cast<int>(channel);
   absl::MutexLock lock(&mu_);
+  ScopeTable& table = *tables_[c];
   const std::uint32_t id = current_scope_[c].load(std::memory_order_relaxed);
-  const std::vector<std::string>& current = scopes_[c][id];
-  auto position = std::lower_bound(current.begin(), current.end(), label);
-  const bool found = position != current.end() && *position == label;
-  if (found == present) return id;
-  std::vector<std::string> changed = current;
-  auto at = changed.begin() + (position - current.begin());
-  if (present) {
-    changed.insert(at, label);
-  } else {
-    changed.erase(at);
+  const std::uint32_t next = table.Change(id, table.LabelId(label), present);
+  current_scope_[c].store(next, std::memory_order_release);
+  return next;
+}
+
+std::uint32_t CountingSession::ChangeModuleLabel(std::uint32_t label_id,
+                                                 bool present) {
+  const int c = static_cast<int>(ScopeChannel::kModules);
+  absl::MutexLock lock(&mu_);
+  const std::uint32_t id = current_scope_[c].load(std::memory_order_relaxed);
+  const std::uint32_t next = tables_[c]->Change(id, label_id, present);
+  current_scope_[c].store(next, std::memory_order_release);
+  return next;
+}
+
+bool CountingSession::AdoptModuleScopes(std::shared_ptr<ScopeTable> table) {
+  const int c = static_cast<int>(ScopeChannel::kModules);
+  absl::MutexLock lock(&mu_);
+  if (table == tables_[c]) return true;
+  if (table == nullptr || tables_[c]->label_count() != 0 ||
+      current_scope_[c].load(std::memory_order_relaxed) != 0 ||
+      table->scope_count() > kMaxAdoptedScopes) {
+    return false;
   }
-  const std::uint32_t changed_id = InternScope(c, std::move(changed));
-  current_scope_[c].store(changed_id, std::memory_order_release);
-  return changed_id;
+  tables_[c] = std::move(table);
+  return true;
+}
+
+std::uint32_t CountingSession::ModuleLabelId(absl::string_view label) {
+  return Table(static_cast<int>(ScopeChannel::kModules))->LabelId(label);
+}
+
+const std::string& CountingSession::ModuleLabel(std::uint32_t label_id) const {
+  // The table is replaced only while it has no label, so it outlives the
+  // reference.
+  return Table(static_cast<int>(ScopeChannel::kModules))->Label(label_id);
 }
 
 absl::Status CountingSession::SetScopeId(ScopeChannel channel,
@@ -410,10 +487,10 @@ absl::Status CountingSession::SetScopeId(ScopeChannel channel,
   const int c = static_cast<int>(channel);
   {
     absl::MutexLock lock(&mu_);
-    if (id >= scopes_[c].size()) {
+    if (!tables_[c]->HasScope(id)) {
       return absl::InvalidArgumentError(
           absl::StrCat("scope id ", id, " was never handed out (",
-                       scopes_[c].size(), " scopes so far)"));
+                       tables_[c]->scope_count(), " scopes so far)"));
     }
   }
   current_scope_[c].store(id, std::memory_order_release);
@@ -484,6 +561,7 @@ CountingSession::StatsMap CountingSession::Merged() const {
   for (const std::unique_ptr<ThreadStats>& thread : threads_) {
     absl::MutexLock thread_lock(&thread->mu);
     for (const auto& [key, entry] : thread->entries) {
+      if (Unused(entry)) continue;
       OperatorStats& into = merged[key];
       Add(into, entry.stats);
       into.calls += entry.uncounted_calls.load(std::memory_order_relaxed);
@@ -494,8 +572,7 @@ CountingSession::StatsMap CountingSession::Merged() const {
 
 std::vector<std::string> CountingSession::ScopeLabels(ScopeChannel channel,
                                                       std::uint32_t id) const {
-  absl::MutexLock lock(&mu_);
-  return scopes_[static_cast<int>(channel)].at(id);
+  return Table(static_cast<int>(channel))->Labels(id);
 }
 
 void CountingSession::MergeFrom(const CountingSession& inner) {

@@ -41,6 +41,7 @@
 #include "report/precision.h"
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/operator_info.h"
+#include "torchscan_dispatch/scope_table.h"
 #include "torchscan_dispatch/thread_state.h"
 #include "torchscan_dispatch/unseen_threads.h"
 
@@ -166,6 +167,21 @@ class CountingSession : public c10::DebugInfoBase,
   // error.
   absl::Status SetScopeId(ScopeChannel channel, std::uint32_t id);
 
+  // Module scopes kept per model (NOTE [Scopes kept per model] in
+  // scope_table.h). Makes `table` this session's table of module labels and
+  // scopes, if the session has interned no module label yet (its module
+  // scope is the empty set, id 0 in every table); false, changing nothing,
+  // otherwise or when `table` holds more than kMaxAdoptedScopes scopes.
+  bool AdoptModuleScopes(std::shared_ptr<ScopeTable> table);
+  static constexpr std::size_t kMaxAdoptedScopes = 1 << 16;
+  // The id of module label `label` in this session's module table.
+  std::uint32_t ModuleLabelId(absl::string_view label);
+  // The label of `label_id` in this session's module table.
+  const std::string& ModuleLabel(std::uint32_t label_id) const;
+  // ChangeScopeLabel of the modules channel by label id: the transition
+  // module hooks make. A transition the table has seen allocates nothing.
+  std::uint32_t ChangeModuleLabel(std::uint32_t label_id, bool present);
+
   // A layer call begins: calls from now on belong to it (and to the layer
   // calls still open) and to `module_label` (FlopCounterMode's module name).
   // An empty `layer_label` tracks the module alone (a module without a layer
@@ -240,6 +256,8 @@ class CountingSession : public c10::DebugInfoBase,
   using StatsMap = absl::flat_hash_map<StatsKey, OperatorStats>;
   // Written by one thread; read by reports under its lock. Entries never move
   // (node map), so the owner may cache pointers to the entries it used.
+  // Recycled by the next session of the same thread (NOTE [Recycled thread
+  // stats] in counting_session.cc).
   struct ThreadStats {
     // Owner-only, direct-mapped by operator id: a loop that alternates
     // operators (mm, add, mm, ...) finds each one's entry without the lock
@@ -256,6 +274,19 @@ class CountingSession : public c10::DebugInfoBase,
     std::array<CachedEntry, kCachedEntries> cached{};
   };
 
+  struct StatsPool;
+  // The process's recycled ThreadStats (never destroyed).
+  static StatsPool& Pool();
+  // A recycled ThreadStats of this thread, zeroed, or nullptr.
+  static std::unique_ptr<ThreadStats> TakeRecycled(std::thread::id owner);
+  // Zeroes `stats` and keeps it for the next session of its thread, unless
+  // it grew past kMaxRecycledEntries entries.
+  static void Recycle(std::unique_ptr<ThreadStats> stats);
+  static constexpr std::size_t kMaxRecycledEntries = 4096;
+  static constexpr std::size_t kMaxRecycledThreads = 16;
+  // Whether `entry` holds nothing (a recycled entry this session never used).
+  static bool Unused(const ThreadEntry& entry);
+
   static void Add(OperatorStats& into, const OperatorStats& from);
   // Add for one counted call of `flops` in `precision`: the hot path's
   // form, touching one precision slot.
@@ -270,9 +301,8 @@ class CountingSession : public c10::DebugInfoBase,
   void RecordCountedAt(const StatsKey& key, Count flops, Precision precision);
   // All threads' stats merged.
   StatsMap Merged() const;
-  // The id of the label set `labels` (sorted, unique) in `channel`.
-  std::uint32_t InternScope(int channel, std::vector<std::string> labels)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The table of `channel`.
+  std::shared_ptr<ScopeTable> Table(int channel) const ABSL_LOCKS_EXCLUDED(mu_);
   // The labels of an interned scope.
   std::vector<std::string> ScopeLabels(ScopeChannel channel,
                                        std::uint32_t id) const;
@@ -287,11 +317,10 @@ class CountingSession : public c10::DebugInfoBase,
 
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<ThreadStats>> threads_ ABSL_GUARDED_BY(mu_);
-  // Interned label sets per channel; id 0 is the empty set.
-  std::array<std::vector<std::vector<std::string>>, kScopeChannels> scopes_
+  // Interned labels and label sets per channel; id 0 is the empty set. The
+  // module table may be one kept for the model (AdoptModuleScopes).
+  std::array<std::shared_ptr<ScopeTable>, kScopeChannels> tables_
       ABSL_GUARDED_BY(mu_);
-  std::array<std::map<std::vector<std::string>, std::uint32_t>, kScopeChannels>
-      scope_ids_ ABSL_GUARDED_BY(mu_);
   // Operator id to its custom formula index (-1: none), or deferred flag.
   absl::flat_hash_map<std::uint32_t, int> custom_index_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::uint32_t, bool> deferred_ ABSL_GUARDED_BY(mu_);

@@ -22,12 +22,6 @@ namespace {
 
 using torch::autograd::Node;
 
-std::atomic<std::uint64_t> gradient_scope_epoch{0};
-
-void BumpEpoch() {
-  gradient_scope_epoch.fetch_add(1, std::memory_order_release);
-}
-
 // Where a hook was registered: the tensor, its index, and the tensor's hook
 // list at the time (an in-place operation gives the tensor a new list, and
 // the old one, with our hook, stays with the old gradient function).
@@ -71,7 +65,6 @@ void OnSession(const MeasurementWatches& owner, Change change) {
   if (!owner.open.load(std::memory_order_acquire)) return;
   try {
     change(OpenMeasurements::Get().Session(owner.handle));
-    BumpEpoch();
   } catch (const std::exception&) {
     // The measurement closed under us: there is no scope left to change.
   }
@@ -256,10 +249,6 @@ void EndGradientWatches(std::int64_t handle) {
     }
   }
   owner->hooks.clear();
-}
-
-std::uint64_t GradientScopeEpoch() {
-  return gradient_scope_epoch.load(std::memory_order_acquire);
 }
 
 }  // namespace torchscan::dispatch

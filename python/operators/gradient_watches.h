@@ -47,11 +47,6 @@ void WatchGradients(std::int64_t handle, const std::vector<at::Tensor>& tensors,
 // tensors still alive and do nothing if they still run.
 void EndGradientWatches(std::int64_t handle);
 
-// Incremented whenever a watch changes a module scope (or resets it), so
-// that the module hooks, which cache scope transitions
-// (module_scope_hooks.cc), know their view is stale.
-std::uint64_t GradientScopeEpoch();
-
 }  // namespace torchscan::dispatch
 
 #endif  // TORCHSCAN_PYTHON_OPERATORS_GRADIENT_WATCHES_H_

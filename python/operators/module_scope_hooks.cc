@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -31,6 +30,7 @@
 #include "python/operators/open_measurements.h"
 #include "python/operators/python_objects.h"
 #include "torchscan_dispatch/counting_session.h"
+#include "torchscan_dispatch/scope_table.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -62,9 +62,67 @@ bool HoldsNoTensor(PyObject* value) {
 // does not raise. (vmap's BatchedTensors do not require grad at their level;
 // they are never watched, by either.)
 
+// Module labels cached per module object: a weak reference that tells the
+// id is still the module, and the label's id in one ScopeTable.
+class ModuleLabels {
+ public:
+  ModuleLabels() = default;
+  ModuleLabels(const ModuleLabels&) = delete;
+  ModuleLabels& operator=(const ModuleLabels&) = delete;
+  ~ModuleLabels() { Clear(); }
+
+  // The label of `module`, if cached and the module is still alive.
+  bool Find(PyObject* module, std::uint32_t* label) const {
+    auto it = modules_.find(module);
+    if (it == modules_.end() || PyWeakref_GetObject(it->second.ref) != module) {
+      return false;
+    }
+    *label = it->second.label;
+    return true;
+  }
+
+  // Caches `label` for `module`, taking the weak reference `ref`.
+  void Set(PyObject* module, PyObject* ref, std::uint32_t label) {
+    auto [it, inserted] = modules_.try_emplace(module);
+    if (!inserted) Py_DECREF(it->second.ref);
+    it->second = KnownModule{ref, label};
+  }
+
+  void Clear() {
+    for (auto& [module, known] : modules_) Py_DECREF(known.ref);
+    modules_.clear();
+  }
+
+ private:
+  struct KnownModule {
+    PyObject* ref;  // a weak reference that tells the id is still the module
+    std::uint32_t label;
+  };
+  absl::flat_hash_map<PyObject*, KnownModule> modules_;
+};
+
+// What by_module keeps of one model across its measurements (NOTE [Scopes
+// kept per model] in torchscan_dispatch/scope_table.h): the table of its
+// module labels and scopes, which the next measurement's session adopts, and
+// its modules' labels as ModuleTracker names them from its root. Held by
+// _module_scopes._NamedTree; the labels are valid exactly while the names
+// Python kept for the tree are (NOTE [Names kept per model]).
+struct ModuleScopeCache {
+  std::shared_ptr<ScopeTable> table = std::make_shared<ScopeTable>();
+  ModuleLabels labels;
+
+  int Traverse(visitproc, void*) { return 0; }
+  void Clear() {}
+};
+
+using CacheType = NativeType<ModuleScopeCache>;
+// The ModuleScopeCache type (AddModuleScopeTracker).
+PyTypeObject* cache_type = nullptr;
+
 // The state of one ModuleScopes (python/torchscan_dispatch/_module_scopes.py):
-// the measuring thread's module scope, with the transitions between scopes
-// cached so that most hook calls make no call into the session at all.
+// the measuring thread's module scope. Transitions between scopes are cached
+// in the session's module table; with a table kept for the model (Adopt),
+// hook calls of a model measured before allocate nothing.
 class ModuleScopeTracker {
  public:
   ModuleScopeTracker(std::int64_t handle, PyObject* namer, PyObject* slow_watch,
@@ -72,7 +130,6 @@ class ModuleScopeTracker {
                      PyObject* compiler)
       : handle_(handle),
         thread_(PyThread_get_thread_ident()),
-        seen_epoch_(GradientScopeEpoch()),
         namer_(Py_NewRef(namer)),
         slow_watch_(Py_NewRef(slow_watch)),
         tensor_type_(Py_NewRef(tensor_type)),
@@ -103,30 +160,12 @@ class ModuleScopeTracker {
     return Watch(value, label, /*entering=*/!entering);
   }
 
-  // Adds `label` to (`entering`) or removes it from the scope.
+  // Adds `label` to (`entering`) or removes it from the scope. The session
+  // reads its current scope itself, so a gradient watch that changed it
+  // meanwhile is taken into account.
   bool Change(std::uint32_t label, bool entering) {
     return RaisingPythonErrors([&] {
-      const std::uint64_t epoch = GradientScopeEpoch();
-      if (epoch != seen_epoch_) {
-        // A gradient watch changed the scope behind our back: the
-        // session's scope is the current one.
-        seen_epoch_ = epoch;
-        scope_ = Session().ChangeScopeLabel(ScopeChannel::kModules,
-                                            labels_[label], entering);
-        return true;
-      }
-      const Transition transition{scope_, label, entering};
-      auto it = transitions_.find(transition);
-      if (it == transitions_.end()) {
-        const std::uint32_t next = Session().ChangeScopeLabel(
-            ScopeChannel::kModules, labels_[label], entering);
-        it = transitions_.emplace(transition, next).first;
-      } else if (it->second != scope_) {
-        absl::Status status =
-            Session().SetScopeId(ScopeChannel::kModules, it->second);
-        if (!status.ok()) return RaiseStatus(status);
-      }
-      scope_ = it->second;
+      Session().ChangeModuleLabel(label, entering);
       return true;
     });
   }
@@ -136,8 +175,24 @@ class ModuleScopeTracker {
     return RaisingPythonErrors([&] {
       absl::Status status = Session().SetScopeId(ScopeChannel::kModules, id);
       if (!status.ok()) return RaiseStatus(status);
-      scope_ = id;
-      seen_epoch_ = GradientScopeEpoch();
+      return true;
+    });
+  }
+
+  // Uses the labels and scopes kept for a model (`cache`, a
+  // ModuleScopeCache) from now on, if the session can adopt its table (it
+  // has no module label of its own yet). Python calls this right after
+  // naming a root with the names kept for it, so the cached labels are the
+  // ones this measurement gives. Sets `*adopted`.
+  bool Adopt(PyObject* cache, bool* adopted) {
+    ModuleScopeCache* kept = CacheType::Of(cache);
+    return RaisingPythonErrors([&] {
+      *adopted = Session().AdoptModuleScopes(kept->table);
+      if (*adopted) {
+        PyObject* previous = std::exchange(cache_, Py_NewRef(cache));
+        Py_XDECREF(previous);
+        names_ = &kept->labels;
+      }
       return true;
     });
   }
@@ -154,18 +209,22 @@ class ModuleScopeTracker {
     return WatchFound(found, label, entering);
   }
 
-  std::uint32_t Intern(absl::string_view label) {
-    auto [it, inserted] = label_ids_.try_emplace(label, labels_.size());
-    if (inserted) labels_.emplace_back(label);
-    return it->second;
+  // The id of `label` in the session's module table; false with an error
+  // set when the measurement is gone.
+  bool Intern(absl::string_view label, std::uint32_t* id) {
+    return RaisingPythonErrors([&] {
+      *id = Session().ModuleLabelId(label);
+      return true;
+    });
   }
 
   // Forgets the cached labels; Python calls this whenever ModuleTracker's
   // naming renames a module (a parent running for the first time names its
-  // children after itself).
+  // children after itself). Labels kept for a model stay as they are (they
+  // are right for its names), but this measurement no longer uses them.
   void ForgetNames() {
-    for (auto& [module, known] : modules_) Py_DECREF(known.ref);
-    modules_.clear();
+    own_names_.Clear();
+    names_ = &own_names_;
   }
 
   bool watching() const { return watching_; }
@@ -176,6 +235,7 @@ class ModuleScopeTracker {
     Py_VISIT(tensor_type_);
     Py_VISIT(parameter_type_);
     Py_VISIT(compiler_);
+    Py_VISIT(cache_);
     return 0;
   }
 
@@ -185,15 +245,11 @@ class ModuleScopeTracker {
     Py_CLEAR(tensor_type_);
     Py_CLEAR(parameter_type_);
     Py_CLEAR(compiler_);
+    names_ = &own_names_;
+    Py_CLEAR(cache_);
   }
 
  private:
-  using Transition = std::tuple<std::uint32_t, std::uint32_t, bool>;
-  struct KnownModule {
-    PyObject* ref;  // a weak reference that tells the id is still the module
-    std::uint32_t label;
-  };
-
   // torch.compiler.is_compiling() outside Dynamo's traces: true while
   // torch.export or Inductor traces the module in Python (module hooks run
   // on fake tensors there, nothing the measurement runs).
@@ -223,28 +279,22 @@ class ModuleScopeTracker {
   // The module's label, cached until its module dies or a rename; Python
   // names modules it has not named yet.
   bool LabelOf(PyObject* module, std::uint32_t* label) {
-    if (auto it = modules_.find(module);
-        it != modules_.end() && PyWeakref_GetObject(it->second.ref) == module) {
-      *label = it->second.label;
-      return true;
-    }
+    if (names_->Find(module, label)) return true;
     if (namer_ == nullptr) return RaiseClosed();
     OwnedRef name(PyObject_CallFunctionObjArgs(namer_, module, nullptr));
     if (!name) return false;
     Py_ssize_t size = 0;
     const char* utf8 = PyUnicode_AsUTF8AndSize(name.get(), &size);
     if (utf8 == nullptr) return false;
-    *label = Intern(absl::string_view(utf8, size));
+    if (!Intern(absl::string_view(utf8, size), label)) return false;
     OwnedRef ref(PyWeakref_NewRef(module, nullptr));
     if (!ref) {
       // Not weakly referenceable: named again on every call, still right.
       PyErr_Clear();
       return true;
     }
-    // Looked up again: naming may have forgotten every cached label.
-    auto [it, inserted] = modules_.try_emplace(module);
-    if (!inserted) Py_DECREF(it->second.ref);
-    it->second = KnownModule{ref.release(), *label};
+    // Naming may have forgotten every cached label or adopted a model's.
+    names_->Set(module, ref.release(), *label);
     return true;
   }
 
@@ -288,8 +338,14 @@ class ModuleScopeTracker {
     if (plain && found.empty()) return true;
     if (plain) return WatchFound(found, label, entering);
     if (slow_watch_ == nullptr) return RaiseClosed();
-    OwnedRef name(PyUnicode_FromStringAndSize(labels_[label].data(),
-                                              labels_[label].size()));
+    const std::string* text = nullptr;
+    if (!RaisingPythonErrors([&] {
+          text = &Session().ModuleLabel(label);
+          return true;
+        })) {
+      return false;
+    }
+    OwnedRef name(PyUnicode_FromStringAndSize(text->data(), text->size()));
     if (!name) return false;
     OwnedRef done(PyObject_CallFunctionObjArgs(slow_watch_, value, name.get(),
                                                entering ? Py_True : Py_False,
@@ -314,7 +370,7 @@ class ModuleScopeTracker {
           c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(impl));
     }
     return RaisingPythonErrors([&] {
-      WatchGradients(handle_, tensors, labels_[label], entering);
+      WatchGradients(handle_, tensors, Session().ModuleLabel(label), entering);
       watching_ = true;
       return true;
     });
@@ -322,18 +378,16 @@ class ModuleScopeTracker {
 
   const std::int64_t handle_;
   const unsigned long thread_;
-  std::uint32_t scope_ = 0;  // the empty set: only "Global" is running
-  std::uint64_t seen_epoch_;
   bool watching_ = false;
   PyObject* namer_;       // module -> label (ModuleTracker's naming)
   PyObject* slow_watch_;  // (value, label, entering) -> None
   PyObject* tensor_type_;
   PyObject* parameter_type_;
-  PyObject* compiler_;  // the torch.compiler module
-  std::vector<std::string> labels_;
-  absl::flat_hash_map<std::string, std::uint32_t> label_ids_;
-  absl::flat_hash_map<PyObject*, KnownModule> modules_;
-  absl::flat_hash_map<Transition, std::uint32_t> transitions_;
+  PyObject* compiler_;         // the torch.compiler module
+  PyObject* cache_ = nullptr;  // the adopted ModuleScopeCache, if any
+  // Module labels: this measurement's own, or the adopted model's.
+  ModuleLabels own_names_;
+  ModuleLabels* names_ = &own_names_;
 };
 
 // ---------------------------------------------------------------------------
@@ -354,8 +408,7 @@ bool LabelArgument(ModuleScopeTracker* tracker, PyObject* value,
   Py_ssize_t size = 0;
   const char* utf8 = PyUnicode_AsUTF8AndSize(value, &size);
   if (utf8 == nullptr) return false;
-  *label = tracker->Intern(absl::string_view(utf8, size));
-  return true;
+  return tracker->Intern(absl::string_view(utf8, size), label);
 }
 
 PyObject* TrackerNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -396,6 +449,21 @@ PyObject* TrackerChange(PyObject* self, PyObject* const* args,
   const int entering = PyObject_IsTrue(args[1]);
   if (entering < 0) return nullptr;
   return NoneOrRaise(TrackerOf(self)->Change(label, entering != 0));
+}
+
+// adopt(cache): uses a ModuleScopeCache kept for the model; whether the
+// session took it.
+PyObject* TrackerAdopt(PyObject* self, PyObject* const* args,
+                       Py_ssize_t nargs) {
+  if (!CheckArguments("adopt", nargs, 1)) return nullptr;
+  if (cache_type == nullptr || !PyObject_TypeCheck(args[0], cache_type)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "ModuleScopeTracker.adopt takes a ModuleScopeCache");
+    return nullptr;
+  }
+  bool adopted = false;
+  if (!TrackerOf(self)->Adopt(args[0], &adopted)) return nullptr;
+  return PyBool_FromLong(adopted);
 }
 
 // set_scope(id)
@@ -439,6 +507,8 @@ PyMethodDef kTrackerMethods[] = {
      "leave(module, output): a module call ends."},
     {"change", AsCFunction(TrackerChange), METH_FASTCALL,
      "change(label, entering): adds or removes a label from the scope."},
+    {"adopt", AsCFunction(TrackerAdopt), METH_FASTCALL,
+     "adopt(cache): uses the labels and scopes kept for a model."},
     {"set_scope", AsCFunction(TrackerSetScope), METH_FASTCALL,
      "set_scope(id): makes an interned scope current."},
     {"watch", AsCFunction(TrackerWatch), METH_FASTCALL,
@@ -470,10 +540,44 @@ PyType_Spec kTrackerSpec = {
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,        kTrackerSlots,
 };
 
+// ---------------------------------------------------------------------------
+// ModuleScopeCache: what is kept of one model across measurements.
+
+PyObject* CacheNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  if (!PyArg_ParseTuple(args, ":ModuleScopeCache")) return nullptr;
+  return CacheType::New(type, std::make_unique<ModuleScopeCache>());
+}
+
+PyType_Slot kCacheSlots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(CacheNew)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(CacheType::Dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(CacheType::Traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(CacheType::Clear)},
+    {Py_tp_doc,
+     const_cast<char*>("ModuleScopeCache(): the module labels and scopes kept "
+                       "for one model across its measurements.")},
+    {0, nullptr},
+};
+
+PyType_Spec kCacheSpec = {
+    "torchscan_dispatch._hooks.ModuleScopeCache", CacheType::kBasicSize, 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,      kCacheSlots,
+};
+
 }  // namespace
 
 bool AddModuleScopeTracker(PyObject* module) {
-  return AddType(module, "ModuleScopeTracker", &kTrackerSpec);
+  if (!AddType(module, "ModuleScopeTracker", &kTrackerSpec)) return false;
+  OwnedRef type(PyType_FromSpec(&kCacheSpec));
+  if (!type ||
+      PyModule_AddObjectRef(module, "ModuleScopeCache", type.get()) != 0) {
+    return false;
+  }
+  // Kept for the type test of adopt(): the library stays loaded.
+  PyObject* previous = reinterpret_cast<PyObject*>(std::exchange(
+      cache_type, reinterpret_cast<PyTypeObject*>(type.release())));
+  Py_XDECREF(previous);
+  return true;
 }
 
 }  // namespace torchscan::dispatch

@@ -1,5 +1,6 @@
-// by_module's module hooks (module_scope_hooks.cc): adds the type
-// ModuleScopeTracker to the library's extension module (hooks_module.cc).
+// by_module's module hooks (module_scope_hooks.cc): adds the types
+// ModuleScopeTracker and ModuleScopeCache to the library's extension module
+// (hooks_module.cc).
 
 #ifndef TORCHSCAN_PYTHON_OPERATORS_MODULE_SCOPE_HOOKS_H_
 #define TORCHSCAN_PYTHON_OPERATORS_MODULE_SCOPE_HOOKS_H_

@@ -62,12 +62,18 @@ class _NamedTree:
     tree has the same children under the same attribute names. The check
     reads each module's ``_modules`` (what named_children iterates) against
     the children's ids and weak references; the cache holds no strong
-    reference to any module."""
+    reference to any module.
 
-    __slots__ = ("names", "structure")
+    With the names, the tree keeps the native labels and module scopes of its
+    measurements (a ModuleScopeCache, NOTE [Scopes kept per model] in
+    torchscan_dispatch/scope_table.h): the next measurement's session adopts
+    them, so a model measured again allocates nothing per module call."""
+
+    __slots__ = ("names", "structure", "cache")
 
     def __init__(self, names: dict[int, tuple[weakref.ref, str, bool]]) -> None:
         self.names = dict(names)
+        self.cache = hooks().ModuleScopeCache()
         structure = []
         for ref, _, _ in names.values():
             module = ref()
@@ -99,8 +105,10 @@ class _NamedTree:
 # used last; a few roots (a training loop measures one or two models).
 _named_trees: dict[int, tuple[weakref.ref, _NamedTree]] = {}
 _NAMED_TREES_KEPT = 8
-# How many times a tree was walked to name it (tests read it).
+# How many times a tree was walked to name it, and how many measurements
+# took the labels and scopes kept for a tree (tests read them).
 walks = 0
+adoptions = 0
 
 
 # Measurements on several threads may name trees at once.
@@ -178,15 +186,21 @@ class ModuleScopes:
         """Names a root in a measurement that has named nothing yet: from the
         names kept for it when its tree is unchanged (NOTE [Names kept per
         model])."""
-        global walks
+        global walks, adoptions
         tree = _kept_names(root)
         if tree is None:
             walks += 1
             name = self._walk(root)
-            _keep_names(root, _NamedTree(self._names))
-            return name
-        self._names = dict(tree.names)
-        return self._names[id(root)][1]
+            tree = _NamedTree(self._names)
+            _keep_names(root, tree)
+        else:
+            self._names = dict(tree.names)
+            name = self._names[id(root)][1]
+        # Names and labels are the tree's until the next renaming
+        # (forget_names): its kept labels and scopes are this measurement's.
+        if self._tracker.adopt(tree.cache):
+            adoptions += 1
+        return name
 
     def _walk(self, module) -> str:
         entry = self._entry(module)

@@ -83,10 +83,10 @@ def _change(entry: _Open, present: bool) -> None:
     measurement, scopes = entry.measurement, entry.scopes
     if scopes is not None:
         # NOTE [The label and module tracking]
-        # The module tracker caches its scope transitions by the scope it
-        # believes current; a label changed behind its back would be dropped
-        # by the next module call (a recomputed module's hooks). Through the
-        # tracker, the label is part of the scope it knows.
+        # With module tracking the label goes through the tracker, into the
+        # session's module table that the tracker's labels live in (the same
+        # table kept per model, NOTE [Scopes kept per model] in
+        # torchscan_dispatch/scope_table.h).
         scopes._change(RECOMPUTE_LABEL, present)
         return
     from torchscan_dispatch._native import MODULE_SCOPES

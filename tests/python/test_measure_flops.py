@@ -181,6 +181,36 @@ def test_second_measurement_of_a_model_reuses_its_names_without_walking_it(monke
     assert first["_Blocks"] == 3 * 512 + 128
 
 
+def test_later_measurements_of_a_model_use_its_kept_scopes():
+    from torchscan_dispatch import _module_scopes
+
+    model, x = _Blocks(), torch.randn(4, 8)
+    expected = _by_module_of_flop_counter_mode(lambda: model(x))
+    adoptions = _module_scopes.adoptions
+    first = torchscan_dispatch.measure_flops(lambda: model(x))["by_module"]
+    cache = _module_scopes._named_trees[id(model)][1].cache
+    second = torchscan_dispatch.measure_flops(lambda: model(x))["by_module"]
+    # Both measurements took the tree's labels and scopes (the first made
+    # them), the same object each time.
+    assert _module_scopes.adoptions == adoptions + 2
+    assert _module_scopes._named_trees[id(model)][1].cache is cache
+    assert first == second == expected
+
+    # A measurement that names a submodule first (its own root, with
+    # ModuleTracker's type name) and then the model, and a training step whose
+    # backward moves the scope through gradient watches: the kept scopes stay
+    # right for both and for the forward measured after them.
+    def sub_then_root():
+        model.head(x)
+        model(x)
+
+    def training_step():
+        model(x).sum().backward()
+
+    for workload in (sub_then_root, training_step, lambda: model(x)):
+        assert torchscan_dispatch.measure_flops(workload)["by_module"] == _by_module_of_flop_counter_mode(workload)
+
+
 def test_kept_names_follow_a_changed_model():
     model, x = _Blocks(), torch.randn(4, 8)
     torchscan_dispatch.measure_flops(lambda: model(x))
