@@ -1,8 +1,23 @@
+// NOTE [Per-operator headers]
+// <ATen/ATen.h> declares every ATen operator and costs this translation unit
+// seconds of compile time in every build configuration. Tensor methods come
+// with <ATen/core/Tensor.h>, and each free function (at::ones) with its own
+// <ATen/ops/NAME.h>. AT_PER_OPERATOR_HEADERS makes ATen's own headers
+// (ExpandUtils.h) take the same narrow route instead of <ATen/Functions.h>,
+// and TORCH_ASSERT_ONLY_METHOD_OPERATORS turns any later include of the
+// all-operator headers into a compile error, as in PyTorch's own sources.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
 #include "torchscan_dispatch/attention_masks.h"
 
-#include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/ones.h>
+#include <c10/core/ScalarType.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
 #include <array>

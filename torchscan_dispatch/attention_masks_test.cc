@@ -2,9 +2,18 @@
 // (plain bmm calls, counted by the fallback) and what its mask excludes.
 // Expected values are computed here by hand.
 
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
 #include "torchscan_dispatch/attention_masks.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/ones.h>
 
 #include <string>
 
@@ -34,8 +43,8 @@ constexpr Count kPairs = 32;
 report::FlopReport ReportOfOneCall(const absl::StatusOr<Count>& allowed) {
   ActiveCounting counting;
   CountingSession& session = counting.session();
-  torch::bmm(torch::ones({2, 4, 3}), torch::ones({2, 3, 4}));
-  torch::bmm(torch::ones({2, 4, 4}), torch::ones({2, 4, 3}));
+  at::bmm(at::ones({2, 4, 3}), at::ones({2, 3, 4}));
+  at::bmm(at::ones({2, 4, 4}), at::ones({2, 4, 3}));
   RecordFlexAttentionMask(FlexAttention(), kExecuted, kPairs, allowed, session);
   counting.Stop();
   absl::StatusOr<report::FlopReport> report = session.BuildReport();

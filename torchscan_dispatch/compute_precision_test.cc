@@ -1,7 +1,18 @@
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
 #include "torchscan_dispatch/compute_precision.h"
 
 #include <ATen/Context.h>
-#include <torch/torch.h>
+#include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/ops/ones.h>
+#include <c10/core/TensorOptions.h>
 
 #include <vector>
 
@@ -49,7 +60,7 @@ class Tf32Settings : public ::testing::Test {
 TEST(ComputePrecisionTest, FloatingDtypesOnTheCpu) {
   const OperatorInfo mm = WithRule(PrecisionRule::kCublasProduct);
   const auto ones = [](c10::ScalarType dtype) {
-    return torch::ones({2, 2}, torch::dtype(dtype));
+    return at::ones({2, 2}, at::dtype(dtype));
   };
   EXPECT_EQ(Of(mm, {ones(at::kFloat), ones(at::kFloat)}), Precision::kFp32);
   EXPECT_EQ(Of(mm, {ones(at::kBFloat16), ones(at::kBFloat16)}),
@@ -63,11 +74,10 @@ TEST(ComputePrecisionTest, FloatingDtypesOnTheCpu) {
   const OperatorInfo add = WithRule(PrecisionRule::kInputs);
   EXPECT_EQ(Of(add, {ones(at::kBFloat16), ones(at::kFloat)}), Precision::kFp32);
   EXPECT_EQ(Of(add, {ones(at::kBFloat16), ones(at::kHalf)}), Precision::kFp32);
-  EXPECT_EQ(Of(add, {ones(at::kBFloat16),
-                     torch::ones({}, torch::dtype(at::kDouble))}),
-            Precision::kBf16);
-  EXPECT_EQ(Of(add, {torch::ones({}, torch::dtype(at::kDouble))}),
-            Precision::kFp64);
+  EXPECT_EQ(
+      Of(add, {ones(at::kBFloat16), at::ones({}, at::dtype(at::kDouble))}),
+      Precision::kBf16);
+  EXPECT_EQ(Of(add, {at::ones({}, at::dtype(at::kDouble))}), Precision::kFp64);
   // Tensor lists count; undefined tensors and non-tensors do not.
   EXPECT_EQ(Of(add, {c10::List<at::Tensor>({ones(at::kHalf)}), at::Tensor(),
                      c10::IValue(3)}),
@@ -76,24 +86,23 @@ TEST(ComputePrecisionTest, FloatingDtypesOnTheCpu) {
 
 TEST(ComputePrecisionTest, LowPrecisionProducts) {
   const OperatorInfo inputs = WithRule(PrecisionRule::kInputs);
-  const at::Tensor fp8 = torch::ones({16, 16}).to(at::kFloat8_e4m3fn);
-  const at::Tensor scale = torch::ones({});
+  const at::Tensor fp8 = at::ones({16, 16}).to(at::kFloat8_e4m3fn);
+  const at::Tensor scale = at::ones({});
   // _scaled_mm: float32 scales do not make an fp8 product float32.
   EXPECT_EQ(Of(inputs, {fp8, fp8, scale, scale}), Precision::kFp8);
   // _int_mm: int8 by int8.
-  const at::Tensor int8 = torch::ones({16, 16}, torch::dtype(at::kChar));
+  const at::Tensor int8 = at::ones({16, 16}, at::dtype(at::kChar));
   EXPECT_EQ(Of(inputs, {int8, int8}), Precision::kInt8);
   // _weight_int8pack_mm: bf16 activations times int8 weights run in bf16.
-  const at::Tensor activations =
-      torch::ones({4, 16}, torch::dtype(at::kBFloat16));
-  EXPECT_EQ(Of(inputs, {activations, int8,
-                        torch::ones({16}, torch::dtype(at::kBFloat16))}),
-            Precision::kBf16);
+  const at::Tensor activations = at::ones({4, 16}, at::dtype(at::kBFloat16));
+  EXPECT_EQ(
+      Of(inputs, {activations, int8, at::ones({16}, at::dtype(at::kBFloat16))}),
+      Precision::kBf16);
   // Dynamic quantization quantizes float32 activations to int8 itself.
-  EXPECT_EQ(Of(WithRule(PrecisionRule::kInt8), {torch::ones({4, 16})}),
+  EXPECT_EQ(Of(WithRule(PrecisionRule::kInt8), {at::ones({4, 16})}),
             Precision::kInt8);
   // Integer products other than 8-bit have no table precision.
-  const at::Tensor int64 = torch::ones({2, 2}, torch::dtype(at::kLong));
+  const at::Tensor int64 = at::ones({2, 2}, at::dtype(at::kLong));
   EXPECT_EQ(Of(inputs, {int64, int64}), Precision::kUnknown);
 }
 

@@ -4,8 +4,23 @@
 // recording into one session while it is being read. Also run under
 // ThreadSanitizer (--config=tsan, docs/reliability.md).
 
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc. torch::randn and the other torch::
+// factories (variable_factories.h) honour requires_grad, so they stay.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
 #include <ATen/Parallel.h>
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/mm.h>
+#include <c10/core/TensorOptions.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/generated/variable_factories.h>
 
 #include <atomic>
 #include <barrier>
@@ -35,7 +50,7 @@ using testing::ThreadSnapshot;
 struct Workload {
   static constexpr std::int64_t kBatch = 2;
   std::int64_t m, k, n;
-  torch::Tensor a, b, bias, ba, bb;
+  at::Tensor a, b, bias, ba, bb;
 
   explicit Workload(int thread)
       : m(1 + thread % 4),
@@ -60,15 +75,15 @@ Expected RunOps(const Workload& w, int begin, int end) {
   for (int i = begin; i < end; ++i) {
     switch (i % 3) {
       case 0:
-        torch::mm(w.a, w.b);
+        at::mm(w.a, w.b);
         expected.mm += w.Mm();
         break;
       case 1:
-        torch::addmm(w.bias, w.a, w.b);
+        at::addmm(w.bias, w.a, w.b);
         expected.addmm += w.Mm();
         break;
       default:
-        torch::bmm(w.ba, w.bb);
+        at::bmm(w.ba, w.bb);
         expected.bmm += w.Bmm();
     }
   }
@@ -144,10 +159,10 @@ TEST(ConcurrencyTest, UnguardedThreadsRunningAlongsideAGuardAreNotCounted) {
   std::vector<std::thread> unguarded;
   for (int t = 0; t < kUnguarded; ++t) {
     unguarded.emplace_back([&] {
-      const torch::Tensor a = torch::randn({5, 5});
+      const at::Tensor a = torch::randn({5, 5});
       while (!done.load()) {
         const bool during = guard_active.load();
-        torch::mm(a, a);
+        at::mm(a, a);
         if (dispatch::CountingSession::Current() != nullptr ||
             c10::impl::tls_is_dispatch_key_included(dispatch::kCountingKey)) {
           saw_counting_on.fetch_add(1);
@@ -156,15 +171,15 @@ TEST(ConcurrencyTest, UnguardedThreadsRunningAlongsideAGuardAreNotCounted) {
       }
     });
   }
-  const torch::Tensor a = torch::randn({3, 7});
-  const torch::Tensor b = torch::randn({7, 2});
+  const at::Tensor a = torch::randn({3, 7});
+  const at::Tensor b = torch::randn({7, 2});
   {
     FlopCountingGuard guard;
     guard_active.store(true);
     // Make sure the other threads really ran while the guard was active.
     while (ops_while_guarded.load() < 50 * kUnguarded)
       std::this_thread::yield();
-    for (int i = 0; i < kGuardedOps; ++i) torch::mm(a, b);
+    for (int i = 0; i < kGuardedOps; ++i) at::mm(a, b);
     report::FlopReport report = ReportOf(guard);
     EXPECT_EQ(report.by_operator.at("aten.mm"),
               kGuardedOps * MatmulFlops(3, 7, 2));
@@ -181,17 +196,16 @@ TEST(ConcurrencyTest, UnguardedThreadsRunningAlongsideAGuardAreNotCounted) {
 
 // y = a @ b with a hand-written backward: grad_a = g @ b^T, grad_b = a^T @ g.
 struct MmFunction : public torch::autograd::Function<MmFunction> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
-                               torch::Tensor a, torch::Tensor b) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor a,
+                            at::Tensor b) {
     ctx->save_for_backward({a, b});
-    return torch::mm(a, b);
+    return at::mm(a, b);
   }
   static torch::autograd::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
-    return {torch::mm(grads[0], saved[1].t()),
-            torch::mm(saved[0].t(), grads[0])};
+    return {at::mm(grads[0], saved[1].t()), at::mm(saved[0].t(), grads[0])};
   }
 };
 
@@ -205,9 +219,9 @@ TEST(ConcurrencyTest, CustomFunctionBackwardRunByTheEngineCountsPerThread) {
   for (int t = 0; t < kAutogradThreads; ++t) {
     threads.emplace_back([t, &start] {
       const Workload work(t);
-      torch::Tensor a = torch::randn({work.m, work.k}, torch::requires_grad());
-      torch::Tensor b = torch::randn({work.k, work.n}, torch::requires_grad());
-      const torch::Tensor g = torch::ones({work.m, work.n});
+      at::Tensor a = torch::randn({work.m, work.k}, at::requires_grad());
+      at::Tensor b = torch::randn({work.k, work.n}, at::requires_grad());
+      const at::Tensor g = torch::ones({work.m, work.n});
       const ThreadSnapshot before = ThreadSnapshot::Capture();
       start.arrive_and_wait();
       {
@@ -232,19 +246,19 @@ TEST(ConcurrencyTest, CustomFunctionBackwardRunByTheEngineCountsPerThread) {
 // mm backward (only the input that needs a gradient gets one) and the custom
 // Function's backward (which always computes both).
 TEST(ConcurrencyTest, AutogradGradInsideTheGuardIsCounted) {
-  torch::Tensor a = torch::randn({4, 6}, torch::requires_grad());
-  const torch::Tensor b = torch::randn({6, 3});
-  torch::Tensor c = torch::randn({6, 3}, torch::requires_grad());
-  const torch::Tensor g = torch::ones({4, 3});
+  at::Tensor a = torch::randn({4, 6}, at::requires_grad());
+  const at::Tensor b = torch::randn({6, 3});
+  at::Tensor c = torch::randn({6, 3}, at::requires_grad());
+  const at::Tensor g = torch::ones({4, 3});
   FlopCountingGuard guard;
-  torch::Tensor y = torch::mm(a, b);
+  at::Tensor y = at::mm(a, b);
   torch::autograd::variable_list grad_a = torch::autograd::grad({y}, {a}, {g});
   ASSERT_EQ(grad_a.size(), 1u);
   EXPECT_EQ(grad_a[0].sizes(), a.sizes());
   // Forward 2*4*6*3; backward grad_a = g [4,3] @ b^T [3,6].
   EXPECT_EQ(ReportOf(guard).by_operator.at("aten.mm"),
             MatmulFlops(4, 6, 3) + MatmulFlops(4, 3, 6));
-  torch::Tensor z = MmFunction::apply(a, c);
+  at::Tensor z = MmFunction::apply(a, c);
   torch::autograd::grad({z}, {a, c}, {g});
   EXPECT_EQ(ReportOf(guard).by_operator.at("aten.mm"),
             MatmulFlops(4, 6, 3) + MatmulFlops(4, 3, 6) +      // as above
@@ -257,12 +271,12 @@ TEST(ConcurrencyTest, AutogradGradInsideTheGuardIsCounted) {
 TEST(ConcurrencyTest, TasksRecordIntoOneSessionWhileItIsRead) {
   constexpr int kTasks = 4;
   constexpr int kOpsPerTask = 250;
-  const torch::Tensor a = torch::randn({3, 3});
+  const at::Tensor a = torch::randn({3, 3});
   FlopCountingGuard guard;
   std::vector<std::promise<void>> done(kTasks);
   for (int t = 0; t < kTasks; ++t) {
     at::launch([&, t] {
-      for (int i = 0; i < kOpsPerTask; ++i) torch::mm(a, a);
+      for (int i = 0; i < kOpsPerTask; ++i) at::mm(a, a);
       done[t].set_value();
     });
   }
@@ -285,19 +299,19 @@ TEST(ConcurrencyTest, TasksRecordIntoOneSessionWhileItIsRead) {
 // short-lived sessions on the new threads are recorded: the per-thread
 // caches never hand a thread another session's entry.
 TEST(ConcurrencyTest, ShortLivedThreadsAndSessionsKeepCountsApart) {
-  const torch::Tensor a = torch::randn({2, 2});
+  const at::Tensor a = torch::randn({2, 2});
   FlopCountingGuard outer;
   for (int round = 0; round < 20; ++round) {
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t) {
       threads.emplace_back([&a, t] {
         FlopCountingGuard guard;
-        for (int i = 0; i <= t; ++i) torch::mm(a, a);
+        for (int i = 0; i <= t; ++i) at::mm(a, a);
         EXPECT_EQ(ReportOf(guard).by_operator.at("aten.mm"),
                   (t + 1) * MatmulFlops(2, 2, 2));
       });
     }
-    torch::mm(a, a);
+    at::mm(a, a);
     for (std::thread& thread : threads) thread.join();
   }
   EXPECT_EQ(ReportOf(outer).by_operator.at("aten.mm"),

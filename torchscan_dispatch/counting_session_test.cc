@@ -1,6 +1,16 @@
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
 #include "torchscan_dispatch/counting_session.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/sin.h>
 
 #include <cstddef>
 #include <map>
@@ -27,17 +37,17 @@ TEST(CountingSessionTest, LayerCallFlopsAreKeyedByLayerIndexAndInclusive) {
   ActiveCounting counting;
   CountingSession& session = counting.session();
   session.EnterLayer("0", "net");
-  torch::mm(torch::ones({2, 3}), torch::ones({3, 4}));  // 2*2*3*4 = 48
+  at::mm(at::ones({2, 3}), at::ones({3, 4}));  // 2*2*3*4 = 48
   session.EnterLayer("1", "net.fc");
-  torch::mm(torch::ones({1, 2}), torch::ones({2, 5}));  // 2*1*2*5 = 20
+  at::mm(at::ones({1, 2}), at::ones({2, 5}));  // 2*1*2*5 = 20
   session.ExitLayer("1", "net.fc");
   // A module without a layer record: its work belongs to layer 0 alone.
   session.EnterLayer("", "net.act");
-  torch::mm(torch::ones({1, 1}), torch::ones({1, 3}));  // 2*1*1*3 = 6
+  at::mm(at::ones({1, 1}), at::ones({1, 3}));  // 2*1*1*3 = 6
   session.ExitLayer("", "net.act");
   // An operator without a formula leaves layers 12 and 0 partial.
   session.EnterLayer("12", "net.out");
-  torch::sin(torch::ones({2}));
+  at::sin(at::ones({2}));
   session.ExitLayer("12", "net.out");
   session.ExitLayer("0", "net");
   counting.Stop();
@@ -63,7 +73,7 @@ TEST(CountingSessionTest, LayerCallFlopsRefuseALabelThatIsNoIndex) {
   ActiveCounting counting;
   CountingSession& session = counting.session();
   session.EnterLayer("encoder", "net.encoder");
-  torch::mm(torch::ones({2, 3}), torch::ones({3, 4}));
+  at::mm(at::ones({2, 3}), at::ones({3, 4}));
   session.ExitLayer("encoder", "net.encoder");
   counting.Stop();
 

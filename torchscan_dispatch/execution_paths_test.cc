@@ -6,7 +6,11 @@
 #include <ATen/functorch/DynamicLayer.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/forward_grad.h>
-#include <torch/torch.h>
+// NOTE: torch::nn::functional::linear brings <torch/types.h> and with it
+// <ATen/ATen.h>, so this test cannot take the per-operator route (NOTE
+// [Per-operator headers] in torchscan_dispatch/attention_masks.cc); it
+// includes the one functional header it uses instead of <torch/torch.h>.
+#include <torch/nn/functional/linear.h>
 
 #include "gtest/gtest.h"
 #include "torchscan_dispatch/dispatch_key.h"

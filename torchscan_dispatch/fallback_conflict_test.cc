@@ -7,8 +7,19 @@
 // first. Counting must then refuse to start with a clear c10::Error naming the
 // key, change nothing on the thread, and never call the workload.
 
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
+#include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <torch/torch.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/ones.h>
 
 #include <string>
 
@@ -60,8 +71,8 @@ TEST(FallbackConflictTest, StartingToCountThrowsAClearErrorAndChangesNothing) {
 
   // PyTorch itself is unaffected: the other library's fallback is a
   // fallthrough and the key is never switched on.
-  const torch::Tensor a = torch::ones({2, 3});
-  EXPECT_TRUE(torch::equal(torch::mm(a, a.t()), torch::full({2, 2}, 3.0)));
+  const at::Tensor a = at::ones({2, 3});
+  EXPECT_TRUE(at::equal(at::mm(a, a.t()), at::full({2, 2}, 3.0)));
 }
 
 }  // namespace

@@ -4,7 +4,21 @@
 // are checked (not assumed) to be exactly as before, and a following
 // measurement counts exactly.
 
-#include <torch/torch.h>
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc. torch::randn and the other torch::
+// factories (variable_factories.h) honour requires_grad, so they stay.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/sin.h>
+#include <c10/core/TensorOptions.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/generated/variable_factories.h>
 
 #include <stdexcept>
 #include <string>
@@ -27,10 +41,10 @@ using testing::ThreadSnapshot;
 void ExpectCleanAndCountingExactly(const ThreadSnapshot& before) {
   EXPECT_EQ(ThreadSnapshot::Capture(), before);
   EXPECT_EQ(dispatch::CountingSession::Current(), nullptr);
-  const torch::Tensor a = torch::randn({3, 4});
-  const torch::Tensor b = torch::randn({4, 5});
+  const at::Tensor a = torch::randn({3, 4});
+  const at::Tensor b = torch::randn({4, 5});
   absl::StatusOr<report::FlopReport> report =
-      MeasureFlops([&] { torch::mm(a, b); });
+      MeasureFlops([&] { at::mm(a, b); });
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->by_operator,
             (std::map<std::string, Count>{{"aten.mm", MatmulFlops(3, 4, 5)}}));
@@ -43,12 +57,11 @@ void ExpectCleanAndCountingExactly(const ThreadSnapshot& before) {
 enum class BackwardFault { kNone, kThrow, kWrongShape };
 
 struct FaultyMm : public torch::autograd::Function<FaultyMm> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
-                               torch::Tensor a, torch::Tensor b, bool fail,
-                               int64_t backward_fault) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor a,
+                            at::Tensor b, bool fail, int64_t backward_fault) {
     ctx->save_for_backward({a, b});
     ctx->saved_data["fault"] = backward_fault;
-    torch::Tensor y = torch::mm(a, b);
+    at::Tensor y = at::mm(a, b);
     if (fail) throw std::runtime_error("forward failed on purpose");
     return y;
   }
@@ -56,23 +69,23 @@ struct FaultyMm : public torch::autograd::Function<FaultyMm> {
       torch::autograd::AutogradContext* ctx,
       torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
-    torch::Tensor grad_a = torch::mm(grads[0], saved[1].t());
+    at::Tensor grad_a = at::mm(grads[0], saved[1].t());
     switch (static_cast<BackwardFault>(ctx->saved_data["fault"].toInt())) {
       case BackwardFault::kThrow:
         throw std::runtime_error("backward failed on purpose");
       case BackwardFault::kWrongShape:
-        return {grad_a.t(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+        return {grad_a.t(), at::Tensor(), at::Tensor(), at::Tensor()};
       case BackwardFault::kNone:
         break;
     }
-    return {grad_a, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {grad_a, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 TEST(FaultTest, ThrowInForwardRestoresTheThreadExactly) {
   const ThreadSnapshot before = ThreadSnapshot::Capture();
-  const torch::Tensor a = torch::randn({2, 3}, torch::requires_grad());
-  const torch::Tensor b = torch::randn({3, 4});
+  const at::Tensor a = torch::randn({2, 3}, at::requires_grad());
+  const at::Tensor b = torch::randn({3, 4});
   try {
     MeasureFlops([&] {
       FaultyMm::apply(a, b, /*fail=*/true,
@@ -85,16 +98,15 @@ TEST(FaultTest, ThrowInForwardRestoresTheThreadExactly) {
   ExpectCleanAndCountingExactly(before);
 
   // A failing kernel: PyTorch's own shape error.
-  EXPECT_THROW(MeasureFlops([&] { torch::mm(b, b); }).IgnoreError(),
-               c10::Error);
+  EXPECT_THROW(MeasureFlops([&] { at::mm(b, b); }).IgnoreError(), c10::Error);
   ExpectCleanAndCountingExactly(before);
 }
 
 TEST(FaultTest, ThrowInTheEnginesBackwardRestoresTheThreadExactly) {
   const ThreadSnapshot before = ThreadSnapshot::Capture();
-  const torch::Tensor a = torch::randn({2, 3}, torch::requires_grad());
-  const torch::Tensor b = torch::randn({3, 4});
-  const torch::Tensor g = torch::ones({2, 4});
+  const at::Tensor a = torch::randn({2, 3}, at::requires_grad());
+  const at::Tensor b = torch::randn({3, 4});
+  const at::Tensor g = torch::ones({2, 4});
   for (BackwardFault fault :
        {BackwardFault::kThrow, BackwardFault::kWrongShape}) {
     bool thrown = false;
@@ -113,7 +125,7 @@ TEST(FaultTest, ThrowInTheEnginesBackwardRestoresTheThreadExactly) {
       }
       // The guard is still usable after the fault: forward mm and the
       // backward's grad_a mm ran before the failure; one more mm now.
-      torch::mm(b.t(), a.t());
+      at::mm(b.t(), a.t());
       EXPECT_EQ(
           ReportOf(guard).by_operator.at("aten.mm"),
           MatmulFlops(2, 3, 4) + MatmulFlops(2, 4, 3) + MatmulFlops(4, 3, 2));
@@ -134,15 +146,15 @@ TEST(FaultTest, ThrowingCustomFormulaBecomesADiagnosticNotAWorkloadError) {
       "aten.sin", [](const formulas::OperatorCall&) -> absl::StatusOr<Count> {
         throw std::domain_error("formula failed on purpose");
       });
-  const torch::Tensor x = torch::full({3}, 0.5);
-  const torch::Tensor a = torch::randn({2, 2});
-  torch::Tensor sin;
+  const at::Tensor x = torch::full({3}, 0.5);
+  const at::Tensor a = torch::randn({2, 2});
+  at::Tensor sin;
   {
     FlopCountingGuard guard(std::move(options));
     const ThreadSnapshot in_guard = ThreadSnapshot::Capture();
-    EXPECT_NO_THROW(sin = torch::sin(x));
+    EXPECT_NO_THROW(sin = at::sin(x));
     EXPECT_EQ(ThreadSnapshot::Capture(), in_guard);
-    torch::mm(a, a);
+    at::mm(a, a);
     report::FlopReport report = ReportOf(guard);
     EXPECT_EQ(
         report.by_operator,
@@ -157,7 +169,7 @@ TEST(FaultTest, ThrowingCustomFormulaBecomesADiagnosticNotAWorkloadError) {
         << report.diagnostics[0].message;
   }
   // The workload got the operator's real result.
-  EXPECT_TRUE(torch::allclose(sin, torch::full({3}, std::sin(0.5))));
+  EXPECT_TRUE(at::allclose(sin, torch::full({3}, std::sin(0.5))));
   ExpectCleanAndCountingExactly(before);
 }
 
@@ -165,15 +177,15 @@ TEST(FaultTest, ThrowingCustomFormulaBecomesADiagnosticNotAWorkloadError) {
 // state it found, and the inner guard's work still reaches the outer one.
 TEST(FaultTest, ExceptionThroughNestedGuardsRestoresEveryLevel) {
   const ThreadSnapshot before = ThreadSnapshot::Capture();
-  const torch::Tensor a = torch::randn({2, 5});
+  const at::Tensor a = torch::randn({2, 5});
   try {
     FlopCountingGuard outer;
     const ThreadSnapshot in_outer = ThreadSnapshot::Capture();
-    torch::mm(a, a.t());
+    at::mm(a, a.t());
     try {
       FlopCountingGuard inner;
       EXPECT_NE(ThreadSnapshot::Capture(), in_outer);
-      torch::mm(a.t(), a);
+      at::mm(a.t(), a);
       throw std::out_of_range("inner fault");
     } catch (const std::out_of_range&) {
       EXPECT_EQ(ThreadSnapshot::Capture(), in_outer);
@@ -190,9 +202,9 @@ TEST(FaultTest, ExceptionThroughNestedGuardsRestoresEveryLevel) {
 // Faults of every kind, many times over on one thread: nothing accumulates.
 TEST(FaultTest, RepeatedFaultsLeaveNoTrace) {
   const ThreadSnapshot before = ThreadSnapshot::Capture();
-  const torch::Tensor a = torch::randn({2, 3}, torch::requires_grad());
-  const torch::Tensor b = torch::randn({3, 4});
-  const torch::Tensor g = torch::ones({2, 4});
+  const at::Tensor a = torch::randn({2, 3}, at::requires_grad());
+  const at::Tensor b = torch::randn({3, 4});
+  const at::Tensor g = torch::ones({2, 4});
   for (int i = 0; i < 200; ++i) {
     try {
       MeasureFlops([&] {
@@ -207,7 +219,7 @@ TEST(FaultTest, RepeatedFaultsLeaveNoTrace) {
                 .backward(g);
             break;
           default:
-            torch::mm(b, b);
+            at::mm(b, b);
         }
       }).IgnoreError();
       ADD_FAILURE() << "iteration " << i << " did not throw";

@@ -1,6 +1,15 @@
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
 #include "torchscan_dispatch/step_meter.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/randn.h>
 
 #include <stdexcept>
 
@@ -10,11 +19,11 @@ namespace torchscan {
 namespace {
 
 TEST(StepMeterTest, CountsTheStepAndTimesIt) {
-  torch::Tensor a = torch::randn({8, 16});
-  torch::Tensor b = torch::randn({16, 4});
+  at::Tensor a = at::randn({8, 16});
+  at::Tensor b = at::randn({16, 4});
   bool synchronized = false;
   absl::StatusOr<StepMeasurement> step =
-      MeasureStep([&] { torch::mm(a, b); }, [&] { synchronized = true; });
+      MeasureStep([&] { at::mm(a, b); }, [&] { synchronized = true; });
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_EQ(report::Count(2 * 8 * 16 * 4), step->KnownFlops());
   EXPECT_TRUE(synchronized);

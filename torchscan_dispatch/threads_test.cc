@@ -2,10 +2,19 @@
 // guard's report partial and are named (unseen_threads.h); work handed to
 // them through FlopCountingGuard::Follow is counted. One behaviour per test.
 
+// Per-operator headers only: see NOTE [Per-operator headers] in
+// torchscan_dispatch/attention_masks.cc.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#ifndef AT_PER_OPERATOR_HEADERS
+#define AT_PER_OPERATOR_HEADERS
+#endif
+
 #include <ATen/ThreadLocalState.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/randn.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/torch.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -46,11 +55,11 @@ std::int64_t RunOnThread(Work work) {
 }
 
 TEST(ThreadsTest, AnotherThreadsMatmulMakesTheReportPartial) {
-  const torch::Tensor a = torch::randn({4, 8});
-  const torch::Tensor b = torch::randn({8, 2});
+  const at::Tensor a = at::randn({4, 8});
+  const at::Tensor b = at::randn({8, 2});
   FlopCountingGuard guard;
-  torch::mm(a, b);
-  RunOnThread([&] { torch::mm(a, b); });
+  at::mm(a, b);
+  RunOnThread([&] { at::mm(a, b); });
   const report::FlopReport report = ReportOf(guard);
   EXPECT_EQ(MetricStatus::kPartial, report.total.status());
   EXPECT_EQ(report::MetricValue(MatmulFlops(4, 8, 2)),
@@ -58,12 +67,12 @@ TEST(ThreadsTest, AnotherThreadsMatmulMakesTheReportPartial) {
 }
 
 TEST(ThreadsTest, TheDiagnosticNamesTheThreadAndTheOperator) {
-  const torch::Tensor a = torch::randn({4, 8});
-  const torch::Tensor b = torch::randn({8, 2});
+  const at::Tensor a = at::randn({4, 8});
+  const at::Tensor b = at::randn({8, 2});
   FlopCountingGuard guard;
   const std::int64_t id = RunOnThread([&] {
-    torch::mm(a, b);
-    torch::mm(a, b);
+    at::mm(a, b);
+    at::mm(a, b);
   });
   const report::FlopReport report = ReportOf(guard);
   ASSERT_EQ(1u, report.diagnostics.size());
@@ -76,7 +85,7 @@ TEST(ThreadsTest, TheDiagnosticNamesTheThreadAndTheOperator) {
 }
 
 TEST(ThreadsTest, AThreadRunningOnlyViewsLeavesTheReportComplete) {
-  const torch::Tensor a = torch::randn({4, 8});
+  const at::Tensor a = at::randn({4, 8});
   FlopCountingGuard guard;
   RunOnThread([&] {
     a.view({8, 4});
@@ -87,22 +96,22 @@ TEST(ThreadsTest, AThreadRunningOnlyViewsLeavesTheReportComplete) {
 }
 
 TEST(ThreadsTest, AThreadWithItsOwnGuardIsNotUnseen) {
-  const torch::Tensor a = torch::randn({4, 8});
-  const torch::Tensor b = torch::randn({8, 2});
+  const at::Tensor a = at::randn({4, 8});
+  const at::Tensor b = at::randn({8, 2});
   FlopCountingGuard guard;
   RunOnThread([&] {
     FlopCountingGuard own;
-    torch::mm(a, b);
+    at::mm(a, b);
   });
   EXPECT_EQ(MetricStatus::kComplete, ReportOf(guard).total.status());
 }
 
 TEST(ThreadsTest, FollowCountsTheTaskIntoTheGuard) {
-  const torch::Tensor a = torch::randn({4, 8});
-  const torch::Tensor b = torch::randn({8, 2});
+  const at::Tensor a = at::randn({4, 8});
+  const at::Tensor b = at::randn({8, 2});
   FlopCountingGuard guard;
-  torch::mm(a, b);
-  RunOnThread(guard.Follow([&] { torch::mm(a, b); }));
+  at::mm(a, b);
+  RunOnThread(guard.Follow([&] { at::mm(a, b); }));
   const report::FlopReport report = ReportOf(guard);
   EXPECT_EQ(MetricStatus::kComplete, report.total.status());
   EXPECT_EQ(report::MetricValue(2 * MatmulFlops(4, 8, 2)),
@@ -110,13 +119,13 @@ TEST(ThreadsTest, FollowCountsTheTaskIntoTheGuard) {
 }
 
 TEST(ThreadsTest, ThreadLocalStateCapturedUnderTheGuardCountsIntoIt) {
-  const torch::Tensor a = torch::randn({4, 8});
-  const torch::Tensor b = torch::randn({8, 2});
+  const at::Tensor a = at::randn({4, 8});
+  const at::Tensor b = at::randn({8, 2});
   FlopCountingGuard guard;
   const at::ThreadLocalState state;
   RunOnThread([&] {
     at::ThreadLocalStateGuard restore(state);
-    torch::mm(a, b);
+    at::mm(a, b);
   });
   const report::FlopReport report = ReportOf(guard);
   EXPECT_EQ(MetricStatus::kComplete, report.total.status());
@@ -147,11 +156,11 @@ TEST(ThreadsTest, NoCallbackIsInstalledOnceTheLastGuardEnds) {
 }
 
 TEST(ThreadsTest, WorkBeforeTheGuardIsNotReported) {
-  const torch::Tensor a = torch::randn({4, 8});
-  const torch::Tensor b = torch::randn({8, 2});
+  const at::Tensor a = at::randn({4, 8});
+  const at::Tensor b = at::randn({8, 2});
   {
     FlopCountingGuard earlier;
-    RunOnThread([&] { torch::mm(a, b); });
+    RunOnThread([&] { at::mm(a, b); });
     EXPECT_EQ(MetricStatus::kPartial, ReportOf(earlier).total.status());
   }
   FlopCountingGuard guard;
