@@ -14,10 +14,29 @@ TORCH_LOCAL_DEFINES = [
     'TORCHSCAN_TORCH_FULL_VERSION=\\"%s\\"' % TORCH_FULL_VERSION,
 ]
 
+# NOTE [Per-operator headers]
+# <ATen/ATen.h> and <torch/torch.h> declare every ATen operator and cost a
+# translation unit seconds of compile time in every build configuration.
+# A target built with per_operator_headers = True includes Tensor methods
+# from <ATen/core/Tensor.h> and each free function (at::ones) from its own
+# <ATen/ops/NAME.h>: AT_PER_OPERATOR_HEADERS makes ATen's own headers
+# (ExpandUtils.h) take the same narrow route instead of <ATen/Functions.h>,
+# and TORCH_ASSERT_ONLY_METHOD_OPERATORS turns any include of the
+# all-operator headers into a compile error, as in PyTorch's own sources.
+PER_OPERATOR_HEADER_DEFINES = [
+    "TORCH_ASSERT_ONLY_METHOD_OPERATORS",
+    "AT_PER_OPERATOR_HEADERS",
+]
+
 def _with_torch_flags(kwargs):
     kwargs = dict(kwargs)
+    per_operator = kwargs.pop("per_operator_headers", False)
     kwargs["copts"] = PROJECT_COPTS + TORCH_CXXOPTS + kwargs.get("copts", [])
-    kwargs["local_defines"] = TORCH_LOCAL_DEFINES + kwargs.get("local_defines", [])
+    kwargs["local_defines"] = (
+        TORCH_LOCAL_DEFINES +
+        (PER_OPERATOR_HEADER_DEFINES if per_operator else []) +
+        kwargs.get("local_defines", [])
+    )
     kwargs["deps"] = kwargs.get("deps", []) + ["@torch"]
     return kwargs
 

@@ -1,10 +1,3 @@
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include "torchscan/tensor_identity.h"
 
 #include <ATen/core/Tensor.h>

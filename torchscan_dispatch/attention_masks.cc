@@ -1,11 +1,6 @@
-// NOTE [Per-operator headers]
-// <ATen/ATen.h> declares every ATen operator and costs this translation unit
-// seconds of compile time in every build configuration. Tensor methods come
-// with <ATen/core/Tensor.h>, and each free function (at::ones) with its own
-// <ATen/ops/NAME.h>. AT_PER_OPERATOR_HEADERS makes ATen's own headers
-// (ExpandUtils.h) take the same narrow route instead of <ATen/Functions.h>,
-// and TORCH_ASSERT_ONLY_METHOD_OPERATORS turns any later include of the
-// all-operator headers into a compile error, as in PyTorch's own sources.
+// Per-operator headers only (NOTE [Per-operator headers] in
+// tools/torch_defs.bzl), defined here because the other sources of this
+// library target still include the all-operator headers.
 #define TORCH_ASSERT_ONLY_METHOD_OPERATORS
 #ifndef AT_PER_OPERATOR_HEADERS
 #define AT_PER_OPERATOR_HEADERS

@@ -2,13 +2,6 @@
 // (plain bmm calls, counted by the fallback) and what its mask excludes.
 // Expected values are computed here by hand.
 
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include "torchscan_dispatch/attention_masks.h"
 
 #include <ATen/core/Tensor.h>

@@ -2,13 +2,6 @@
 // the way the generated code records it. Expected values are hand
 // computations.
 
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include "torchscan_dispatch/compiled_graph_tally.h"
 
 #include <ATen/core/Tensor.h>

@@ -4,14 +4,6 @@
 // recording into one session while it is being read. Also run under
 // ThreadSanitizer (--config=tsan, docs/reliability.md).
 
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc. torch::randn and the other torch::
-// factories (variable_factories.h) honour requires_grad, so they stay.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addmm.h>
@@ -20,6 +12,7 @@
 #include <c10/core/TensorOptions.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
+// torch::randn and the other torch:: factories honour requires_grad.
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
 #include <atomic>

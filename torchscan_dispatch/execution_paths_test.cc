@@ -8,7 +8,7 @@
 #include <torch/csrc/autograd/forward_grad.h>
 // NOTE: torch::nn::functional::linear brings <torch/types.h> and with it
 // <ATen/ATen.h>, so this test cannot take the per-operator route (NOTE
-// [Per-operator headers] in torchscan_dispatch/attention_masks.cc); it
+// [Per-operator headers] in tools/torch_defs.bzl); it
 // includes the one functional header it uses instead of <torch/torch.h>.
 #include <torch/nn/functional/linear.h>
 

@@ -7,13 +7,6 @@
 // first. Counting must then refuse to start with a clear c10::Error naming the
 // key, change nothing on the thread, and never call the workload.
 
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/equal.h>

@@ -4,20 +4,13 @@
 // are checked (not assumed) to be exactly as before, and a following
 // measurement counts exactly.
 
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc. torch::randn and the other torch::
-// factories (variable_factories.h) honour requires_grad, so they stay.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/sin.h>
 #include <c10/core/TensorOptions.h>
 #include <torch/csrc/autograd/custom_function.h>
+// torch::randn and the other torch:: factories honour requires_grad.
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
 #include <stdexcept>

@@ -4,7 +4,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 // NOTE: torch::nn::Linear brings <torch/types.h> and with it <ATen/ATen.h>,
 // so this test cannot take the per-operator route (NOTE [Per-operator
-// headers] in torchscan_dispatch/attention_masks.cc); it includes the one
+// headers] in tools/torch_defs.bzl); it includes the one
 // module it uses instead of all of <torch/torch.h>.
 #include <torch/nn/modules/linear.h>
 

@@ -2,13 +2,6 @@
 // guard's report partial and are named (unseen_threads.h); work handed to
 // them through FlopCountingGuard::Follow is counted. One behaviour per test.
 
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include <ATen/ThreadLocalState.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/mm.h>

@@ -11,13 +11,6 @@
 // counting path (shapes read, formula evaluated, FLOPs added) instead of the
 // by-name path of at::add. Part of tools/bench/run_benchmarks.py.
 
-// Per-operator headers only: see NOTE [Per-operator headers] in
-// torchscan_dispatch/attention_masks.cc.
-#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
-#ifndef AT_PER_OPERATOR_HEADERS
-#define AT_PER_OPERATOR_HEADERS
-#endif
-
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/add.h>
