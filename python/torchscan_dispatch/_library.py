@@ -10,6 +10,7 @@ import json
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -147,6 +148,14 @@ def _check_at_import() -> None:
 _check_at_import()
 
 
+def _c_function(library: ctypes.CDLL, name: str, argtypes: list[Any], restype: Any) -> Any:
+    """The library's C function `name`, typed."""
+    function = getattr(library, name)
+    function.argtypes = argtypes
+    function.restype = restype
+    return function
+
+
 class CompiledRegionCalls:
     """The library's C functions for the calls made around every compiled
     call and compiled graph (python/operators/compiled_region_calls.cc),
@@ -154,27 +163,19 @@ class CompiledRegionCalls:
     -1 on error."""
 
     def __init__(self, library: ctypes.CDLL) -> None:
-        self.counting_key_bits = library.torchscan_counting_key_bits
-        self.counting_key_bits.argtypes = []
-        self.counting_key_bits.restype = ctypes.c_uint64
-        self.enter_compiled_call = library.torchscan_enter_compiled_call
-        self.enter_compiled_call.argtypes = [ctypes.c_char_p]
-        self.enter_compiled_call.restype = ctypes.c_int32
-        self.exit_compiled_call = library.torchscan_exit_compiled_call
-        self.exit_compiled_call.argtypes = [ctypes.c_int32]
-        self.exit_compiled_call.restype = None
-        self.change_compiling = library.torchscan_change_compiling
-        self.change_compiling.argtypes = [ctypes.c_int32]
-        self.change_compiling.restype = None
-        self.enter_compiled_graph = library.torchscan_enter_compiled_graph
-        self.enter_compiled_graph.argtypes = []
-        self.enter_compiled_graph.restype = ctypes.c_uint64
-        self.exit_compiled_graph = library.torchscan_exit_compiled_graph
-        self.exit_compiled_graph.argtypes = [ctypes.c_uint64]
-        self.exit_compiled_graph.restype = ctypes.c_int32
-        self.record_unseen = library.torchscan_record_unseen
-        self.record_unseen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-        self.record_unseen.restype = ctypes.c_int32
+        self.counting_key_bits = _c_function(library, "torchscan_counting_key_bits", [], ctypes.c_uint64)
+        self.enter_compiled_call = _c_function(
+            library, "torchscan_enter_compiled_call", [ctypes.c_char_p], ctypes.c_int32
+        )
+        self.exit_compiled_call = _c_function(library, "torchscan_exit_compiled_call", [ctypes.c_int32], None)
+        self.change_compiling = _c_function(library, "torchscan_change_compiling", [ctypes.c_int32], None)
+        self.enter_compiled_graph = _c_function(library, "torchscan_enter_compiled_graph", [], ctypes.c_uint64)
+        self.exit_compiled_graph = _c_function(
+            library, "torchscan_exit_compiled_graph", [ctypes.c_uint64], ctypes.c_int32
+        )
+        self.record_unseen = _c_function(
+            library, "torchscan_record_unseen", [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int32
+        )
 
 
 class FlexAttentionCalls:
@@ -182,21 +183,16 @@ class FlexAttentionCalls:
     (python/operators/flex_attention_calls.cc, _flex_attention.py)."""
 
     def __init__(self, library: ctypes.CDLL) -> None:
-        self.counting_here = library.torchscan_counting_here
-        self.counting_here.argtypes = []
-        self.counting_here.restype = ctypes.c_int32
-        self.stream_capturing = library.torchscan_stream_capturing
-        self.stream_capturing.argtypes = [ctypes.c_char_p]
-        self.stream_capturing.restype = ctypes.c_int32
-        self.enter_not_counted = library.torchscan_enter_not_counted
-        self.enter_not_counted.argtypes = []
-        self.enter_not_counted.restype = ctypes.c_void_p
-        self.exit_not_counted = library.torchscan_exit_not_counted
-        self.exit_not_counted.argtypes = [ctypes.c_void_p]
-        self.exit_not_counted.restype = None
-        self.record_mask = library.torchscan_record_flex_attention_mask
-        self.record_mask.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p]
-        self.record_mask.restype = ctypes.c_int32
+        self.counting_here = _c_function(library, "torchscan_counting_here", [], ctypes.c_int32)
+        self.stream_capturing = _c_function(library, "torchscan_stream_capturing", [ctypes.c_char_p], ctypes.c_int32)
+        self.enter_not_counted = _c_function(library, "torchscan_enter_not_counted", [], ctypes.c_void_p)
+        self.exit_not_counted = _c_function(library, "torchscan_exit_not_counted", [ctypes.c_void_p], None)
+        self.record_mask = _c_function(
+            library,
+            "torchscan_record_flex_attention_mask",
+            [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p],
+            ctypes.c_int32,
+        )
 
 
 def _loaded_library_path() -> str:
