@@ -58,17 +58,15 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import threading
 from typing import Any
 
 import torch
 
+from torchscan_dispatch._while_counting import WhileCounting
+
 _FORWARD = "higher_order::flex_attention"
 _BACKWARD = "higher_order::flex_attention_backward"
 
-_lock = threading.Lock()
-# Measurement handles of the open FlopCounters.
-_open: set[int] = set()
 # (operator, its original kernel, the wrap, whether it fell through the
 # counting key already) while installed.
 _patches: list[tuple[Any, Any, Any, bool]] = []
@@ -278,22 +276,15 @@ def installed() -> bool:
     return bool(_patches)
 
 
+_patched = WhileCounting(_install, _uninstall)
+
+
 def opened(measurement: Any) -> None:
     """A FlopCounter starts counting with `measurement`: with the first,
     the dense kernels are wrapped."""
-    with _lock:
-        if not _open:
-            try:
-                _install()
-            except BaseException:
-                _uninstall()  # what was installed before the failure
-                raise
-        _open.add(measurement.handle)
+    _patched.opened(measurement.handle)
 
 
 def closed(measurement: Any) -> None:
     """Its counting ends: with the last open measurement the wrap goes."""
-    with _lock:
-        _open.discard(measurement.handle)
-        if not _open:
-            _uninstall()
+    _patched.closed(measurement.handle)

@@ -55,6 +55,8 @@ from typing import Any
 
 import torch
 
+from torchscan_dispatch._while_counting import WhileCounting
+
 RECOMPUTE_LABEL = "phase:recompute"
 
 
@@ -70,9 +72,6 @@ class _Open:
         self.depth = 0  # recomputations open for it (the label is on while > 0)
 
 
-_lock = threading.Lock()
-# By measurement handle.
-_open: dict[int, _Open] = {}
 # (owner, attribute, the attribute as the owner's __dict__ held it, or
 # _ABSENT when it was inherited).
 _patches: list[tuple[Any, str, Any]] = []
@@ -98,14 +97,14 @@ def _targets() -> list[_Open]:
     """The measurements this thread's recomputation belongs to (NOTE [Which
     measurements a recomputation belongs to])."""
     thread = threading.get_ident()
-    own = [entry for entry in _open.values() if entry.thread == thread]
-    return own if own else list(_open.values())
+    own = [entry for entry in _patched.open.values() if entry.thread == thread]
+    return own if own else list(_patched.open.values())
 
 
 @contextlib.contextmanager
 def recomputing() -> Iterator[None]:
     """Attributes the calls of the block to the recompute phase."""
-    with _lock:
+    with _patched.lock:
         entries = _targets()
         for entry in entries:
             entry.depth += 1
@@ -114,9 +113,9 @@ def recomputing() -> Iterator[None]:
     try:
         yield
     finally:
-        with _lock:
+        with _patched.lock:
             for entry in entries:
-                if _open.get(entry.measurement.handle) is not entry:
+                if _patched.open.get(entry.measurement.handle) is not entry:
                     continue  # its measurement ended meanwhile
                 entry.depth -= 1
                 if entry.depth == 0:
@@ -234,24 +233,24 @@ def _uninstall() -> None:
             setattr(owner, name, stored)
 
 
+_patched = WhileCounting(_install, _uninstall)
+
+
 def opened(measurement: Any, scopes: Any) -> None:
     """A FlopCounter starts counting with `measurement` on this thread, with
     module tracking `scopes` (a ModuleScopes) or none (None)."""
-    with _lock:
-        if not _open:
-            _install()
-        _open[measurement.handle] = _Open(measurement, scopes)
+    _patched.opened(measurement.handle, _Open(measurement, scopes))
+
+
+def _end_recomputation(entry: _Open) -> None:
+    if entry.depth > 0:
+        _change(entry, False)
 
 
 def closed(measurement: Any) -> None:
     """Its counting ends: its recompute label goes, and with the last
     measurement the patches."""
-    with _lock:
-        entry = _open.pop(measurement.handle, None)
-        if entry is not None and entry.depth > 0:
-            _change(entry, False)
-        if not _open:
-            _uninstall()
+    _patched.closed(measurement.handle, _end_recomputation)
 
 
 def take_recomputed(report: dict[str, Any]) -> None:

@@ -28,7 +28,7 @@ LAYERS = [
         "_compiler_integration",
     }),
     # Native counting sessions and what runs while one is open.
-    ("measurement", {"_native", "_module_scopes", "_recompute", "_flex_attention", "_threads"}),
+    ("measurement", {"_native", "_module_scopes", "_while_counting", "_recompute", "_flex_attention", "_threads"}),
     # Reports, descriptions of values and graphs, job merges.
     ("reports", {
         "report", "render", "devices", "process", "distributed", "_describe", "_recover_from_graph",
