@@ -806,14 +806,26 @@ def benchmark_llm_step(repeats):
             for _ in range(2):  # compile (forward and backward) before anything is timed
                 run(tokens)
                 measured()
-            medians = interleaved_medians({"plain": lambda: run(tokens), "StepMeter": measured}, repeats)
-            plain, ours = medians["plain"], medians["StepMeter"]
+            # Wall clock and this thread's CPU time (which leaves out the
+            # time other processes held the cores) of the same calls.
+            wall, cpu = {"plain": [], "StepMeter": []}, {"plain": [], "StepMeter": []}
+            for _ in range(repeats):
+                for name, call in (("plain", lambda: run(tokens)), ("StepMeter", measured)):
+                    gc.collect()
+                    start_wall, start_cpu = time.perf_counter(), time.thread_time()
+                    call()
+                    cpu[name].append(time.thread_time() - start_cpu)
+                    wall[name].append(time.perf_counter() - start_wall)
+            plain, ours = (statistics.median(wall[name]) for name in ("plain", "StepMeter"))
+            plain_cpu, ours_cpu = (statistics.median(cpu[name]) for name in ("plain", "StepMeter"))
             rows.append([label, "compiled" if compiled else "eager", f"{plain * 1e3:.2f}", f"{ours * 1e3:.2f}",
-                         f"{ours / plain:.3f}", f"{meter.steps[-1].flops:,}"])
+                         f"{ours / plain:.3f}", f"{plain_cpu * 1e3:.2f}", f"{ours_cpu * 1e3:.2f}",
+                         f"{ours_cpu / plain_cpu:.3f}", f"{meter.steps[-1].flops:,}"])
     torch._dynamo.reset()
     print_table(
         f"8. Reference LLM step (examples/llm_step.py, SDPA, AdamW) under StepMeter, median of {repeats}",
-        ["size", "mode", "plain ms", "StepMeter ms", "ratio", "FLOPs counted (lower bound)"],
+        ["size", "mode", "plain ms", "StepMeter ms", "ratio", "plain CPU ms", "StepMeter CPU ms", "CPU ratio",
+         "FLOPs counted (lower bound)"],
         rows,
     )
     return rows
