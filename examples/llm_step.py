@@ -24,6 +24,7 @@ it prints "n/a" and why.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import math
 import os
@@ -234,7 +235,7 @@ def make_step(
         return F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten())
 
     def run(tokens: torch.Tensor, step: Any = None) -> torch.Tensor:
-        phase = step.phase if step is not None else lambda name: _NO_PHASE
+        phase = step.phase if step is not None else lambda name: contextlib.nullcontext()
         if forward_only:
             with torch.no_grad(), phase("forward"):
                 return loss_of(tokens)
@@ -248,17 +249,6 @@ def make_step(
         return loss
 
     return run
-
-
-class _NoPhase:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc_info: Any) -> None:
-        return None
-
-
-_NO_PHASE = _NoPhase()
 
 
 def communication_by_dimension(report: dict[str, Any]) -> dict[str, dict[str, int]]:
@@ -398,6 +388,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_arguments(argv)
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1 and args.tensor_parallel not in (None, 1):
+        sys.exit("llm_step.py: error: --tensor-parallel needs several ranks (torchrun --nproc-per-node N)")
     mesh = None
     if world > 1:
         tp = args.tensor_parallel or 2

@@ -384,3 +384,10 @@ def test_a_run_prints_lower_bounds_and_names_what_is_not_counted(capsys):
     assert "MFU " in out and "n/a" not in out
     llm_step.main(["--steps", "1", "--warmup", "0", "--length", "16"])
     assert "MFU n/a (the device table has no peak for cpu" in capsys.readouterr().out
+
+
+def test_tensor_parallel_on_one_process_is_refused(monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        llm_step.main(["--tensor-parallel", "2"])
+    assert exit_info.value.code == "llm_step.py: error: --tensor-parallel needs several ranks (torchrun --nproc-per-node N)"
