@@ -24,7 +24,11 @@ Workloads:
      and FlopCounterMode (which makes Dynamo run the step eagerly);
   7. a 2-rank DDP training step on gloo (two processes): uninstrumented
      against a StepMeter step (FLOPs, communication, MFU), interleaved in
-     the same processes.
+     the same processes;
+  8. the reference LLM step (examples/llm_step.py: GQA, rotary, SwiGLU,
+     AdamW), eager and compiled, at two sizes: the unmeasured step against
+     the same step under StepMeter with its phases, interleaved in one
+     process.
 """
 
 from __future__ import annotations
@@ -759,10 +763,78 @@ def benchmark_ddp(repeats):
     return result
 
 
+# (label, llm_step.Config fields, batch): the example's default size, and
+# one with longer kernels.
+LLM_SIZES = (
+    ("default (2 layers, width 64, 4x64 tokens)", {}, 4),
+    ("larger (4 layers, width 256, 8x256 tokens)", {"layers": 4, "width": 256, "heads": 8, "kv_heads": 4,
+                                                    "hidden": 512, "length": 256, "vocab": 1024}, 8),
+)
+
+
+def load_llm_step():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("llm_step", ROOT / "examples" / "llm_step.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["llm_step"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def benchmark_llm_step(repeats):
+    """StepMeter's overhead on the reference step: one step function, called
+    bare and inside a meter step with the example's phases, alternately."""
+    llm_step = load_llm_step()
+    rows = []
+    for label, fields, batch in LLM_SIZES:
+        for compiled in (False, True):
+            progress(f"llm_step {label}, {'compiled' if compiled else 'eager'}")
+            torch._dynamo.reset()
+            torch.manual_seed(0)
+            config = llm_step.Config(**fields)
+            model = llm_step.Llama(config)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            run = llm_step.make_step(model, optimizer, compiled)
+            tokens = torch.randint(config.vocab, (batch, config.length + 1))
+            meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12, device="cpu")
+
+            def measured(run=run, tokens=tokens, meter=meter):
+                with meter.step() as step:
+                    run(tokens, step)
+
+            for _ in range(2):  # compile (forward and backward) before anything is timed
+                run(tokens)
+                measured()
+            # Wall clock and this thread's CPU time (which leaves out the
+            # time other processes held the cores) of the same calls.
+            wall, cpu = {"plain": [], "StepMeter": []}, {"plain": [], "StepMeter": []}
+            for _ in range(repeats):
+                for name, call in (("plain", lambda: run(tokens)), ("StepMeter", measured)):
+                    gc.collect()
+                    start_wall, start_cpu = time.perf_counter(), time.thread_time()
+                    call()
+                    cpu[name].append(time.thread_time() - start_cpu)
+                    wall[name].append(time.perf_counter() - start_wall)
+            plain, ours = (statistics.median(wall[name]) for name in ("plain", "StepMeter"))
+            plain_cpu, ours_cpu = (statistics.median(cpu[name]) for name in ("plain", "StepMeter"))
+            rows.append([label, "compiled" if compiled else "eager", f"{plain * 1e3:.2f}", f"{ours * 1e3:.2f}",
+                         f"{ours / plain:.3f}", f"{plain_cpu * 1e3:.2f}", f"{ours_cpu * 1e3:.2f}",
+                         f"{ours_cpu / plain_cpu:.3f}", f"{meter.steps[-1].flops:,}"])
+    torch._dynamo.reset()
+    print_table(
+        f"8. Reference LLM step (examples/llm_step.py, SDPA, AdamW) under StepMeter, median of {repeats}",
+        ["size", "mode", "plain ms", "StepMeter ms", "ratio", "plain CPU ms", "StepMeter CPU ms", "CPU ratio",
+         "FLOPs counted (lower bound)"],
+        rows,
+    )
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--only", choices=["1", "2", "3", "3s", "4", "5", "6", "7"], action="append",
+    parser.add_argument("--only", choices=["1", "2", "3", "3s", "4", "5", "6", "7", "8"], action="append",
                         help="sections to run (3s: only section 3's small CNN and StepMeter tables)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--processes", type=int, default=1,
@@ -777,7 +849,7 @@ def main():
         return
     global PROCESSES
     PROCESSES = max(1, options.processes)
-    only = set(options.only or ["1", "2", "3", "4", "5", "6", "7"])
+    only = set(options.only or ["1", "2", "3", "4", "5", "6", "7", "8"])
     print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} intra-op threads; "
           "each tool in its own process, interleaved with an uninstrumented baseline; medians over rounds"
           + (f", then over {PROCESSES} processes (ratio range in parentheses)" if PROCESSES > 1 else ""))
@@ -797,6 +869,8 @@ def main():
         benchmark_compiled(options.repeats, options.threads)
     if "7" in only:
         benchmark_ddp(max(options.repeats, 15))
+    if "8" in only:
+        benchmark_llm_step(max(options.repeats, 21))
 
 
 if __name__ == "__main__":
