@@ -165,6 +165,8 @@ class StepStats:
     bytes_read: int = 0
     bytes_written: int = 0
     bytes_complete: bool = False
+    #: Bytes read + written per phase (as ``flops_by_phase``).
+    bytes_by_phase: dict[str, int] = field(default_factory=dict)
     _counter: Any = field(default=None, repr=False)
     _phases: list[str] = field(default_factory=list, repr=False)
     # The counter's report as it came (the phases still in by_module) until
@@ -190,12 +192,13 @@ class StepStats:
             report["by_module"] = {
                 label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
             }
-            if "mask_aware" in report:
-                report["mask_aware"]["by_module"] = {
-                    label: value
-                    for label, value in report["mask_aware"]["by_module"].items()
-                    if not label.startswith("phase:")
-                }
+            for member in ("mask_aware", "bytes"):
+                if member in report:
+                    report[member]["by_module"] = {
+                        label: value
+                        for label, value in report[member]["by_module"].items()
+                        if not label.startswith("phase:")
+                    }
             self._report_built = True
         return report
 
@@ -328,6 +331,10 @@ class StepMeter:
         if moved is not None:
             stats.bytes_read, stats.bytes_written = int(moved["read"]), int(moved["written"])
             stats.bytes_complete = moved["status"] == "complete"
+            if stats._phases:
+                stats.bytes_by_phase = {
+                    name: int(moved["by_module"].get(f"phase:{name}", 0)) for name in stats._phases
+                }
         if stats.seconds > 0:
             stats.achieved_flops_per_second = stats.flops / stats.seconds
             if self.peaks is not None:

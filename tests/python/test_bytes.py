@@ -264,6 +264,19 @@ def test_step_meter_reports_each_steps_bytes():
         assert step.bytes_complete
 
 
+def test_step_meter_phases_split_bytes():
+    a, b = torch.randn(4, 8), torch.randn(8, 3)
+    meter = StepMeter(peak_flops_per_second=1e12)
+    with meter.step() as step:
+        with step.phase("first"):
+            torch.mm(a, b)
+        with step.phase("second"):
+            a * a
+    assert step.bytes_by_phase == {"first": (32 + 24 + 12) * 4, "second": 2 * 32 * 4}
+    # The phases are not modules: the step's report leaves them out.
+    assert not any(label.startswith("phase:") for label in step.report["bytes"]["by_module"])
+
+
 def test_flop_counter_total_bytes():
     a, b = torch.randn(4, 8), torch.randn(8, 3)
     with torchscan_dispatch.FlopCounter() as counter:
