@@ -156,7 +156,111 @@ absl::StatusOr<MaskAwareFlops> BuildMaskAware(
   return mask_aware;
 }
 
+Json BytesToJson(const BytesMoved& bytes) {
+  Json node = MetricResultToJson(bytes.total);
+  node["read"] = CountToJson(bytes.read);
+  node["written"] = CountToJson(bytes.written);
+  Json by_operator = Json::object();
+  for (const auto& [name, op] : bytes.by_operator) {
+    by_operator[name] = Json::object();
+    by_operator[name]["read"] = CountToJson(op.read);
+    by_operator[name]["written"] = CountToJson(op.written);
+  }
+  node["by_operator"] = std::move(by_operator);
+  node["by_module"] = CountMapToJson(bytes.by_module);
+  Json diagnostics = Json::array();
+  for (const Diagnostic& diagnostic : bytes.diagnostics) {
+    diagnostics.push_back(DiagnosticToJson(diagnostic));
+  }
+  node["diagnostics"] = std::move(diagnostics);
+  return node;
+}
+
+absl::StatusOr<BytesMoved> BytesFromJson(const JsonObject& parent) {
+  TS_ASSIGN_OR_RETURN(JsonValue node, parent.Member("bytes"));
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  BytesMoved bytes;
+  TS_ASSIGN_OR_RETURN(bytes.total,
+                      MetricResultFromJson(node.node(), node.path()));
+  TS_ASSIGN_OR_RETURN(bytes.read, object.NonNegativeCount("read"));
+  TS_ASSIGN_OR_RETURN(bytes.written, object.NonNegativeCount("written"));
+  TS_ASSIGN_OR_RETURN(JsonObject by_operator, object.Object("by_operator"));
+  for (auto& [name, value] : by_operator.Members()) {
+    TS_ASSIGN_OR_RETURN(JsonObject entry, value.Object());
+    OperatorBytes op;
+    TS_ASSIGN_OR_RETURN(op.read, entry.NonNegativeCount("read"));
+    TS_ASSIGN_OR_RETURN(op.written, entry.NonNegativeCount("written"));
+    bytes.by_operator.emplace(name, op);
+  }
+  TS_ASSIGN_OR_RETURN(bytes.by_module, CountMapFromJson(object, "by_module"));
+  TS_ASSIGN_OR_RETURN(JsonArray diagnostics, object.Array("diagnostics"));
+  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+    const JsonValue item = diagnostics.Item(i);
+    TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
+                        DiagnosticFromJson(item.node(), item.path()));
+    bytes.diagnostics.push_back(std::move(diagnostic));
+  }
+  TS_RETURN_IF_ERROR(ValidateMetricValue("bytes", bytes.total, node.path()));
+  const std::optional<MetricValue>& known = bytes.total.known_value();
+  if (known && std::holds_alternative<Count>(*known) &&
+      std::get<Count>(*known) != bytes.read + bytes.written) {
+    return FieldError(node.path(),
+                      absl::StrCat("read + written (",
+                                   CountToString(bytes.read + bytes.written),
+                                   ") is not the known value ",
+                                   CountToString(std::get<Count>(*known))));
+  }
+  return bytes;
+}
+
+// The bytes member: the observations' bytes summed, complete when every
+// call's bytes were known.
+absl::StatusOr<BytesMoved> BuildBytes(
+    const std::vector<OperatorObservation>& observations,
+    std::map<std::string, Count> by_module) {
+  BytesMoved bytes;
+  bytes.by_module = std::move(by_module);
+  for (const OperatorObservation& op : observations) {
+    if (op.bytes_read > 0 || op.bytes_written > 0) {
+      bytes.by_operator[op.name] =
+          OperatorBytes{op.bytes_read, op.bytes_written};
+      TS_RETURN_IF_ERROR(AddCount(bytes.read, op.bytes_read, "bytes read"));
+      TS_RETURN_IF_ERROR(
+          AddCount(bytes.written, op.bytes_written, "bytes written"));
+    }
+    if (op.bytes_unknown_calls > 0) {
+      bytes.diagnostics.push_back(Diagnostic::ForOperator(
+          std::string(kBytesNotKnown), "bytes", op.name,
+          absl::StrCat(op.name, " ran ", CountToString(op.bytes_unknown_calls),
+                       " time(s) with bytes that are not known (",
+                       op.bytes_unknown_message,
+                       "); they are left out of the bytes moved")));
+    }
+  }
+  Count known = 0;
+  TS_RETURN_IF_ERROR(AddCount(known, bytes.read, "bytes moved"));
+  TS_RETURN_IF_ERROR(AddCount(known, bytes.written, "bytes moved"));
+  bytes.total = bytes.diagnostics.empty()
+                    ? MetricResult::Complete(known, BytesMovedKind())
+                    : MetricResult::Partial(known, BytesMovedKind());
+  return bytes;
+}
+
 }  // namespace
+
+MetricKind BytesMovedKind() {
+  return MetricKind{"bytes", "workload", std::string(kBytesMethod)};
+}
+
+void MarkBytesPartial(FlopReport& report, std::string message) {
+  if (!report.bytes) return;
+  MetricResult& total = report.bytes->total;
+  total = MetricResult::Partial(*total.known_value(), BytesMovedKind());
+  report.bytes->diagnostics.push_back(
+      Diagnostic{.code = std::string(kBytesNotKnown),
+                 .metric = "bytes",
+                 .message = std::move(message)});
+}
 
 MetricKind OperatorFlopsKind() {
   return MetricKind{"FLOPs", "workload", std::string(kOperatorFlopsMethod)};
@@ -175,7 +279,8 @@ void MarkMaskAwarePartial(FlopReport& report) {
 absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
     std::map<std::string, Count> by_module,
-    const std::map<std::string, Count>& mask_excluded_by_module) {
+    const std::map<std::string, Count>& mask_excluded_by_module,
+    std::map<std::string, Count> bytes_by_module) {
   std::sort(observations.begin(), observations.end(),
             [](const OperatorObservation& a, const OperatorObservation& b) {
               return a.name < b.name;
@@ -221,6 +326,8 @@ absl::StatusOr<FlopReport> BuildFlopReport(
       report.mask_aware,
       BuildMaskAware(observations, report.total, known, report.by_module,
                      mask_excluded_by_module));
+  TS_ASSIGN_OR_RETURN(report.bytes,
+                      BuildBytes(observations, std::move(bytes_by_module)));
   return report;
 }
 
@@ -250,6 +357,7 @@ Json FlopReportToJson(const FlopReport& report) {
   node["diagnostics"] = std::move(diagnostics);
   if (report.mask_aware)
     node["mask_aware"] = MaskAwareToJson(*report.mask_aware);
+  if (report.bytes) node["bytes"] = BytesToJson(*report.bytes);
   return node;
 }
 
@@ -289,6 +397,9 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
   }
   if (object.Contains("mask_aware")) {
     TS_ASSIGN_OR_RETURN(report.mask_aware, MaskAwareFromJson(object));
+  }
+  if (object.Contains("bytes")) {
+    TS_ASSIGN_OR_RETURN(report.bytes, BytesFromJson(object));
   }
   // Checked last so that errors in the maps above keep being reported first.
   TS_RETURN_IF_ERROR(

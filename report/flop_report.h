@@ -37,6 +37,40 @@ inline constexpr absl::string_view kMaskNotRead = "attention_mask_not_read";
 
 MetricKind MaskAwareFlopsKind();
 
+// Bytes moved: what operator calls must read and write (NOTE [The bytes
+// rule] in torchscan_dispatch/byte_rule.h, docs/methodology.md).
+inline constexpr absl::string_view kBytesMethod =
+    "each distinct input tensor read once, each output written once; views "
+    "and metadata move nothing";
+// The diagnostic of calls whose bytes are not known.
+inline constexpr absl::string_view kBytesNotKnown = "bytes_not_known";
+
+MetricKind BytesMovedKind();
+
+// One operator's bytes: read and written over its calls.
+struct OperatorBytes {
+  Count read = 0;
+  Count written = 0;
+
+  bool operator==(const OperatorBytes&) const = default;
+};
+
+// Bytes moved beside the FLOPs, over the same calls: `total` is read +
+// written, complete when every call's bytes were known; a call whose bytes
+// are not (a sparse or nested tensor, a compiled graph's call, unseen work)
+// adds nothing to the known value and is named in `diagnostics`.
+// `by_module` holds each module label's inclusive read + written bytes.
+struct BytesMoved {
+  MetricResult total = MetricResult::Complete(Count(0), BytesMovedKind());
+  Count read = 0;
+  Count written = 0;
+  std::map<std::string, OperatorBytes> by_operator;
+  std::map<std::string, Count> by_module;
+  std::vector<Diagnostic> diagnostics;
+
+  bool operator==(const BytesMoved&) const = default;
+};
+
 struct IgnoredOperator {
   Count calls = 0;
   std::string reason;
@@ -74,6 +108,8 @@ struct FlopReport {
   std::vector<Diagnostic> diagnostics;
   // Set by BuildFlopReport; absent from reports of writers that predate it.
   std::optional<MaskAwareFlops> mask_aware;
+  // Set by BuildFlopReport; absent from reports of writers that predate it.
+  std::optional<BytesMoved> bytes;
 
   bool operator==(const FlopReport&) const = default;
 };
@@ -103,6 +139,12 @@ struct OperatorObservation {
   Count mask_excluded_flops = 0;
   Count mask_unread_calls = 0;
   std::string mask_unread_message;
+  // Bytes its calls moved (the known ones), and calls whose bytes are not
+  // known, with the first one's reason.
+  Count bytes_read = 0;
+  Count bytes_written = 0;
+  Count bytes_unknown_calls = 0;
+  std::string bytes_unknown_message;
 };
 
 // Assembles the report: formulas feed by_operator; ignored operators are
@@ -111,11 +153,17 @@ struct OperatorObservation {
 // the total partial (a lower bound), never a silent zero. by_precision sums
 // the observations' flops_by_precision. `mask_aware` is the total less every
 // observation's mask_excluded_flops, and its by_module `by_module` less
-// `mask_excluded_by_module`.
+// `mask_excluded_by_module`. `bytes` sums the observations' bytes, by module
+// `bytes_by_module`.
 absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
     std::map<std::string, Count> by_module,
-    const std::map<std::string, Count>& mask_excluded_by_module = {});
+    const std::map<std::string, Count>& mask_excluded_by_module = {},
+    std::map<std::string, Count> bytes_by_module = {});
+
+// Makes the report's bytes partial with a diagnostic `message` (work the
+// report's calls do not show: unseen threads).
+void MarkBytesPartial(FlopReport& report, std::string message);
 
 // Makes the report's mask-aware total partial at its known value (a caller
 // that made `total` partial after BuildFlopReport: unseen threads).

@@ -46,7 +46,84 @@ TEST(FlopReportTest, UncountedOperatorMakesThePartialLowerBound) {
       R"("mask_aware":{"status":"partial","value":null,"known_value":48,)"
       R"("unit":"FLOPs","scope":"workload","method":)"
       R"("torch.utils.flop_counter.FlopCounterMode, attention over allowed )"
-      R"((query, key) pairs","by_module":{},"diagnostics":[]}})");
+      R"((query, key) pairs","by_module":{},"diagnostics":[]},)"
+      R"("bytes":{"status":"complete","value":0,"known_value":0,)"
+      R"("unit":"bytes","scope":"workload","method":"each distinct input )"
+      R"(tensor read once, each output written once; views and metadata )"
+      R"(move nothing","read":0,"written":0,"by_operator":{},)"
+      R"("by_module":{},"diagnostics":[]}})");
+}
+
+// Bytes: the observations' read and written bytes summed; an operator
+// whose calls' bytes were not all known is named and makes them partial.
+TEST(FlopReportTest, BytesSumTheOperatorsAndNameUnknownOnes) {
+  OperatorObservation mm = Counted("aten.mm", 2, 96);
+  mm.bytes_read = 2 * 224;
+  mm.bytes_written = 2 * 48;
+  OperatorObservation add = Seen("aten.add", 1);
+  add.bytes_read = 64;
+  add.bytes_written = 64;
+  absl::StatusOr<FlopReport> report =
+      BuildFlopReport("2.13.0", {mm, add, Seen("aten.view", 3, "a view")}, {},
+                      {}, {{"Model", 448 + 96 + 128}});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(report->bytes.has_value());
+  EXPECT_EQ(report->bytes->total,
+            MetricResult::Complete(Count(448 + 96 + 128), BytesMovedKind()));
+  EXPECT_EQ(report->bytes->read, 448 + 64);
+  EXPECT_EQ(report->bytes->written, 96 + 64);
+  EXPECT_EQ(report->bytes->by_operator.at("aten.mm"), (OperatorBytes{448, 96}));
+  EXPECT_FALSE(report->bytes->by_operator.contains("aten.view"));
+  EXPECT_EQ(report->bytes->by_module.at("Model"), 448 + 96 + 128);
+  absl::StatusOr<FlopReport> again =
+      FlopReportFromJson(FlopReportToJson(*report));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *report);
+
+  OperatorObservation sparse = Seen("aten.add", 2);
+  sparse.bytes_read = 64;
+  sparse.bytes_written = 64;
+  sparse.bytes_unknown_calls = 1;
+  sparse.bytes_unknown_message = "a sparse tensor";
+  report = BuildFlopReport("2.13.0", {mm, sparse}, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->bytes->total,
+            MetricResult::Partial(Count(448 + 96 + 128), BytesMovedKind()));
+  ASSERT_EQ(report->bytes->diagnostics.size(), 1u);
+  EXPECT_EQ(report->bytes->diagnostics[0].code, kBytesNotKnown);
+  EXPECT_EQ(report->bytes->diagnostics[0].subject, "aten.add");
+  EXPECT_NE(report->bytes->diagnostics[0].message.find(
+                "ran 1 time(s) with bytes that are not known (a sparse "
+                "tensor)"),
+            std::string::npos);
+  // The FLOP diagnostics are their own.
+  EXPECT_EQ(report->diagnostics.size(), 1u);
+  EXPECT_EQ(report->diagnostics[0].code, kUncountedOperator);
+}
+
+// Reports written before bytes existed still read; a file whose read +
+// written is not its value is refused naming the field.
+TEST(FlopReportTest, ReadingBytes) {
+  OperatorObservation mm = Counted("aten.mm", 1, 48);
+  mm.bytes_read = 224;
+  mm.bytes_written = 48;
+  absl::StatusOr<FlopReport> report = BuildFlopReport("2.13.0", {mm}, {});
+  ASSERT_TRUE(report.ok());
+  Json json = FlopReportToJson(*report);
+  Json old = json;
+  old.erase("bytes");
+  absl::StatusOr<FlopReport> read = FlopReportFromJson(old);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->bytes.has_value());
+  json["bytes"]["written"] = 49;
+  read = FlopReportFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("flop_report.bytes"),
+            std::string::npos)
+      << read.status();
+  EXPECT_NE(read.status().message().find("read + written (273)"),
+            std::string::npos)
+      << read.status();
 }
 
 // Causal attention B=2, H=8, L=S=64, E=32 (the issue's example): executed

@@ -214,6 +214,8 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
   std::map<std::int64_t, std::string> seen;
   std::map<std::string, std::string> group_sources;
   std::vector<const MetricResult*> totals;
+  std::vector<const MetricResult*> byte_totals;
+  bool ranks_without_bytes = false;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankReport& rank = ranks[i];
     const std::string name = ReportName(names, i);
@@ -242,6 +244,12 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
     }
     job.per_rank.emplace(rank.context.rank, rank.flops.total);
     totals.push_back(&rank.flops.total);
+    if (rank.flops.bytes) {
+      job.bytes_per_rank.emplace(rank.context.rank, rank.flops.bytes->total);
+      byte_totals.push_back(&rank.flops.bytes->total);
+    } else {
+      ranks_without_bytes = true;
+    }
     for (const auto& [op, flops] : rank.flops.by_operator) {
       std::optional<Count> sum = CheckedAdd(job.by_operator[op], flops);
       if (!sum) return absl::OutOfRangeError("FLOPs overflow 128 bits");
@@ -274,6 +282,15 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       job.ranks.push_back(r);
     } else {
       job.missing_ranks.push_back(r);
+    }
+  }
+  if (!byte_totals.empty()) {
+    const MetricKind bytes_kind{"bytes", "job", std::string(kBytesMethod)};
+    TS_ASSIGN_OR_RETURN(job.bytes,
+                        AggregateMetrics(byte_totals, bytes_kind, "job bytes"));
+    if ((ranks_without_bytes || !job.missing_ranks.empty()) &&
+        job.bytes->is_complete()) {
+      job.bytes = MetricResult::Partial(*job.bytes->value(), bytes_kind);
     }
   }
   const MetricKind kind{"FLOPs", "job", std::string(kOperatorFlopsMethod)};
@@ -338,6 +355,15 @@ Json JobReportToJson(const JobReport& report) {
       by_precision[precision] = CountToJson(flops);
     }
     node["by_precision"] = std::move(by_precision);
+  }
+  if (report.bytes) {
+    Json bytes = MetricResultToJson(*report.bytes);
+    Json bytes_per_rank = Json::object();
+    for (const auto& [rank, result] : report.bytes_per_rank) {
+      bytes_per_rank[absl::StrCat(rank)] = MetricResultToJson(result);
+    }
+    bytes["per_rank"] = std::move(bytes_per_rank);
+    node["bytes"] = std::move(bytes);
   }
   node["communication"] = CommunicationToJson(report.communication);
   Json comm_per_rank = Json::object();

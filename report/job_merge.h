@@ -98,6 +98,11 @@ struct JobReport {
   // The ranks' FlopReport by_precision summed (nonzero entries; omitted
   // from the JSON when empty).
   std::map<std::string, Count> by_precision;
+  // The ranks' bytes moved (FlopReport::bytes) summed, and each rank's;
+  // partial when a rank's is, a rank is missing or a rank's report has no
+  // bytes (written before they existed). Absent when no rank has them.
+  std::optional<MetricResult> bytes;
+  std::map<std::int64_t, MetricResult> bytes_per_rank;
   CommunicationReport communication;
   std::map<std::int64_t, CommunicationTotals> communication_per_rank;
   // Every process group some rank reported, by name: what the names in

@@ -215,6 +215,45 @@ TEST(JobMergeTest, SumsPrecisionsAndTreatsAReportWithoutThemAsUnknown) {
   EXPECT_EQ(3u, json["by_precision"].size());
 }
 
+// Bytes moved: each rank's summed; a rank without them (written before
+// they existed) makes the job's partial; none with them, no member.
+TEST(JobMergeTest, SumsBytesPerRank) {
+  auto with_bytes = [](Json json, long read, long written) {
+    BytesMoved bytes;
+    bytes.read = read;
+    bytes.written = written;
+    bytes.total =
+        MetricResult::Complete(Count(read + written), BytesMovedKind());
+    FlopReport report;
+    report.bytes = bytes;
+    json["bytes"] = FlopReportToJson(report)["bytes"];
+    return json;
+  };
+  absl::StatusOr<JobReport> job =
+      MergeRankReportsJson({with_bytes(RankJson(0, 2, "j", 100), 30, 10),
+                            with_bytes(RankJson(1, 2, "j", 300), 50, 20)},
+                           {"a", "b"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  Json json = JobReportToJson(*job);
+  EXPECT_EQ("complete", json["bytes"]["status"]);
+  EXPECT_EQ(110, json["bytes"]["value"]);
+  EXPECT_EQ("bytes", json["bytes"]["unit"]);
+  EXPECT_EQ("job", json["bytes"]["scope"]);
+  EXPECT_EQ(70, json["bytes"]["per_rank"]["1"]["value"]);
+
+  job = MergeRankReportsJson(
+      {with_bytes(RankJson(0, 2, "j", 100), 30, 10), RankJson(1, 2, "j", 300)},
+      {"a", "b"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  json = JobReportToJson(*job);
+  EXPECT_EQ("partial", json["bytes"]["status"]);
+  EXPECT_EQ(40, json["bytes"]["known_value"]);
+
+  job = MergeRankReportsJson({RankJson(0, 2, "j", 100)}, {"a"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_FALSE(JobReportToJson(*job).contains("bytes"));
+}
+
 TEST(JobMergeTest, NamesMissingRanks) {
   absl::StatusOr<JobReport> job =
       MergeRankReportsJson({RankJson(1, 3, "j", 5)}, {"a"});

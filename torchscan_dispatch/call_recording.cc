@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "torchscan_dispatch/call_bytes.h"
 #include "torchscan_dispatch/compute_precision.h"
 #include "torchscan_dispatch/operator_values.h"
 
@@ -33,14 +34,15 @@ template <typename Formula>
 void CountValues(const OperatorInfo& info, const Formula& formula,
                  absl::Span<const formulas::OperatorValue> arguments,
                  c10::ArrayRef<c10::IValue> results, Precision precision,
-                 CountingSession& session, SessionSlot& slot) {
+                 const CallBytes& bytes, CountingSession& session,
+                 SessionSlot& slot) {
   const OperatorValues result_values = ToOperatorValues(results);
   absl::StatusOr<Count> flops =
       Evaluate(formula, formulas::OperatorCall{arguments, result_values});
   if (flops.ok()) {
-    session.RecordCounted(info, *flops, precision, slot);
+    session.RecordCounted(info, *flops, precision, slot, bytes);
   } else {
-    session.RecordFailed(info, flops.status());
+    session.RecordFailed(info, flops.status(), bytes);
   }
 }
 
@@ -68,7 +70,8 @@ void CountWith(const OperatorInfo& info, const Formula& formula,
     }
   }
   CountValues(info, formula, argument_values, results,
-              ComputePrecision(info, arguments), session,
+              ComputePrecision(info, arguments),
+              CallBytesOf(info, arguments, results), session,
               ThisThreadState().session);
 }
 
@@ -93,8 +96,9 @@ bool ReadsArgumentsBeforeCall(const OperatorInfo& info,
 void RecordFormulaCall(const OperatorInfo& info,
                        absl::Span<const formulas::OperatorValue> arguments,
                        c10::ArrayRef<c10::IValue> results, Precision precision,
-                       CountingSession& session, SessionSlot& slot) {
-  CountValues(info, info.formula->formula, arguments, results, precision,
+                       const CallBytes& bytes, CountingSession& session,
+                       SessionSlot& slot) {
+  CountValues(info, info.formula->formula, arguments, results, precision, bytes,
               session, slot);
 }
 
@@ -104,7 +108,7 @@ void RecordFinishedCall(const OperatorInfo& info,
                         CountingSession& session) {
   if (info.is_communication()) {
     RecordCommunicationOf(info, arguments, session);
-    session.RecordCall(info);
+    session.RecordCall(info, CallBytesOf(info, arguments, results));
     return;
   }
   if (session.has_custom_formulas()) {
@@ -125,10 +129,11 @@ void RecordFinishedCall(const OperatorInfo& info,
     }
     session.RecordDeferred(info, std::move(kept_arguments),
                            std::move(kept_results), precision);
+    session.RecordBytes(info, CallBytesOf(info, arguments, results));
     return;
   }
   if (info.formula == nullptr) {
-    session.RecordCall(info);
+    session.RecordCall(info, CallBytesOf(info, arguments, results));
     return;
   }
   CountWith(info, info.formula->formula, info.formula->value_arguments,

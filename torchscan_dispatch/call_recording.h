@@ -63,13 +63,15 @@ bool ReadsArgumentsBeforeCall(const OperatorInfo& info,
 void RecordFormulaCall(const OperatorInfo& info,
                        absl::Span<const formulas::OperatorValue> arguments,
                        c10::ArrayRef<c10::IValue> results, Precision precision,
-                       CountingSession& session, SessionSlot& slot);
+                       const CallBytes& bytes, CountingSession& session,
+                       SessionSlot& slot);
 
 // Records the finished call: the session's custom formula for the operator,
 // else a deferred (caller-evaluated) record, else the formula table's
 // formula, else the call by name. Arguments are in schema order, results as
 // returned; shapes (and the compute precision) are read from them now, as
-// FlopCounterMode reads them after the call. A formula that fails or throws is
+// FlopCounterMode reads them after the call, and so are the bytes it moved
+// (call_bytes.h). A formula that fails or throws is
 // recorded as a failed call: the call itself succeeded and the workload keeps
 // its result.
 void RecordFinishedCall(const OperatorInfo& info,

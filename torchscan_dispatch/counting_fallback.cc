@@ -28,6 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "torchscan_dispatch/attention_masks.h"
+#include "torchscan_dispatch/call_bytes.h"
 #include "torchscan_dispatch/call_recording.h"
 #include "torchscan_dispatch/compute_precision.h"
 #include "torchscan_dispatch/counting_session.h"
@@ -140,13 +141,17 @@ bool InsidePrimalOfForwardAdCall(const ExecutionState& state) {
 // Runs the call and counts it. Arguments a formula reads are reduced before
 // the call when nothing can change them (NOTE [The counted path] in
 // call_recording.h), else held (reference-count bumps, not copies) for after
-// it.
+// it. The bytes its arguments move are read before the call, by reference,
+// and its results' after (call_bytes.h): every counted call has them.
 void RunAndCountCall(const OperatorInfo& info, const c10::OperatorHandle& op,
                      c10::DispatchKeySet below, torch::jit::Stack* stack,
                      CountingSession& session, SessionSlot& thread_slot) {
   if (!RecordingReadsValues(info, session)) {
+    CallBytes bytes =
+        ArgumentBytesOf(info, torch::jit::last(*stack, info.num_arguments));
     op.redispatchBoxed(below, stack);
-    session.RecordCall(info, thread_slot);
+    AddResultBytes(info, torch::jit::last(*stack, info.num_returns), bytes);
+    session.RecordCall(info, thread_slot, bytes);
     return;
   }
   if (ReadsArgumentsBeforeCall(info, session)) {
@@ -154,10 +159,13 @@ void RunAndCountCall(const OperatorInfo& info, const c10::OperatorHandle& op,
         torch::jit::last(*stack, info.num_arguments);
     const OperatorValues arguments = ToOperatorValues(inputs);
     const Precision precision = ComputePrecision(info, inputs);
+    CallBytes bytes = ArgumentBytesOf(info, inputs);
     op.redispatchBoxed(below, stack);
-    RecordFormulaCall(info, arguments,
-                      torch::jit::last(*stack, info.num_returns), precision,
-                      session, thread_slot);
+    const c10::ArrayRef<c10::IValue> results =
+        torch::jit::last(*stack, info.num_returns);
+    AddResultBytes(info, results, bytes);
+    RecordFormulaCall(info, arguments, results, precision, bytes, session,
+                      thread_slot);
     return;
   }
   std::vector<c10::IValue> arguments(stack->end() - info.num_arguments,

@@ -131,6 +131,8 @@ void CountingSession::Recycle(std::unique_ptr<ThreadStats> stats) {
     if (stats->entries.size() > kMaxRecycledEntries) return;
     for (auto& [key, entry] : stats->entries) {
       entry.uncounted_calls.store(0, std::memory_order_relaxed);
+      entry.bytes_read.store(0, std::memory_order_relaxed);
+      entry.bytes_written.store(0, std::memory_order_relaxed);
       entry.stats = OperatorStats{};
     }
   }
@@ -147,7 +149,7 @@ bool CountingSession::Unused(const ThreadEntry& entry) {
   return entry.uncounted_calls.load(std::memory_order_relaxed) == 0 &&
          stats.calls == 0 && stats.counted_calls == 0 &&
          stats.failed_calls == 0 && stats.mask_excluded == 0 &&
-         stats.mask_unread_calls == 0;
+         stats.mask_unread_calls == 0 && stats.bytes_unknown_calls == 0;
 }
 
 const c10::DebugInfoKind& CountingSession::DebugInfoKind() {
@@ -251,6 +253,12 @@ void CountingSession::Add(OperatorStats& into, const OperatorStats& from) {
     into.first_mask_unread = from.first_mask_unread;
   }
   into.mask_unread_calls += from.mask_unread_calls;
+  into.bytes_read += from.bytes_read;
+  into.bytes_written += from.bytes_written;
+  if (into.bytes_unknown_calls == 0 && from.bytes_unknown_calls > 0) {
+    into.first_bytes_unknown = from.first_bytes_unknown;
+  }
+  into.bytes_unknown_calls += from.bytes_unknown_calls;
 }
 
 void CountingSession::AddCounted(OperatorStats& into, Count flops,
@@ -298,53 +306,112 @@ void CountingSession::RecordCountedAt(const StatsKey& key, Count flops,
   AddCounted(entry.stats, flops, precision);
 }
 
-void CountingSession::RecordCall(const OperatorInfo& op) {
-  RecordCall(op, ThisThreadState().session);
+// NOTE [Bytes of compiled graphs]
+// A compiled graph's calls are recorded from its tally
+// (compiled_graph_tally.h), which describes FLOPs, not the tensors each kernel
+// reads and writes: their bytes are not known in this step. Each such call is a
+// call with unknown bytes, so the bytes metric is partial with a diagnostic
+// naming the graph's operators. (The post-grad graph's own inputs and outputs,
+// a lower bound, and the unfused sum, an upper bound, plug in here.)
+constexpr absl::string_view kCompiledGraphBytes =
+    "it ran inside a torch.compile graph, whose bytes are not counted yet";
+// Pseudo-operators stand for work no operator call shows.
+constexpr absl::string_view kUnseenBytes =
+    "it stands for work no operator call shows";
+
+void CountingSession::AddBytes(ThreadStats& thread, ThreadEntry& entry,
+                               const CallBytes& bytes) {
+  // Only this thread writes the counters: a relaxed load and store suffice.
+  entry.bytes_read.store(
+      entry.bytes_read.load(std::memory_order_relaxed) + bytes.read,
+      std::memory_order_relaxed);
+  entry.bytes_written.store(
+      entry.bytes_written.load(std::memory_order_relaxed) + bytes.written,
+      std::memory_order_relaxed);
+  if (bytes.unknown != nullptr) {
+    absl::MutexLock lock(&thread.mu);
+    if (entry.stats.bytes_unknown_calls++ == 0) {
+      entry.stats.first_bytes_unknown = bytes.unknown;
+    }
+  }
 }
 
-void CountingSession::RecordCall(const OperatorInfo& op, SessionSlot& slot) {
+void CountingSession::RecordCall(const OperatorInfo& op) {
+  RecordCall(op, ThisThreadState().session,
+             CallBytes{.unknown = kUnseenBytes.data()});
+}
+
+void CountingSession::RecordCall(const OperatorInfo& op,
+                                 const CallBytes& bytes) {
+  RecordCall(op, ThisThreadState().session, bytes);
+}
+
+void CountingSession::RecordCall(const OperatorInfo& op, SessionSlot& slot,
+                                 const CallBytes& bytes) {
   ThreadStats& thread = ThisThread(slot);
   ThreadEntry& entry = EntryFor(thread, KeyFor(op));
   // Only this thread writes the counter: a relaxed load and store suffice.
   entry.uncounted_calls.store(
       entry.uncounted_calls.load(std::memory_order_relaxed) + 1,
       std::memory_order_relaxed);
+  AddBytes(thread, entry, bytes);
 }
 
 void CountingSession::RecordCounted(const OperatorInfo& op, Count flops,
-                                    Precision precision, SessionSlot& slot) {
+                                    Precision precision, SessionSlot& slot,
+                                    const CallBytes& bytes) {
   ThreadStats& thread = ThisThread(slot);
   ThreadEntry& entry = EntryFor(thread, KeyFor(op));
+  AddBytes(thread, entry, bytes);
   absl::MutexLock lock(&thread.mu);
   AddCounted(entry.stats, flops, precision);
 }
 
 void CountingSession::RecordFailed(const OperatorInfo& op,
-                                   const absl::Status& error) {
+                                   const absl::Status& error,
+                                   const CallBytes& bytes) {
+  RecordBytes(op, bytes);
   Record(KeyFor(op),
          OperatorStats{.calls = 1,
                        .failed_calls = 1,
                        .first_failure = std::string(error.message())});
 }
 
+void CountingSession::RecordBytes(const OperatorInfo& op,
+                                  const CallBytes& bytes) {
+  ThreadStats& thread = ThisThread();
+  AddBytes(thread, EntryFor(thread, KeyFor(op)), bytes);
+}
+
 void CountingSession::RecordCallIn(const OperatorInfo& op,
                                    std::uint32_t module_scope) {
-  Record(KeyIn(op, module_scope), OperatorStats{.calls = 1});
+  Record(
+      KeyIn(op, module_scope),
+      OperatorStats{.calls = 1,
+                    .bytes_unknown_calls = 1,
+                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
 }
 
 void CountingSession::RecordCountedIn(const OperatorInfo& op,
                                       std::uint32_t module_scope, Count flops,
                                       Precision precision) {
   RecordCountedAt(KeyIn(op, module_scope), flops, precision);
+  Record(
+      KeyIn(op, module_scope),
+      OperatorStats{.bytes_unknown_calls = 1,
+                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
 }
 
 void CountingSession::RecordFailedIn(const OperatorInfo& op,
                                      std::uint32_t module_scope,
                                      const absl::Status& error) {
-  Record(KeyIn(op, module_scope),
-         OperatorStats{.calls = 1,
-                       .failed_calls = 1,
-                       .first_failure = std::string(error.message())});
+  Record(
+      KeyIn(op, module_scope),
+      OperatorStats{.calls = 1,
+                    .failed_calls = 1,
+                    .first_failure = std::string(error.message()),
+                    .bytes_unknown_calls = 1,
+                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
 }
 
 void CountingSession::RecordMaskExclusion(const OperatorInfo& op,
@@ -421,6 +488,10 @@ void CountingSession::RecordDeferredIn(const OperatorInfo& op,
                                        Precision precision) {
   DeferredCall call{op.id, KeyIn(op, module_scope).scopes, std::move(arguments),
                     std::move(results), precision};
+  Record(
+      KeyIn(op, module_scope),
+      OperatorStats{.bytes_unknown_calls = 1,
+                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
   absl::MutexLock lock(&mu_);
   deferred_calls_.push_back(std::move(call));
 }
@@ -565,6 +636,8 @@ CountingSession::StatsMap CountingSession::Merged() const {
       OperatorStats& into = merged[key];
       Add(into, entry.stats);
       into.calls += entry.uncounted_calls.load(std::memory_order_relaxed);
+      into.bytes_read += entry.bytes_read.load(std::memory_order_relaxed);
+      into.bytes_written += entry.bytes_written.load(std::memory_order_relaxed);
     }
   }
   return merged;
@@ -596,6 +669,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   std::map<std::string, report::OperatorObservation> observations;
   std::map<std::string, Count> by_module;
   std::map<std::string, Count> mask_excluded_by_module;
+  std::map<std::string, Count> bytes_by_module;
   // Unseen work of one name may have several reasons (two compiled graphs
   // the pass could not describe): each is named once, in sorted order.
   std::map<std::string, std::set<std::string>> unseen_reasons;
@@ -625,6 +699,20 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
       op.mask_unread_message = stats.first_mask_unread;
     }
     op.mask_unread_calls += stats.mask_unread_calls;
+    op.bytes_read += stats.bytes_read;
+    op.bytes_written += stats.bytes_written;
+    if (stats.bytes_unknown_calls > 0 && op.bytes_unknown_calls == 0) {
+      op.bytes_unknown_message = stats.first_bytes_unknown;
+    }
+    op.bytes_unknown_calls += stats.bytes_unknown_calls;
+    if (stats.bytes_read + stats.bytes_written > 0) {
+      for (const std::string& label :
+           ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
+        TS_RETURN_IF_ERROR(
+            report::AddCount(bytes_by_module[label],
+                             stats.bytes_read + stats.bytes_written, label));
+      }
+    }
     if (stats.mask_excluded > 0) {
       for (const std::string& label :
            ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
@@ -649,7 +737,8 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   TS_ASSIGN_OR_RETURN(
       report::FlopReport flop_report,
       report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION, std::move(list),
-                              std::move(by_module), mask_excluded_by_module));
+                              std::move(by_module), mask_excluded_by_module,
+                              std::move(bytes_by_module)));
   absl::MutexLock lock(&mu_);
   if (unseen_threads_.empty()) return flop_report;
   for (report::Diagnostic& diagnostic :
@@ -659,6 +748,11 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   flop_report.total = report::MetricResult::Partial(
       *flop_report.total.known_value(), report::OperatorFlopsKind());
   report::MarkMaskAwarePartial(flop_report);
+  report::MarkBytesPartial(
+      flop_report,
+      "threads without a counting session ran operators while this "
+      "measurement was open (the unseen_work diagnostics name them); their "
+      "bytes are not counted");
   return flop_report;
 }
 

@@ -39,6 +39,7 @@
 #include "report/flop_report.h"
 #include "report/metric_result.h"
 #include "report/precision.h"
+#include "torchscan_dispatch/byte_rule.h"
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/scope_table.h"
@@ -96,18 +97,26 @@ class CountingSession : public c10::DebugInfoBase,
   // Whether calls of `op` are recorded for the caller to evaluate.
   bool IsDeferred(const OperatorInfo& op);
 
-  // A call of `op` that no formula counts. The hot path; `slot` is this
-  // thread's ThisThreadState().session.
-  void RecordCall(const OperatorInfo& op, SessionSlot& slot);
+  // A call of `op` that no formula counts, which moved `bytes`
+  // (call_bytes.h). The hot path; `slot` is this thread's
+  // ThisThreadState().session.
+  void RecordCall(const OperatorInfo& op, SessionSlot& slot,
+                  const CallBytes& bytes = {});
   // The same through this thread's slot, for callers off the hot path
-  // (recorded calls, compiled-graph tallies).
+  // (recorded calls).
+  void RecordCall(const OperatorInfo& op, const CallBytes& bytes);
+  // A pseudo-operator's call: work no operator call shows (unseen work, a
+  // compiled graph without a tally), whose bytes are therefore unknown.
   void RecordCall(const OperatorInfo& op);
   // A call of `op` whose formula gave `flops`, computed in `precision`
   // (compute_precision.h), through this thread's slot (as RecordCall).
   void RecordCounted(const OperatorInfo& op, Count flops, Precision precision,
-                     SessionSlot& slot);
+                     SessionSlot& slot, const CallBytes& bytes = {});
   // A call of `op` whose formula could not be evaluated.
-  void RecordFailed(const OperatorInfo& op, const absl::Status& error);
+  void RecordFailed(const OperatorInfo& op, const absl::Status& error,
+                    const CallBytes& bytes = {});
+  // The bytes of a call of `op` recorded without them (a deferred call).
+  void RecordBytes(const OperatorInfo& op, const CallBytes& bytes);
   // A call of a deferred operator, with its arguments and results, computed
   // in `precision`.
   void RecordDeferred(const OperatorInfo& op,
@@ -137,7 +146,8 @@ class CountingSession : public c10::DebugInfoBase,
 
   // The same records for work whose module labels come from elsewhere
   // (a compiled graph's module stack): in module scope `module_scope`, an id
-  // from ModuleScopeWith, instead of the current one.
+  // from ModuleScopeWith, instead of the current one. Their bytes are
+  // unknown: NOTE [Bytes of compiled graphs] in counting_session.cc.
   void RecordCallIn(const OperatorInfo& op, std::uint32_t module_scope);
   void RecordCountedIn(const OperatorInfo& op, std::uint32_t module_scope,
                        Count flops, Precision precision);
@@ -234,12 +244,22 @@ class CountingSession : public c10::DebugInfoBase,
     Count mask_excluded = 0;
     std::int64_t mask_unread_calls = 0;
     std::string first_mask_unread;
+    // Bytes moved (call_bytes.h), and calls whose bytes are not known (the
+    // first one's reason).
+    Count bytes_read = 0;
+    Count bytes_written = 0;
+    std::int64_t bytes_unknown_calls = 0;
+    std::string first_bytes_unknown;
   };
   // Per-thread entry: calls without a formula (the hot path) are counted
   // with a relaxed atomic store by the owning thread alone, without a lock;
   // everything else changes under the thread's lock.
   struct ThreadEntry {
     std::atomic<std::int64_t> uncounted_calls{0};
+    // Bytes of every call, kept as uncounted_calls is (owner-only relaxed
+    // stores, no lock); calls whose bytes are unknown go to `stats`.
+    std::atomic<std::int64_t> bytes_read{0};
+    std::atomic<std::int64_t> bytes_written{0};
     OperatorStats stats;
   };
   struct StatsKey {
@@ -298,6 +318,9 @@ class CountingSession : public c10::DebugInfoBase,
   StatsKey KeyFor(const OperatorInfo& op) const;
   StatsKey KeyIn(const OperatorInfo& op, std::uint32_t module_scope) const;
   void Record(const StatsKey& key, const OperatorStats& one_call);
+  // Adds `bytes` to `entry` (the owner thread; `thread` is its stats).
+  static void AddBytes(ThreadStats& thread, ThreadEntry& entry,
+                       const CallBytes& bytes);
   void RecordCountedAt(const StatsKey& key, Count flops, Precision precision);
   // All threads' stats merged.
   StatsMap Merged() const;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_replace.h"
@@ -154,6 +155,44 @@ PrecisionRule PrecisionRuleOf(absl::string_view packet) {
   return PrecisionRule::kInputs;
 }
 
+bool HoldsTensors(const c10::TypePtr& type) {
+  if (type->kind() == c10::TensorType::Kind) return true;
+  if (const auto* optional = type->castRaw<c10::OptionalType>()) {
+    return HoldsTensors(optional->getElementType());
+  }
+  if (const auto* list = type->castRaw<c10::ListType>()) {
+    return HoldsTensors(list->getElementType());
+  }
+  return false;
+}
+
+SchemaValueFacts FactsOf(const c10::Argument& value) {
+  SchemaValueFacts facts;
+  facts.holds_tensors = HoldsTensors(value.type());
+  facts.is_scalar = value.type()->kind() == c10::NumberType::Kind;
+  facts.is_out = value.is_out();
+  if (const c10::AliasInfo* alias = value.alias_info()) {
+    facts.aliases = true;
+    facts.writes = alias->isWrite();
+    for (const c10::Symbol& set : alias->beforeSets()) {
+      facts.alias_sets.push_back(set.toQualString());
+    }
+  }
+  return facts;
+}
+
+ByteRule ByteRuleOf(const std::string& packet,
+                    const c10::FunctionSchema& schema) {
+  std::vector<SchemaValueFacts> arguments, results;
+  for (const c10::Argument& argument : schema.arguments()) {
+    arguments.push_back(FactsOf(argument));
+  }
+  for (const c10::Argument& result : schema.returns()) {
+    results.push_back(FactsOf(result));
+  }
+  return DecideByteRule(packet, arguments, results);
+}
+
 OperatorInfo Describe(const c10::OperatorHandle& op) {
   OperatorInfo info;
   info.packet = op.operator_name().name;
@@ -168,6 +207,7 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
     info.num_arguments = op.schema().arguments().size();
     info.num_returns = op.schema().returns().size();
     info.writes_arguments = false;
+    info.bytes = ByteRuleOf(info.packet, op.schema());
     for (const c10::Argument& argument : op.schema().arguments()) {
       if (argument.alias_info() != nullptr &&
           argument.alias_info()->isWrite()) {

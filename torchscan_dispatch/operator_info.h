@@ -14,6 +14,7 @@
 #include "formulas/ignored_operators.h"
 #include "formulas/operator_formulas.h"
 #include "torchscan_dispatch/attention_mask_rule.h"
+#include "torchscan_dispatch/byte_rule.h"
 #include "torchscan_dispatch/collective_calls.h"
 #include "torchscan_dispatch/thread_state.h"
 
@@ -51,6 +52,9 @@ struct OperatorInfo {
   // overloads), or there is no schema to tell: a call may change its
   // arguments' sizes, so they are read after it returns.
   bool writes_arguments = true;
+  // What its calls read and write (NOTE [The bytes rule] in byte_rule.h),
+  // decided from the schema; undecided without one.
+  ByteRule bytes;
   // Set for pseudo-operators that stand for work no operator call shows (a
   // CUDA-graph replay, a compiled graph without a FLOP tally): the report
   // names it with this reason and the total is partial.

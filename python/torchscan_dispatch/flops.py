@@ -336,6 +336,13 @@ class FlopCounter:
         return int(value if value is not None else total.get("known_value") or 0)
 
 
+    def get_total_bytes(self) -> int:
+        """The known bytes moved, read plus written (the report's ``bytes``;
+        a lower bound when its status is partial)."""
+        moved = self.report().get("bytes")
+        return 0 if moved is None else int(moved["read"]) + int(moved["written"])
+
+
 def measure_flops(
     workload: Callable[[], Any],
     *,

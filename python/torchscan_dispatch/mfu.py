@@ -159,6 +159,14 @@ class StepStats:
     peak_flops_by_precision: dict[str, float] | None = None
     communication_payload_bytes: int = 0
     communication_bus_bytes: int = 0
+    #: Bytes the step's operator calls read and wrote (the report's
+    #: ``bytes``, docs/methodology.md "Bytes moved"); ``bytes_complete`` is
+    #: False when some call's bytes were not known (a lower bound then).
+    bytes_read: int = 0
+    bytes_written: int = 0
+    bytes_complete: bool = False
+    #: Bytes read + written per phase (as ``flops_by_phase``).
+    bytes_by_phase: dict[str, int] = field(default_factory=dict)
     _counter: Any = field(default=None, repr=False)
     _phases: list[str] = field(default_factory=list, repr=False)
     # The counter's report as it came (the phases still in by_module) until
@@ -184,12 +192,13 @@ class StepStats:
             report["by_module"] = {
                 label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
             }
-            if "mask_aware" in report:
-                report["mask_aware"]["by_module"] = {
-                    label: value
-                    for label, value in report["mask_aware"]["by_module"].items()
-                    if not label.startswith("phase:")
-                }
+            for member in ("mask_aware", "bytes"):
+                if member in report:
+                    report[member]["by_module"] = {
+                        label: value
+                        for label, value in report[member]["by_module"].items()
+                        if not label.startswith("phase:")
+                    }
             self._report_built = True
         return report
 
@@ -318,6 +327,14 @@ class StepMeter:
             stats.communication_payload_bytes = int(communication["total"]["payload_bytes"])
             stats.communication_bus_bytes = int(communication["total"]["bus_bytes"])
         stats.flops_by_precision = {p: int(n) for p, n in report.get("by_precision", {}).items()}
+        moved = report.get("bytes")
+        if moved is not None:
+            stats.bytes_read, stats.bytes_written = int(moved["read"]), int(moved["written"])
+            stats.bytes_complete = moved["status"] == "complete"
+            if stats._phases:
+                stats.bytes_by_phase = {
+                    name: int(moved["by_module"].get(f"phase:{name}", 0)) for name in stats._phases
+                }
         if stats.seconds > 0:
             stats.achieved_flops_per_second = stats.flops / stats.seconds
             if self.peaks is not None:
