@@ -1,8 +1,7 @@
 #include "report/analysis_report.h"
 
-#include <algorithm>
-#include <iterator>
-#include <limits>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,100 +11,61 @@
 namespace torchscan::report {
 namespace {
 
-constexpr absl::string_view kContextStrings[] = {
-    "torchscan_version", "torch_version",  "python_version",
-    "model_type",        "execution_mode",
+// A layer call's operator FLOPs without its key (LayerCallFlopsToJson).
+struct LayerCallFlops {
+  MetricResult total = MetricResult::Unavailable({});
+  std::map<std::string, Count> by_operator;
+
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<JsonFunctions<MetricResultToJson, MetricResultFromJson>>(
+          "total", &LayerCallFlops::total),
+      FieldAs<MapOf<NonNegativeCountCodec>>("by_operator",
+                                            &LayerCallFlops::by_operator));
 };
 
-absl::StatusOr<std::vector<std::string>> StringList(const JsonObject& object,
-                                                    absl::string_view key) {
-  TS_ASSIGN_OR_RETURN(JsonArray list, object.Array(key));
-  std::vector<std::string> values;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(std::string text, list.Item(i).String());
-    values.push_back(std::move(text));
-  }
-  return values;
-}
+}  // namespace
 
-Json StringListToJson(const std::vector<std::string>& values) {
-  Json node = Json::array();
-  for (const std::string& value : values) node.push_back(value);
-  return node;
-}
-
-absl::StatusOr<std::int64_t> SchemaVersion(const JsonObject& report) {
-  TS_ASSIGN_OR_RETURN(Count version, report.Integer("schema_version"));
+absl::StatusOr<std::int64_t> AnalysisReport::SchemaVersionCodec::Read(
+    const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(Count version, node.Integer());
   if (version != kSchemaVersion) {
-    return FieldError(
-        report.PathOf("schema_version"),
+    return node.Error(
         absl::StrCat("unsupported schema version: ", CountToString(version)));
   }
   return kSchemaVersion;
 }
 
-}  // namespace
+absl::StatusOr<Diagnostic> AnalysisReport::DiagnosticCodec::Read(
+    const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
+                      DiagnosticFromJson(node.node(), node.path()));
+  TS_ASSIGN_OR_RETURN(JsonObject entry, node.Object());
+  TS_RETURN_IF_ERROR(entry.RejectUnknownKeys(
+      {"code", "severity", "metric", "path", "operator", "message"}));
+  return diagnostic;
+}
 
-Json ReportContextToJson(const ReportContext& context) {
-  Json node = Json::object();
-  node["torchscan_version"] = context.torchscan_version;
-  node["torch_version"] = context.torch_version;
-  node["python_version"] = context.python_version;
-  node["model_type"] = context.model_type;
-  node["execution_mode"] = context.execution_mode;
-  node["training_before"] = context.training_before;
-  node["devices"] = StringListToJson(context.devices);
-  node["dtypes"] = StringListToJson(context.dtypes);
-  if (context.analysis_mode) node["analysis_mode"] = *context.analysis_mode;
-  if (context.extra.is_object()) {
-    for (const auto& [key, value] : context.extra.items()) {
-      if (!node.contains(key)) node[key] = value;
+absl::Status AnalysisReport::Validate(absl::string_view path) const {
+  for (absl::string_view name : kTotalNames) {
+    if (!totals.Contains(name)) {
+      return FieldError(MemberPath(MemberPath(path, "totals"), name),
+                        "is missing");
     }
   }
-  return node;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<ReportContext> ReportContextFromJson(const Json& node,
-                                                    absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  ReportContext context;
-  std::string* const targets[] = {
-      &context.torchscan_version, &context.torch_version,
-      &context.python_version, &context.model_type, &context.execution_mode};
-  for (std::size_t i = 0; i < std::size(kContextStrings); ++i) {
-    TS_ASSIGN_OR_RETURN(*targets[i], object.String(kContextStrings[i]));
-  }
-  TS_ASSIGN_OR_RETURN(context.training_before, object.Bool("training_before"));
-  TS_ASSIGN_OR_RETURN(context.devices, StringList(object, "devices"));
-  TS_ASSIGN_OR_RETURN(context.dtypes, StringList(object, "dtypes"));
-  if (object.Contains("analysis_mode")) {
-    TS_ASSIGN_OR_RETURN(context.analysis_mode, object.String("analysis_mode"));
-  }
-  for (const auto& [key, value] : node.items()) {
-    const bool known =
-        key == "training_before" || key == "devices" || key == "dtypes" ||
-        key == "analysis_mode" ||
-        std::find(std::begin(kContextStrings), std::end(kContextStrings),
-                  absl::string_view(key)) != std::end(kContextStrings);
-    if (!known) context.extra[key] = value;
-  }
-  return context;
-}
-
-Json InputsMetadataToJson(const InputsMetadata& inputs) {
+Json JsonCodec<InputsMetadata>::Write(const InputsMetadata& inputs) {
   Json node = Json::object();
   node["source"] = inputs.source;
-  const Json call = CallMetadataToJson(inputs.call);
-  node["args"] = call["args"];
-  node["kwargs"] = call["kwargs"];
+  Json call = ToJson(inputs.call);
+  for (auto& [key, value] : call.items()) node[key] = std::move(value);
   return node;
 }
 
-absl::StatusOr<InputsMetadata> InputsMetadataFromJson(const Json& node,
-                                                      absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
+absl::StatusOr<InputsMetadata> JsonCodec<InputsMetadata>::Read(
+    const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
   TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"source", "args", "kwargs"}));
   InputsMetadata inputs;
   TS_ASSIGN_OR_RETURN(inputs.source, object.String("source"));
@@ -114,158 +74,61 @@ absl::StatusOr<InputsMetadata> InputsMetadataFromJson(const Json& node,
                       absl::StrCat("must be 'generated' or 'provided', got '",
                                    inputs.source, "'"));
   }
-  Json call = node;
+  Json call = node.node();
   call.erase("source");
-  TS_ASSIGN_OR_RETURN(inputs.call, CallMetadataFromJson(call, field));
+  TS_ASSIGN_OR_RETURN(inputs.call,
+                      FromJson<CallMetadata>(JsonValue(call, node.path())));
   return inputs;
 }
 
+Json ReportContextToJson(const ReportContext& context) {
+  return ToJson(context);
+}
+
+absl::StatusOr<ReportContext> ReportContextFromJson(const Json& node,
+                                                    absl::string_view field) {
+  return FromJson<ReportContext>(JsonValue(node, std::string(field)));
+}
+
+Json InputsMetadataToJson(const InputsMetadata& inputs) {
+  return ToJson(inputs);
+}
+
+absl::StatusOr<InputsMetadata> InputsMetadataFromJson(const Json& node,
+                                                      absl::string_view field) {
+  return FromJson<InputsMetadata>(JsonValue(node, std::string(field)));
+}
+
 Json LayerCallFlopsToJson(const LayerOperatorFlops& entry) {
-  Json node = Json::object();
-  node["total"] = MetricResultToJson(entry.total);
-  node["by_operator"] = Json::object();
-  for (const auto& [op, flops] : entry.by_operator) {
-    node["by_operator"][op] = CountToJson(flops);
-  }
-  return node;
+  return ToJson(LayerCallFlops{entry.total, entry.by_operator});
 }
-
-Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry) {
-  Json node = Json::object();
-  node["path"] = entry.path;
-  node["call_index"] = entry.call_index;
-  Json values = LayerCallFlopsToJson(entry);
-  for (auto& [key, value] : values.items()) node[key] = std::move(value);
-  return node;
-}
-
-namespace {
-
-// `total` and `by_operator`, the members both forms share.
-absl::Status ReadLayerCallFlops(const JsonObject& object,
-                                LayerOperatorFlops& entry) {
-  TS_ASSIGN_OR_RETURN(JsonValue total, object.Member("total"));
-  TS_ASSIGN_OR_RETURN(entry.total,
-                      MetricResultFromJson(total.node(), total.path()));
-  TS_ASSIGN_OR_RETURN(JsonObject by_operator, object.Object("by_operator"));
-  for (auto& [op, flops] : by_operator.Members()) {
-    TS_ASSIGN_OR_RETURN(entry.by_operator[op], flops.NonNegativeCount());
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::StatusOr<LayerOperatorFlops> LayerCallFlopsFromJson(
     const Json& node, absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"total", "by_operator"}));
+  TS_ASSIGN_OR_RETURN(LayerCallFlops call, FromJson<LayerCallFlops>(JsonValue(
+                                               node, std::string(field))));
   LayerOperatorFlops entry;
-  TS_RETURN_IF_ERROR(ReadLayerCallFlops(object, entry));
+  entry.total = std::move(call.total);
+  entry.by_operator = std::move(call.by_operator);
   return entry;
+}
+
+Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry) {
+  return ToJson(entry);
 }
 
 absl::StatusOr<LayerOperatorFlops> LayerOperatorFlopsFromJson(
     const Json& node, absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(
-      object.RejectUnknownKeys({"path", "call_index", "total", "by_operator"}));
-  LayerOperatorFlops entry;
-  TS_ASSIGN_OR_RETURN(entry.path, object.String("path"));
-  TS_ASSIGN_OR_RETURN(entry.call_index, object.Index("call_index"));
-  TS_RETURN_IF_ERROR(ReadLayerCallFlops(object, entry));
-  return entry;
+  return FromJson<LayerOperatorFlops>(JsonValue(node, std::string(field)));
 }
 
 Json AnalysisReportToJson(const AnalysisReport& report) {
-  Json node = Json::object();
-  node["schema_version"] = report.schema_version;
-  node["context"] = ReportContextToJson(report.context);
-  node["inputs"] = InputsMetadataToJson(report.inputs);
-  node["layers"] = Json::array();
-  for (const LayerReport& layer : report.layers) {
-    node["layers"].push_back(LayerReportToJson(layer));
-  }
-  node["operator_flops"] = FlopReportToJson(report.operator_flops);
-  if (report.layer_operator_flops) {
-    node["layer_operator_flops"] = Json::array();
-    for (const LayerOperatorFlops& entry : *report.layer_operator_flops) {
-      node["layer_operator_flops"].push_back(LayerOperatorFlopsToJson(entry));
-    }
-  }
-  node["totals"] = MetricMapToJson(report.totals);
-  node["diagnostics"] = Json::array();
-  for (const Diagnostic& diagnostic : report.diagnostics) {
-    node["diagnostics"].push_back(DiagnosticToJson(diagnostic));
-  }
-  return node;
+  return ToJson(report);
 }
 
 absl::StatusOr<AnalysisReport> AnalysisReportFromJson(const Json& node,
                                                       absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
-      {"schema_version", "context", "inputs", "layers", "operator_flops",
-       "layer_operator_flops", "totals", "diagnostics"}));
-  AnalysisReport report;
-  TS_ASSIGN_OR_RETURN(report.schema_version, SchemaVersion(object));
-
-  TS_ASSIGN_OR_RETURN(JsonValue context, object.Member("context"));
-  TS_ASSIGN_OR_RETURN(report.context,
-                      ReportContextFromJson(context.node(), context.path()));
-  TS_ASSIGN_OR_RETURN(JsonValue inputs, object.Member("inputs"));
-  TS_ASSIGN_OR_RETURN(report.inputs,
-                      InputsMetadataFromJson(inputs.node(), inputs.path()));
-
-  TS_ASSIGN_OR_RETURN(JsonArray layers, object.Array("layers"));
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const JsonValue item = layers.Item(i);
-    TS_ASSIGN_OR_RETURN(LayerReport layer,
-                        LayerReportFromJson(item.node(), item.path()));
-    report.layers.push_back(std::move(layer));
-  }
-
-  TS_ASSIGN_OR_RETURN(JsonValue operator_flops,
-                      object.Member("operator_flops"));
-  TS_ASSIGN_OR_RETURN(
-      report.operator_flops,
-      FlopReportFromJson(operator_flops.node(), operator_flops.path()));
-
-  if (object.Contains("layer_operator_flops")) {
-    TS_ASSIGN_OR_RETURN(JsonArray entries,
-                        object.Array("layer_operator_flops"));
-    report.layer_operator_flops.emplace();
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const JsonValue item = entries.Item(i);
-      TS_ASSIGN_OR_RETURN(LayerOperatorFlops entry,
-                          LayerOperatorFlopsFromJson(item.node(), item.path()));
-      report.layer_operator_flops->push_back(std::move(entry));
-    }
-  }
-
-  TS_ASSIGN_OR_RETURN(JsonValue totals, object.Member("totals"));
-  TS_ASSIGN_OR_RETURN(report.totals,
-                      MetricMapFromJson(totals.node(), totals.path()));
-  for (absl::string_view name : kTotalNames) {
-    if (!report.totals.Contains(name)) {
-      return FieldError(MemberPath(totals.path(), name), "is missing");
-    }
-  }
-
-  TS_ASSIGN_OR_RETURN(JsonArray diagnostics, object.Array("diagnostics"));
-  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
-    const JsonValue item = diagnostics.Item(i);
-    TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
-                        DiagnosticFromJson(item.node(), item.path()));
-    TS_ASSIGN_OR_RETURN(JsonObject entry, item.Object());
-    TS_RETURN_IF_ERROR(entry.RejectUnknownKeys(
-        {"code", "severity", "metric", "path", "operator", "message"}));
-    report.diagnostics.push_back(std::move(diagnostic));
-  }
-  return report;
+  return FromJson<AnalysisReport>(JsonValue(node, std::string(field)));
 }
 
 absl::StatusOr<AnalysisReport> ParseAnalysisReport(absl::string_view text,

@@ -2,7 +2,8 @@
 //
 // The JSON keys come out in the order TorchScan 0.2 inserts them, so that
 // pycompat::DumpPythonJson(AnalysisReportToJson(report)) is byte-identical
-// to Python's json.dumps(report) for a report parsed from it.
+// to Python's json.dumps(report) for a report parsed from it. The records are
+// declared in field tables (field_table.h), whose order is that order.
 
 #ifndef TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
 #define TORCHSCAN_REPORT_ANALYSIS_REPORT_H_
@@ -13,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "report/diagnostic.h"
+#include "report/field_table.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 #include "report/layer_report.h"
 #include "report/metric_map.h"
 #include "report/value_metadata.h"
@@ -44,6 +48,17 @@ struct ReportContext {
   Json extra = Json::object();
 
   bool operator==(const ReportContext&) const = default;
+  static constexpr Json ReportContext::*kUnknownKeys = &ReportContext::extra;
+  static constexpr auto kFields = std::make_tuple(
+      Field("torchscan_version", &ReportContext::torchscan_version),
+      Field("torch_version", &ReportContext::torch_version),
+      Field("python_version", &ReportContext::python_version),
+      Field("model_type", &ReportContext::model_type),
+      Field("execution_mode", &ReportContext::execution_mode),
+      Field("training_before", &ReportContext::training_before),
+      Field("devices", &ReportContext::devices),
+      Field("dtypes", &ReportContext::dtypes),
+      Field("analysis_mode", &ReportContext::analysis_mode, kOptional));
 };
 
 inline constexpr absl::string_view kGeneratedInputs = "generated";
@@ -55,6 +70,18 @@ struct InputsMetadata {
   CallMetadata call;
 
   bool operator==(const InputsMetadata&) const = default;
+};
+
+// NOTE [Inputs without a table]
+// The inputs object is {"source", "args", "kwargs"}: the call's own keys
+// beside the source, not nested under a key, which a table (one row per
+// member) cannot say without rows that reach into a member's members. Its
+// codec writes and reads the source and hands the rest to CallMetadata's
+// table.
+template <>
+struct JsonCodec<InputsMetadata> {
+  static Json Write(const InputsMetadata& inputs);
+  static absl::StatusOr<InputsMetadata> Read(const JsonValue& node);
 };
 
 // The totals every report carries, in the order TorchScan emits them.
@@ -81,6 +108,13 @@ struct LayerOperatorFlops {
   std::map<std::string, Count> by_operator;
 
   bool operator==(const LayerOperatorFlops&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      Field("path", &LayerOperatorFlops::path),
+      FieldAs<IndexCodec>("call_index", &LayerOperatorFlops::call_index),
+      FieldAs<JsonFunctions<MetricResultToJson, MetricResultFromJson>>(
+          "total", &LayerOperatorFlops::total),
+      FieldAs<MapOf<NonNegativeCountCodec>>("by_operator",
+                                            &LayerOperatorFlops::by_operator));
 };
 
 Json LayerOperatorFlopsToJson(const LayerOperatorFlops& entry);
@@ -108,6 +142,35 @@ struct AnalysisReport {
   std::vector<Diagnostic> diagnostics;
 
   bool operator==(const AnalysisReport&) const = default;
+  // Every total of kTotalNames is present.
+  absl::Status Validate(absl::string_view path) const;
+
+  // schema_version 1 only: "unsupported schema version: 2".
+  struct SchemaVersionCodec {
+    static Json Write(std::int64_t version) { return version; }
+    static absl::StatusOr<std::int64_t> Read(const JsonValue& node);
+  };
+  // A diagnostic with exactly its six keys.
+  struct DiagnosticCodec {
+    static Json Write(const Diagnostic& diagnostic) {
+      return DiagnosticToJson(diagnostic);
+    }
+    static absl::StatusOr<Diagnostic> Read(const JsonValue& node);
+  };
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<SchemaVersionCodec>("schema_version",
+                                  &AnalysisReport::schema_version),
+      Field("context", &AnalysisReport::context),
+      Field("inputs", &AnalysisReport::inputs),
+      Field("layers", &AnalysisReport::layers),
+      FieldAs<JsonFunctions<FlopReportToJson, FlopReportFromJson>>(
+          "operator_flops", &AnalysisReport::operator_flops),
+      Field("layer_operator_flops", &AnalysisReport::layer_operator_flops,
+            kOptional),
+      FieldAs<JsonFunctions<MetricMapToJson, MetricMapFromJson>>(
+          "totals", &AnalysisReport::totals),
+      FieldAs<ArrayOf<DiagnosticCodec>>("diagnostics",
+                                        &AnalysisReport::diagnostics));
 };
 
 Json ReportContextToJson(const ReportContext& context);

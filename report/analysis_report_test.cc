@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "pycompat/python_json.h"
+#include "report/field_table_testing.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
@@ -244,6 +245,92 @@ TEST(AnalysisReportTest, ContextKeepsStructureModeAndUnknownKeysInOrder) {
   EXPECT_EQ(report->context.analysis_mode, "structure");
   EXPECT_EQ(AnalysisReportToJson(*report), document);
 }
+
+TEST(AnalysisReportTest, LayerCallFlopsAreTheEntryWithoutItsKey) {
+  LayerOperatorFlops entry;
+  entry.path = "features.0";
+  entry.call_index = 2;
+  entry.total = testing::PartialMetric(Count(5), "flops", "module_call");
+  entry.by_operator = {{"aten.mm", 5}, {"aten.add", 0}};
+  const Json call = LayerCallFlopsToJson(entry);
+  EXPECT_EQ(
+      R"({"total":{"status":"partial","value":null,"known_value":5,)"
+      R"("unit":"flops","scope":"module_call","method":)"
+      R"("torchscan_module_formula"},"by_operator":{"aten.add":0,"aten.mm":5}})",
+      DumpJson(call));
+  absl::StatusOr<LayerOperatorFlops> read = LayerCallFlopsFromJson(call, "c");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ("", read->path);
+  EXPECT_EQ(entry.by_operator, read->by_operator);
+  EXPECT_EQ(entry.total, read->total);
+  EXPECT_EQ("c.path: unknown field",
+            LayerCallFlopsFromJson(LayerOperatorFlopsToJson(entry), "c")
+                .status()
+                .message());
+}
+
+// A full report: the Conv2d example with every optional part set.
+AnalysisReport FullReport() {
+  absl::StatusOr<AnalysisReport> report = AnalysisReportFromJson(Section11());
+  EXPECT_TRUE(report.ok()) << report.status();
+  if (!report.ok()) return AnalysisReport{};
+  report->context.analysis_mode = "structure";
+  report->context.extra = Json{{"host", "ci"}};
+  LayerOperatorFlops entry;
+  entry.total = testing::CompleteMetric(Count(388800), "flops", "module_call",
+                                        "dispatch");
+  entry.by_operator = {{"aten.convolution", 388800}};
+  report->layer_operator_flops = std::vector<LayerOperatorFlops>{entry};
+  report->diagnostics = {
+      Diagnostic::ForPath("unsupported_module", "macs", "", "no formula"),
+      Diagnostic::ForOperator("no_formula", "flops", "aten.sin", "none")};
+  return *report;
+}
+
+}  // namespace
+
+template <>
+struct FieldTableSamples<ParameterAttribution> {
+  static std::vector<ParameterAttribution> Get() {
+    return {{}, {Count(1) << 100, 2, 3, true}};
+  }
+};
+template <>
+struct FieldTableSamples<BufferAttribution> {
+  static std::vector<BufferAttribution> Get() { return {{}, {4, 16, true}}; }
+};
+template <>
+struct FieldTableSamples<LayerReport> {
+  static std::vector<LayerReport> Get() { return FullReport().layers; }
+};
+template <>
+struct FieldTableSamples<ReportContext> {
+  static std::vector<ReportContext> Get() { return {FullReport().context}; }
+};
+template <>
+struct FieldTableSamples<LayerOperatorFlops> {
+  static std::vector<LayerOperatorFlops> Get() {
+    return *FullReport().layer_operator_flops;
+  }
+};
+template <>
+struct FieldTableSamples<AnalysisReport> {
+  static std::vector<AnalysisReport> Get() {
+    AnalysisReport full = FullReport();
+    AnalysisReport plain = full;
+    plain.layer_operator_flops.reset();
+    plain.diagnostics.clear();
+    return {full, plain};
+  }
+};
+
+namespace {
+
+using ReportRecords =
+    ::testing::Types<ParameterAttribution, BufferAttribution, LayerReport,
+                     ReportContext, LayerOperatorFlops, AnalysisReport>;
+INSTANTIATE_TYPED_TEST_SUITE_P(AnalysisReport, FieldTableRoundTrip,
+                               ReportRecords);
 
 }  // namespace
 }  // namespace torchscan::report

@@ -21,7 +21,9 @@
 //
 // Reading follows json_reader.h, whose words the errors use:
 //   "<path>.<key>: unknown field"    a key the table does not list (checked
-//                                    first, in document order)
+//                                    first, in document order), or one whose
+//                                    row's condition does not hold (When;
+//                                    checked after the fields)
 //   "<path>.<key>: is missing"       a required field is absent
 //   "<path>.<key>[2]: expected a string, got integer", ...
 // where <path> is the reader's own ("spec.calls[3].arguments[1]").
@@ -55,6 +57,8 @@
 //   std::vector<T>                     an array
 //   std::optional<T> (as an item)      T, or null for nullopt
 //   std::map<std::string, T>           an object, keys in map order
+//   std::vector<std::pair<std::string, T>>
+//                                      an object, keys in document order
 //   records with kFields               a nested object
 //   anything else                      specialize JsonCodec<T> with
 //                                      `static Json Write(const T&)` and
@@ -62,6 +66,31 @@
 //                                      JsonValue&)` (a value whose JSON is
 //                                      not an object of fixed keys: a tagged
 //                                      union, a tuple written as an array)
+//
+// Further rows and record options, for wire forms a plain table cannot say:
+//   FieldAs<Codec>(name, &T::member, presence)
+//                        the member written and read by Codec (a struct with
+//                        static Write and Read) instead of JsonCodec<M>: a
+//                        range check (IndexCodec, NonNegativeCountCodec), an
+//                        item codec (ArrayOf<C>, MapOf<C>), or the record's
+//                        existing functions (JsonFunctions<ToJson, FromJson>)
+//   Field(...).When(&HasShape)
+//                        a field that belongs to the record only when
+//                        HasShape(record) holds, for tagged records whose
+//                        keys depend on a tag read before (a value's
+//                        "kind"): when it does not hold the key is neither
+//                        written nor accepted ("unknown field"); when it
+//                        holds, the presence above applies. Two rows may
+//                        share a name when their conditions are disjoint.
+//   static constexpr Json T::*kUnknownKeys = &T::extra;
+//                        keys the table does not list are kept, in document
+//                        order, in that Json object member instead of being
+//                        refused, and written after the table's own keys
+//   static constexpr int kMaxNesting = 200;
+//                        a recursive record read more than this many levels
+//                        inside itself is refused ("<path>: nesting deeper
+//                        than 200 levels"), so that a hostile document built
+//                        in memory cannot exhaust the stack
 //
 // A record may also check what no single field can (one member of several
 // set, two lengths that must agree) with a member
@@ -76,6 +105,7 @@
 #ifndef TORCHSCAN_REPORT_FIELD_TABLE_H_
 #define TORCHSCAN_REPORT_FIELD_TABLE_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +119,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "report/count.h"
@@ -101,16 +132,36 @@ enum class Presence { kRequired, kOptional };
 inline constexpr Presence kRequired = Presence::kRequired;
 inline constexpr Presence kOptional = Presence::kOptional;
 
-// One row of a field table: the JSON key of member `member` of T.
-template <typename T, typename M>
+// The codec of a row whose member is read by JsonCodec<M> (the default).
+struct DefaultCodec {};
+
+// One row of a field table: the JSON key of member `member` of T, written
+// and read by Codec (DefaultCodec: JsonCodec<M>).
+template <typename T, typename M, typename Codec = DefaultCodec>
 struct Field {
   constexpr Field(const char* name, M T::*member, Presence presence = kRequired)
       : name(name), member(member), presence(presence) {}
 
+  // This row with the condition `when` (see the file comment).
+  constexpr Field When(bool (*condition)(const T&)) const {
+    Field field = *this;
+    field.when = condition;
+    return field;
+  }
+
   const char* name;
   M T::*member;
   Presence presence;
+  // nullptr: the field always belongs to the record.
+  bool (*when)(const T&) = nullptr;
 };
+
+// A row whose member is written and read by Codec.
+template <typename Codec, typename T, typename M>
+constexpr Field<T, M, Codec> FieldAs(const char* name, M T::*member,
+                                     Presence presence = kRequired) {
+  return Field<T, M, Codec>(name, member, presence);
+}
 
 // JSON null as a member: a value that is only its key ({"none": null}).
 struct JsonNull {
@@ -146,6 +197,29 @@ std::vector<absl::string_view> RequiredFieldNames() {
       T::kFields);
   return names;
 }
+
+// The names of the fields `record` requires: the required ones whose
+// condition (When) holds for it, in table order.
+template <HasFieldTable T>
+std::vector<absl::string_view> RequiredFieldNames(const T& record) {
+  std::vector<absl::string_view> names;
+  std::apply(
+      [&](const auto&... field) {
+        ((field.presence == kRequired &&
+                  (field.when == nullptr || field.when(record))
+              ? names.push_back(field.name)
+              : void()),
+         ...);
+      },
+      T::kFields);
+  return names;
+}
+
+// Whether T keeps the keys its table does not list (kUnknownKeys).
+template <typename T>
+concept KeepsUnknownKeys = requires {
+  T::kUnknownKeys;
+};
 
 // How values of type T are written and read. Specialized below for the
 // types listed in the file comment; specialize it for a type of your own.
@@ -305,6 +379,104 @@ struct JsonCodec<std::map<std::string, T>> {
   }
 };
 
+// An object whose keys keep their order (Python's dict): a vector of
+// (key, value) pairs, duplicate keys being refused by ParseJson.
+template <typename T>
+struct JsonCodec<std::vector<std::pair<std::string, T>>> {
+  static Json Write(const std::vector<std::pair<std::string, T>>& values) {
+    Json object = Json::object();
+    for (const auto& [key, value] : values) object[key] = ToJson<T>(value);
+    return object;
+  }
+  static absl::StatusOr<std::vector<std::pair<std::string, T>>> Read(
+      const JsonValue& node) {
+    TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+    std::vector<std::pair<std::string, T>> values;
+    for (const auto& [key, member] : object.Members()) {
+      TS_ASSIGN_OR_RETURN(T value, FromJson<T>(member));
+      values.emplace_back(key, std::move(value));
+    }
+    return values;
+  }
+};
+
+// --- Codecs for rows (FieldAs).
+
+// A non-negative integer that fits in 64 bits (indexes, depths, shapes).
+struct IndexCodec {
+  static Json Write(std::int64_t value) { return value; }
+  static absl::StatusOr<std::int64_t> Read(const JsonValue& node) {
+    return node.Index();
+  }
+};
+
+// A non-negative integer of any Count size (counts, sizes).
+struct NonNegativeCountCodec {
+  static Json Write(Count value) { return CountToJson(value); }
+  static absl::StatusOr<Count> Read(const JsonValue& node) {
+    return node.NonNegativeCount();
+  }
+};
+
+// An array whose items Codec writes and reads.
+template <typename Codec>
+struct ArrayOf {
+  template <typename V>
+  static Json Write(const std::vector<V>& values) {
+    Json array = Json::array();
+    for (const auto& value : values) array.push_back(Codec::Write(value));
+    return array;
+  }
+  static auto Read(const JsonValue& node) -> absl::StatusOr<
+      std::vector<typename decltype(Codec::Read(node))::value_type>> {
+    using V = typename decltype(Codec::Read(node))::value_type;
+    TS_ASSIGN_OR_RETURN(JsonArray items, node.Array());
+    std::vector<V> values;
+    values.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      TS_ASSIGN_OR_RETURN(V value, Codec::Read(items.Item(i)));
+      values.push_back(std::move(value));
+    }
+    return values;
+  }
+};
+
+// An object whose values Codec writes and reads, keys in map order.
+template <typename Codec>
+struct MapOf {
+  template <typename V>
+  static Json Write(const std::map<std::string, V>& values) {
+    Json object = Json::object();
+    for (const auto& [key, value] : values) object[key] = Codec::Write(value);
+    return object;
+  }
+  static auto Read(const JsonValue& node) -> absl::StatusOr<
+      std::map<std::string, typename decltype(Codec::Read(node))::value_type>> {
+    using V = typename decltype(Codec::Read(node))::value_type;
+    TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+    std::map<std::string, V> values;
+    for (const auto& [key, member] : object.Members()) {
+      TS_ASSIGN_OR_RETURN(V value, Codec::Read(member));
+      values.emplace(key, std::move(value));
+    }
+    return values;
+  }
+};
+
+// A record written and read by its own functions `Json ToJson(const V&)` and
+// `absl::StatusOr<V> FromJson(const Json& node, absl::string_view path)`: a
+// record without a table inside one with a table.
+template <auto kWrite, auto kRead>
+struct JsonFunctions {
+  template <typename V>
+  static Json Write(const V& value) {
+    return kWrite(value);
+  }
+  static auto Read(const JsonValue& node) {
+    return kRead(node.node(), node.path());
+  }
+};
+
 // --- Records.
 
 namespace field_table_internal {
@@ -319,26 +491,44 @@ template <typename M>
 bool IsUnset(const M& value) {
   if constexpr (IsOptional<M>::value) {
     return !value.has_value();
-  } else {
+  } else if constexpr (std::is_default_constructible_v<M>) {
     return value == M{};
+  } else {
+    return false;  // no "absent" value: always written
   }
 }
 
-template <typename T, typename M>
-void WriteField(const Field<T, M>& field, const T& record, Json& object) {
+// The codec of a row's member: Codec, or JsonCodec<V> by default.
+template <typename Codec, typename V>
+using CodecOf = std::conditional_t<std::is_same_v<Codec, DefaultCodec>,
+                                   JsonCodec<V>, Codec>;
+
+template <typename T, typename M, typename C>
+bool Belongs(const Field<T, M, C>& field, const T& record) {
+  return field.when == nullptr || field.when(record);
+}
+
+template <typename T, typename M, typename C>
+void WriteField(const Field<T, M, C>& field, const T& record, Json& object) {
+  if (!Belongs(field, record)) return;
   const M& value = record.*field.member;
   if (field.presence == kOptional && IsUnset(value)) return;
   if constexpr (IsOptional<M>::value) {
-    object[field.name] = value ? ToJson(*value) : Json(nullptr);
+    using Codec = CodecOf<C, typename M::value_type>;
+    object[field.name] = value ? Codec::Write(*value) : Json(nullptr);
   } else {
-    object[field.name] = ToJson(value);
+    object[field.name] = CodecOf<C, M>::Write(value);
   }
 }
 
-template <typename T, typename M>
-absl::Status ReadField(const Field<T, M>& field, const JsonObject& object,
+template <typename T, typename M, typename C>
+absl::Status ReadField(const Field<T, M, C>& field, const JsonObject& object,
                        T& record) {
   std::optional<JsonValue> member = object.OptionalMember(field.name);
+  if (!Belongs(field, record)) {
+    // A key of the same name may belong to another row (When).
+    return absl::OkStatus();
+  }
   if (!member) {
     if (field.presence == kRequired) {
       return FieldError(object.PathOf(field.name), "is missing");
@@ -346,17 +536,47 @@ absl::Status ReadField(const Field<T, M>& field, const JsonObject& object,
     return absl::OkStatus();
   }
   if constexpr (IsOptional<M>::value) {
-    if (field.presence == kRequired) {
-      TS_ASSIGN_OR_RETURN(record.*field.member, FromJson<M>(*member));
+    using Codec = CodecOf<C, typename M::value_type>;
+    if (field.presence == kRequired && member->is_null()) {
+      record.*field.member = std::nullopt;
     } else {
-      TS_ASSIGN_OR_RETURN(record.*field.member,
-                          FromJson<typename M::value_type>(*member));
+      TS_ASSIGN_OR_RETURN(record.*field.member, Codec::Read(*member));
     }
   } else {
-    TS_ASSIGN_OR_RETURN(record.*field.member, FromJson<M>(*member));
+    using Codec = CodecOf<C, M>;
+    TS_ASSIGN_OR_RETURN(record.*field.member, Codec::Read(*member));
   }
   return absl::OkStatus();
 }
+
+// Whether a row named `key` belongs to `record`.
+template <typename T>
+bool AnyRowBelongs(const T& record, absl::string_view key) {
+  return std::apply(
+      [&](const auto&... field) {
+        return ((key == field.name && Belongs(field, record)) || ...);
+      },
+      T::kFields);
+}
+
+// Guards the reading depth of a recursive record (kMaxNesting).
+template <typename T>
+class NestingGuard {
+ public:
+  NestingGuard() { ++Depth(); }
+  ~NestingGuard() { --Depth(); }
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+
+  // The levels of T being read outside this one.
+  static int Outer() { return Depth() - 1; }
+
+ private:
+  static int& Depth() {
+    thread_local int depth = 0;
+    return depth;
+  }
+};
 
 }  // namespace field_table_internal
 
@@ -369,12 +589,34 @@ struct JsonCodec<T> {
           (field_table_internal::WriteField(field, record, object), ...);
         },
         T::kFields);
+    if constexpr (KeepsUnknownKeys<T>) {
+      const Json& others = record.*T::kUnknownKeys;
+      if (others.is_object()) {
+        for (const auto& [key, value] : others.items()) {
+          if (!object.contains(key)) object[key] = value;
+        }
+      }
+    }
     return object;
   }
   static absl::StatusOr<T> Read(const JsonValue& node) {
+    // NOTE [Nesting of recursive records]
+    // A record that holds itself (a value's items) is read recursively. A
+    // document from text is bounded by ParseJson's depth, but one built in
+    // memory is not: kMaxNesting bounds the recursion, as the depth of a
+    // real value (Python's own recursion limit) is far below it.
+    [[maybe_unused]] field_table_internal::NestingGuard<T> guard;
+    if constexpr (requires { T::kMaxNesting; }) {
+      if (guard.Outer() > T::kMaxNesting) {
+        return node.Error(
+            absl::StrCat("nesting deeper than ", T::kMaxNesting, " levels"));
+      }
+    }
     static constexpr auto kNames = FieldNames<T>();
     TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-    TS_RETURN_IF_ERROR(object.RejectUnknownKeys(kNames));
+    if constexpr (!KeepsUnknownKeys<T>) {
+      TS_RETURN_IF_ERROR(object.RejectUnknownKeys(kNames));
+    }
     T record{};
     absl::Status status;
     // Fields in table order, stopping at the first error.
@@ -387,10 +629,28 @@ struct JsonCodec<T> {
         },
         T::kFields);
     TS_RETURN_IF_ERROR(status);
+    // A key whose every row has a condition that does not hold (When).
+    static constexpr bool kConditional = std::apply(
+        [](const auto&... field) { return ((field.when != nullptr) || ...); },
+        T::kFields);
+    if (!kConditional && !KeepsUnknownKeys<T>) return Finish(node, record);
+    for (const auto& [key, value] : node.node().items()) {
+      if (std::find(kNames.begin(), kNames.end(), key) == kNames.end()) {
+        if constexpr (KeepsUnknownKeys<T>)
+          (record.*T::kUnknownKeys)[key] = value;
+      } else if (!field_table_internal::AnyRowBelongs(record, key)) {
+        return FieldError(object.PathOf(key), "unknown field");
+      }
+    }
+    return Finish(node, record);
+  }
+
+ private:
+  static absl::StatusOr<T> Finish(const JsonValue& node, T& record) {
     if constexpr (requires { record.Validate(node.path()); }) {
       TS_RETURN_IF_ERROR(record.Validate(node.path()));
     }
-    return record;
+    return std::move(record);
   }
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "report/count.h"
 #include "report/field_table_testing.h"
@@ -84,6 +85,70 @@ struct Range {
       std::make_tuple(Field("low", &Range::low), Field("high", &Range::high));
 };
 
+// A tagged record: "kind" says which keys follow; "size" is the radius of a
+// circle and the sides of a rectangle.
+struct Shape {
+  std::string kind = "circle";
+  std::int64_t radius = 0;
+  std::vector<std::int64_t> sides;
+  std::string label;
+
+  static bool IsCircle(const Shape& shape) { return shape.kind == "circle"; }
+  static bool IsRectangle(const Shape& shape) { return !IsCircle(shape); }
+
+  bool operator==(const Shape&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      Field("kind", &Shape::kind),
+      FieldAs<IndexCodec>("size", &Shape::radius).When(&IsCircle),
+      FieldAs<ArrayOf<IndexCodec>>("size", &Shape::sides).When(&IsRectangle),
+      Field("label", &Shape::label, kOptional).When(&IsRectangle));
+};
+
+// A recursive record, bounded.
+struct Tree {
+  std::vector<Tree> children;
+
+  bool operator==(const Tree&) const = default;
+  static constexpr int kMaxNesting = 2;
+  static constexpr auto kFields =
+      std::make_tuple(Field("children", &Tree::children));
+};
+
+// A record that keeps the keys it does not know, and an ordered object.
+struct Open {
+  std::string name;
+  std::vector<std::pair<std::string, std::int64_t>> ordered;
+  Json others = Json::object();
+
+  bool operator==(const Open&) const = default;
+  static constexpr Json Open::*kUnknownKeys = &Open::others;
+  static constexpr auto kFields = std::make_tuple(
+      Field("name", &Open::name), Field("ordered", &Open::ordered, kOptional));
+};
+
+// A member read by functions of its own, and counts by name.
+Json PointAsText(const Point& point) {
+  return std::to_string(point.x) + "," + std::to_string(point.y);
+}
+absl::StatusOr<Point> PointFromText(const Json& node, absl::string_view path) {
+  const JsonValue value(node, std::string(path));
+  TS_ASSIGN_OR_RETURN(std::string text, value.String());
+  const std::size_t comma = text.find(',');
+  if (comma == std::string::npos) return value.Error("expected \"x,y\"");
+  return Point{std::stoll(text.substr(0, comma)),
+               std::stoll(text.substr(comma + 1))};
+}
+
+struct Counted {
+  Point at;
+  std::map<std::string, Count> counts;
+
+  bool operator==(const Counted&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<JsonFunctions<PointAsText, PointFromText>>("at", &Counted::at),
+      FieldAs<MapOf<NonNegativeCountCodec>>("counts", &Counted::counts));
+};
+
 Everything Full() {
   Everything full;
   full.flag = true;
@@ -119,9 +184,37 @@ struct FieldTableSamples<Range> {
   static std::vector<Range> Get() { return {{1, 2}}; }
 };
 
+template <>
+struct FieldTableSamples<Shape> {
+  static std::vector<Shape> Get() {
+    return {{"circle", 3, {}, ""}, {"rectangle", 0, {1, 2}, "r"}};
+  }
+};
+template <>
+struct FieldTableSamples<Tree> {
+  static std::vector<Tree> Get() { return {Tree{{Tree{{Tree{}}}, Tree{}}}}; }
+};
+template <>
+struct FieldTableSamples<Open> {
+  static std::vector<Open> Get() {
+    Open open;
+    open.name = "n";
+    open.ordered = {{"b", 1}, {"a", 2}};
+    open.others = Json{{"host", "ci"}};
+    return {open};
+  }
+};
+template <>
+struct FieldTableSamples<Counted> {
+  static std::vector<Counted> Get() {
+    return {{{1, -2}, {{"aten.mm", Count(1) << 90}, {"aten.add", 0}}}};
+  }
+};
+
 namespace {
 
-using Records = ::testing::Types<Point, Everything, Range>;
+using Records =
+    ::testing::Types<Point, Everything, Range, Shape, Tree, Open, Counted>;
 INSTANTIATE_TYPED_TEST_SUITE_P(FieldTableTest, FieldTableRoundTrip, Records);
 
 template <typename T>
@@ -231,6 +324,57 @@ TEST(FieldTableTest, ValidateChecksTheRecordWithItsPath) {
             ReadError<Range>(R"({"low":2,"high":1})"));
   EXPECT_EQ("record: expected an object, got array", ReadError<Range>("[]"));
   EXPECT_EQ(0u, ReadError<Range>("{").rfind("record: invalid JSON", 0));
+}
+
+TEST(FieldTableTest, ARowWithAConditionBelongsOnlyWhereItHolds) {
+  EXPECT_EQ(R"({"kind":"circle","size":3})",
+            DumpJson(ToJson(Shape{"circle", 3, {7}, "unused"})));
+  EXPECT_EQ(R"({"kind":"rectangle","size":[1,2]})",
+            DumpJson(ToJson(Shape{"rectangle", 9, {1, 2}, ""})));
+  EXPECT_EQ("record.label: unknown field",
+            ReadError<Shape>(R"({"kind":"circle","size":3,"label":"x"})"));
+  EXPECT_EQ("record.size: is missing", ReadError<Shape>(R"({"kind":"box"})"));
+  EXPECT_EQ("record.size: expected an array, got integer",
+            ReadError<Shape>(R"({"kind":"box","size":3})"));
+  EXPECT_EQ("record.size: must not be negative, got -3",
+            ReadError<Shape>(R"({"kind":"circle","size":-3})"));
+  EXPECT_EQ("record.size[1]: must not be negative, got -1",
+            ReadError<Shape>(R"({"kind":"box","size":[1,-1]})"));
+}
+
+TEST(FieldTableTest, NestingBeyondTheBoundIsRefusedWithItsPath) {
+  EXPECT_EQ(
+      "", ReadError<Tree>(R"({"children":[{"children":[{"children":[]}]}]})"));
+  EXPECT_EQ(
+      "record.children[0].children[0].children[0]: nesting deeper than 2 "
+      "levels",
+      ReadError<Tree>(
+          R"({"children":[{"children":[{"children":[{"children":[]}]}]}]})"));
+  // The bound counts the levels of one read, not of the reads before it.
+  EXPECT_EQ(
+      "", ReadError<Tree>(R"({"children":[{"children":[{"children":[]}]}]})"));
+}
+
+TEST(FieldTableTest, UnknownKeysAreKeptInOrderAndWrittenLast) {
+  absl::StatusOr<Open> read = FromJsonText<Open>(
+      R"({"z":1,"name":"n","ordered":{"b":1,"a":2},"y":[true]})", "record");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(R"({"z":1,"y":[true]})", DumpJson(read->others));
+  EXPECT_EQ(
+      (std::vector<std::pair<std::string, std::int64_t>>{{"b", 1}, {"a", 2}}),
+      read->ordered);
+  EXPECT_EQ(R"({"name":"n","ordered":{"b":1,"a":2},"z":1,"y":[true]})",
+            DumpJson(ToJson(*read)));
+  EXPECT_EQ("record.name: is missing", ReadError<Open>(R"({"z":1})"));
+}
+
+TEST(FieldTableTest, CodecsOfRowsCheckTheirRange) {
+  EXPECT_EQ(R"({"at":"1,-2","counts":{"a":3}})",
+            DumpJson(ToJson(Counted{{1, -2}, {{"a", 3}}})));
+  EXPECT_EQ("record.counts.a: must not be negative, got -3",
+            ReadError<Counted>(R"({"at":"1,2","counts":{"a":-3}})"));
+  EXPECT_EQ("record.at: expected \"x,y\"",
+            ReadError<Counted>(R"({"at":"1","counts":{}})"));
 }
 
 }  // namespace

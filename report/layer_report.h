@@ -1,4 +1,5 @@
-// LayerReport: one call of one module (reference 2.4).
+// LayerReport: one call of one module (reference 2.4), its records declared
+// in field tables (field_table.h).
 
 #ifndef TORCHSCAN_REPORT_LAYER_REPORT_H_
 #define TORCHSCAN_REPORT_LAYER_REPORT_H_
@@ -9,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "report/count.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
 #include "report/metric_map.h"
 #include "report/value_metadata.h"
@@ -24,6 +26,12 @@ struct ParameterAttribution {
   bool shared = false;
 
   bool operator==(const ParameterAttribution&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<NonNegativeCountCodec>("trainable",
+                                     &ParameterAttribution::trainable),
+      FieldAs<NonNegativeCountCodec>("frozen", &ParameterAttribution::frozen),
+      FieldAs<NonNegativeCountCodec>("bytes", &ParameterAttribution::bytes),
+      Field("shared", &ParameterAttribution::shared));
 };
 
 struct BufferAttribution {
@@ -32,6 +40,10 @@ struct BufferAttribution {
   bool shared = false;
 
   bool operator==(const BufferAttribution&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<NonNegativeCountCodec>("elements", &BufferAttribution::elements),
+      FieldAs<NonNegativeCountCodec>("bytes", &BufferAttribution::bytes),
+      Field("shared", &BufferAttribution::shared));
 };
 
 struct LayerReport {
@@ -53,6 +65,17 @@ struct LayerReport {
   MetricMap metrics;
 
   bool operator==(const LayerReport&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      Field("path", &LayerReport::path),
+      FieldAs<IndexCodec>("call_index", &LayerReport::call_index),
+      Field("name", &LayerReport::name),
+      FieldAs<IndexCodec>("depth", &LayerReport::depth),
+      Field("type", &LayerReport::type), Field("input", &LayerReport::input),
+      Field("output", &LayerReport::output),
+      Field("parameters", &LayerReport::parameters),
+      Field("buffers", &LayerReport::buffers),
+      FieldAs<JsonFunctions<MetricMapToJson, MetricMapFromJson>>(
+          "metrics", &LayerReport::metrics));
 };
 
 // The name TorchScan gives a layer: the last dotted component of `path`, or

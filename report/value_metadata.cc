@@ -10,10 +10,6 @@
 namespace torchscan::report {
 namespace {
 
-// Deeper structures cannot come from a real call (Python's own recursion
-// limit is 1000 frames); the bound keeps parsing hostile input stack-safe.
-constexpr int kMaxNesting = 200;
-
 constexpr std::array<std::pair<ValueKind, absl::string_view>, 8> kKindNames = {{
     {ValueKind::kTensor, "tensor"},
     {ValueKind::kNone, "none"},
@@ -25,112 +21,38 @@ constexpr std::array<std::pair<ValueKind, absl::string_view>, 8> kKindNames = {{
     {ValueKind::kPending, "pending"},
 }};
 
-absl::StatusOr<std::optional<MappingKey>> MappingKeyFromJson(
-    const JsonObject& item) {
-  std::optional<JsonValue> key = item.OptionalMember("key");
-  if (!key) return std::optional<MappingKey>();
-  if (IsJsonInteger(key->node())) {
-    TS_ASSIGN_OR_RETURN(Count value, key->Integer());
-    return std::optional<MappingKey>(value);
-  }
-  if (key->node().is_boolean()) {
-    return std::optional<MappingKey>(key->node().get<bool>());
-  }
-  if (key->node().is_string()) {
-    std::string text = key->node().get<std::string>();
-    if (!IsIdentifierKey(text)) {
-      return key->Error("a kept mapping key must be an identifier");
-    }
-    return std::optional<MappingKey>(std::move(text));
-  }
-  return key->Expected("an integer, boolean or string");
-}
-
-absl::StatusOr<ValueMetadata> FromJson(const JsonValue& node, int depth);
-
-absl::StatusOr<std::vector<ValueMetadata>> ItemsFromJson(const JsonObject& node,
-                                                         int depth) {
-  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array("items"));
-  std::vector<ValueMetadata> values;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(ValueMetadata value,
-                        FromJson(items.Item(i), depth + 1));
-    values.push_back(std::move(value));
-  }
-  return values;
-}
-
-absl::StatusOr<std::vector<MappingItem>> EntriesFromJson(const JsonObject& node,
-                                                         int depth) {
-  TS_ASSIGN_OR_RETURN(JsonArray items, node.Array("items"));
-  std::vector<MappingItem> entries;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(JsonObject item, items.Item(i).Object());
-    TS_RETURN_IF_ERROR(item.RejectUnknownKeys({"key", "key_type", "value"}));
-    MappingItem entry;
-    TS_ASSIGN_OR_RETURN(entry.key, MappingKeyFromJson(item));
-    TS_ASSIGN_OR_RETURN(entry.key_type, item.String("key_type"));
-    TS_ASSIGN_OR_RETURN(JsonValue value, item.Member("value"));
-    TS_ASSIGN_OR_RETURN(entry.value, FromJson(value, depth + 1));
-    entries.push_back(std::move(entry));
-  }
-  return entries;
-}
-
-absl::StatusOr<ValueMetadata> FromJson(const JsonValue& node, int depth) {
-  if (depth > kMaxNesting) {
-    return node.Error(
-        absl::StrCat("nesting deeper than ", kMaxNesting, " levels"));
-  }
-  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  TS_ASSIGN_OR_RETURN(std::string kind_name, object.String("kind"));
-  absl::StatusOr<ValueKind> kind = ParseValueKind(kind_name);
-  if (!kind.ok()) {
-    return FieldError(object.PathOf("kind"), kind.status().message());
-  }
-  ValueMetadata value;
-  value.kind = *kind;
-  switch (*kind) {
-    case ValueKind::kTensor: {
-      TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
-          {"kind", "shape", "dtype", "device", "requires_grad"}));
-      TS_ASSIGN_OR_RETURN(JsonArray shape, object.Array("shape"));
-      for (std::size_t i = 0; i < shape.size(); ++i) {
-        TS_ASSIGN_OR_RETURN(std::int64_t size, shape.Item(i).Index());
-        value.shape.push_back(size);
-      }
-      TS_ASSIGN_OR_RETURN(value.dtype, object.String("dtype"));
-      TS_ASSIGN_OR_RETURN(value.device, object.String("device"));
-      TS_ASSIGN_OR_RETURN(value.requires_grad, object.Bool("requires_grad"));
-      return value;
-    }
-    case ValueKind::kNone:
-    case ValueKind::kPending:
-      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind"}));
-      return value;
-    case ValueKind::kTuple:
-    case ValueKind::kList: {
-      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind", "items"}));
-      TS_ASSIGN_OR_RETURN(value.items, ItemsFromJson(object, depth));
-      return value;
-    }
-    case ValueKind::kMapping: {
-      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind", "type", "items"}));
-      TS_ASSIGN_OR_RETURN(value.type, object.String("type"));
-      TS_ASSIGN_OR_RETURN(value.entries, EntriesFromJson(object, depth));
-      return value;
-    }
-    case ValueKind::kScalar:
-    case ValueKind::kObject: {
-      TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"kind", "type"}));
-      TS_ASSIGN_OR_RETURN(value.type, object.String("type"));
-      return value;
-    }
-  }
-  return object.Error("unknown kind");
-}
-
 }  // namespace
+
+absl::StatusOr<ValueKind> JsonCodec<ValueKind>::Read(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(std::string name, node.String());
+  absl::StatusOr<ValueKind> kind = ParseValueKind(name);
+  if (!kind.ok()) return node.Error(kind.status().message());
+  return *kind;
+}
+
+Json JsonCodec<MappingKey>::Write(const MappingKey& key) {
+  if (const Count* integer = std::get_if<Count>(&key)) {
+    return CountToJson(*integer);
+  }
+  if (const bool* flag = std::get_if<bool>(&key)) return *flag;
+  return std::get<std::string>(key);
+}
+
+absl::StatusOr<MappingKey> JsonCodec<MappingKey>::Read(const JsonValue& node) {
+  if (IsJsonInteger(node.node())) {
+    TS_ASSIGN_OR_RETURN(Count value, node.Integer());
+    return MappingKey(value);
+  }
+  if (node.node().is_boolean()) return MappingKey(node.node().get<bool>());
+  if (node.node().is_string()) {
+    std::string text = node.node().get<std::string>();
+    if (!IsIdentifierKey(text)) {
+      return node.Error("a kept mapping key must be an identifier");
+    }
+    return MappingKey(std::move(text));
+  }
+  return node.Expected("an integer, boolean or string");
+}
 
 absl::string_view ValueKindName(ValueKind kind) {
   for (const auto& [candidate, name] : kKindNames) {
@@ -229,89 +151,18 @@ bool IsIdentifierKey(absl::string_view text) {
   return true;
 }
 
-Json ValueMetadataToJson(const ValueMetadata& value) {
-  Json node = Json::object();
-  node["kind"] = std::string(ValueKindName(value.kind));
-  switch (value.kind) {
-    case ValueKind::kTensor:
-      node["shape"] = Json::array();
-      for (std::int64_t size : value.shape) node["shape"].push_back(size);
-      node["dtype"] = value.dtype;
-      node["device"] = value.device;
-      node["requires_grad"] = value.requires_grad;
-      break;
-    case ValueKind::kTuple:
-    case ValueKind::kList:
-      node["items"] = Json::array();
-      for (const ValueMetadata& item : value.items) {
-        node["items"].push_back(ValueMetadataToJson(item));
-      }
-      break;
-    case ValueKind::kMapping:
-      node["type"] = value.type;
-      node["items"] = Json::array();
-      for (const MappingItem& entry : value.entries) {
-        Json item = Json::object();
-        if (entry.key.has_value()) {
-          if (const Count* integer = std::get_if<Count>(&*entry.key)) {
-            item["key"] = CountToJson(*integer);
-          } else if (const bool* flag = std::get_if<bool>(&*entry.key)) {
-            item["key"] = *flag;
-          } else {
-            item["key"] = std::get<std::string>(*entry.key);
-          }
-        }
-        item["key_type"] = entry.key_type;
-        item["value"] = ValueMetadataToJson(entry.value);
-        node["items"].push_back(std::move(item));
-      }
-      break;
-    case ValueKind::kScalar:
-    case ValueKind::kObject:
-      node["type"] = value.type;
-      break;
-    case ValueKind::kNone:
-    case ValueKind::kPending:
-      break;
-  }
-  return node;
-}
+Json ValueMetadataToJson(const ValueMetadata& value) { return ToJson(value); }
 
 absl::StatusOr<ValueMetadata> ValueMetadataFromJson(const Json& node,
                                                     absl::string_view field) {
-  return FromJson(JsonValue(node, std::string(field)), 0);
+  return FromJson<ValueMetadata>(JsonValue(node, std::string(field)));
 }
 
-Json CallMetadataToJson(const CallMetadata& call) {
-  Json node = Json::object();
-  node["args"] = Json::array();
-  for (const ValueMetadata& arg : call.args) {
-    node["args"].push_back(ValueMetadataToJson(arg));
-  }
-  node["kwargs"] = Json::object();
-  for (const auto& [name, value] : call.kwargs) {
-    node["kwargs"][name] = ValueMetadataToJson(value);
-  }
-  return node;
-}
+Json CallMetadataToJson(const CallMetadata& call) { return ToJson(call); }
 
 absl::StatusOr<CallMetadata> CallMetadataFromJson(const Json& node,
                                                   absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"args", "kwargs"}));
-  CallMetadata call;
-  TS_ASSIGN_OR_RETURN(JsonArray args, object.Array("args"));
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(ValueMetadata arg, FromJson(args.Item(i), 0));
-    call.args.push_back(std::move(arg));
-  }
-  TS_ASSIGN_OR_RETURN(JsonObject kwargs, object.Object("kwargs"));
-  for (auto& [name, value] : kwargs.Members()) {
-    TS_ASSIGN_OR_RETURN(ValueMetadata metadata, FromJson(value, 0));
-    call.kwargs.emplace_back(name, std::move(metadata));
-  }
-  return call;
+  return FromJson<CallMetadata>(JsonValue(node, std::string(field)));
 }
 
 }  // namespace torchscan::report

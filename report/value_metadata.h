@@ -1,6 +1,7 @@
 // ValueMetadata: what a report keeps of a Python value (reference 2.5, the
 // "describe" rules) — shapes, dtypes, container structure and class names,
-// never tensor contents, strings or non-identifier mapping keys.
+// never tensor contents, strings or non-identifier mapping keys. The records
+// are declared in field tables (field_table.h).
 
 #ifndef TORCHSCAN_REPORT_VALUE_METADATA_H_
 #define TORCHSCAN_REPORT_VALUE_METADATA_H_
@@ -15,7 +16,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "report/count.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 
@@ -34,9 +37,23 @@ enum class ValueKind {
 absl::string_view ValueKindName(ValueKind kind);
 absl::StatusOr<ValueKind> ParseValueKind(absl::string_view name);
 
+// A kind by its name; an unknown name is ParseValueKind's error.
+template <>
+struct JsonCodec<ValueKind> {
+  static Json Write(ValueKind kind) { return std::string(ValueKindName(kind)); }
+  static absl::StatusOr<ValueKind> Read(const JsonValue& node);
+};
+
 // A mapping key as TorchScan keeps it: an int, a bool (Python bools are
 // ints), or a string that is an identifier.
 using MappingKey = std::variant<Count, bool, std::string>;
+
+// The key as its JSON scalar; a string must be an identifier.
+template <>
+struct JsonCodec<MappingKey> {
+  static Json Write(const MappingKey& key);
+  static absl::StatusOr<MappingKey> Read(const JsonValue& node);
+};
 
 struct MappingItem;
 
@@ -67,6 +84,37 @@ struct ValueMetadata {
   static ValueMetadata Pending();
 
   bool operator==(const ValueMetadata& other) const;
+
+  // Which kinds have which keys ({"kind": "tensor", "shape": ...}).
+  static bool IsTensor(const ValueMetadata& value) {
+    return value.kind == ValueKind::kTensor;
+  }
+  static bool IsSequence(const ValueMetadata& value) {
+    return value.kind == ValueKind::kTuple || value.kind == ValueKind::kList;
+  }
+  static bool IsMapping(const ValueMetadata& value) {
+    return value.kind == ValueKind::kMapping;
+  }
+  static bool IsTyped(const ValueMetadata& value) {
+    return value.kind == ValueKind::kMapping ||
+           value.kind == ValueKind::kScalar || value.kind == ValueKind::kObject;
+  }
+
+  // Deeper structures cannot come from a real call (Python's own recursion
+  // limit is 1000 frames); the bound keeps reading hostile input stack-safe.
+  static constexpr int kMaxNesting = 200;
+  // A tagged record: "kind" says which keys follow. "items" holds the
+  // values of a tuple or list and the entries of a mapping.
+  static constexpr auto kFields = std::make_tuple(
+      Field("kind", &ValueMetadata::kind),
+      FieldAs<ArrayOf<IndexCodec>>("shape", &ValueMetadata::shape)
+          .When(&IsTensor),
+      Field("dtype", &ValueMetadata::dtype).When(&IsTensor),
+      Field("device", &ValueMetadata::device).When(&IsTensor),
+      Field("requires_grad", &ValueMetadata::requires_grad).When(&IsTensor),
+      Field("type", &ValueMetadata::type).When(&IsTyped),
+      Field("items", &ValueMetadata::items).When(&IsSequence),
+      Field("items", &ValueMetadata::entries).When(&IsMapping));
 };
 
 struct MappingItem {
@@ -76,6 +124,10 @@ struct MappingItem {
   ValueMetadata value;
 
   bool operator==(const MappingItem& other) const;
+  static constexpr auto kFields =
+      std::make_tuple(Field("key", &MappingItem::key, kOptional),
+                      Field("key_type", &MappingItem::key_type),
+                      Field("value", &MappingItem::value));
 };
 
 // Whether TorchScan would keep `text` as a mapping key. Python's
@@ -93,6 +145,9 @@ struct CallMetadata {
   std::vector<std::pair<std::string, ValueMetadata>> kwargs;
 
   bool operator==(const CallMetadata&) const = default;
+  static constexpr auto kFields =
+      std::make_tuple(Field("args", &CallMetadata::args),
+                      Field("kwargs", &CallMetadata::kwargs));
 };
 
 Json CallMetadataToJson(const CallMetadata& call);

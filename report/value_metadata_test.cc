@@ -3,6 +3,7 @@
 #include "gtest/gtest.h"
 #include "pycompat/python_json.h"
 #include "report/analysis_report.h"
+#include "report/field_table_testing.h"
 #include "report/summary.h"
 #include "report/test_support.h"
 
@@ -137,6 +138,74 @@ TEST(ValueMetadataTest, IdentifierKeys) {
   EXPECT_FALSE(IsIdentifierKey("with space"));
   EXPECT_FALSE(IsIdentifierKey("a.b"));
 }
+
+// The wire form of each kind, written out by hand.
+TEST(ValueMetadataTest, EachKindWritesItsOwnKeysInOrder) {
+  EXPECT_EQ(
+      R"({"kind":"tensor","shape":[],"dtype":"torch.float32","device":"cpu",)"
+      R"("requires_grad":false})",
+      DumpJson(ValueMetadataToJson(Float32({}))));
+  EXPECT_EQ(R"({"kind":"list","items":[]})",
+            DumpJson(ValueMetadataToJson(ValueMetadata::List({}))));
+  EXPECT_EQ(
+      R"({"kind":"mapping","type":"dict","items":[{"key":true,)"
+      R"("key_type":"bool","value":{"kind":"pending"}},{"key_type":)"
+      R"("str","value":{"kind":"object","type":"a.B"}}]})",
+      DumpJson(ValueMetadataToJson(ValueMetadata::Mapping(
+          "dict", {Item(true, "bool", ValueMetadata::Pending()),
+                   Item(std::nullopt, "str", ValueMetadata::Object("a.B"))}))));
+  EXPECT_EQ(R"({"args":[{"kind":"none"}],"kwargs":{"b":{"kind":"scalar",)"
+            R"("type":"int"},"a":{"kind":"none"}}})",
+            DumpJson(CallMetadataToJson({{ValueMetadata::None()},
+                                         {{"b", ValueMetadata::Scalar("int")},
+                                          {"a", ValueMetadata::None()}}})));
+  EXPECT_EQ(Error(R"({"kind": "list", "items": [], "type": "t"})"),
+            "v.type: unknown field");
+  EXPECT_EQ(Error(R"({"kind": "scalar"})"), "v.type: is missing");
+}
+
+}  // namespace
+
+// Every kind, so that every key of the table is written.
+template <>
+struct FieldTableSamples<ValueMetadata> {
+  static std::vector<ValueMetadata> Get() {
+    return {ValueMetadata::Tensor({2, 0, 3}, "torch.bool", "meta", true),
+            ValueMetadata::None(),
+            ValueMetadata::Tuple({ValueMetadata::None(), Float32({1})}),
+            ValueMetadata::List({}),
+            ValueMetadata::Mapping(
+                "OrderedDict",
+                {Item(Count(-7), "int", ValueMetadata::Scalar("int")),
+                 Item(std::nullopt, "str", ValueMetadata::List({}))}),
+            ValueMetadata::Scalar("float"),
+            ValueMetadata::Object("collections.Counter"),
+            ValueMetadata::Pending()};
+  }
+};
+template <>
+struct FieldTableSamples<MappingItem> {
+  static std::vector<MappingItem> Get() {
+    return {Item(Count(1) << 80, "int", ValueMetadata::None()),
+            Item(false, "bool", Float32({})),
+            Item(std::string("x_1"), "str", ValueMetadata::Pending()),
+            Item(std::nullopt, "tuple", ValueMetadata::None())};
+  }
+};
+template <>
+struct FieldTableSamples<CallMetadata> {
+  static std::vector<CallMetadata> Get() {
+    return {CallMetadata{},
+            {{Float32({3}), ValueMetadata::None()},
+             {{"z", ValueMetadata::Scalar("int")}, {"a", Float32({})}}}};
+  }
+};
+
+namespace {
+
+using ValueRecords = ::testing::Types<ValueMetadata, MappingItem, CallMetadata>;
+INSTANTIATE_TYPED_TEST_SUITE_P(ValueMetadata, FieldTableRoundTrip,
+                               ValueRecords);
 
 }  // namespace
 }  // namespace torchscan::report
