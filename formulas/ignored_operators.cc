@@ -38,6 +38,15 @@ constexpr auto kTable = std::to_array<IgnoredOperatorEntry>({
     {"aten::unsqueeze", kViewReason},
     {"aten::view", kViewReason},
     {"aten::zeros", kCreationReason},
+    // NOTE [Profiler ranges]
+    // `torch.profiler.record_function` (which every `Optimizer.step` opens)
+    // enters and leaves a range through these operators, and a dispatch mode
+    // sees them. They run no tensor arithmetic, so they must not make a count
+    // partial. TorchScan 0.2 listed them as uncounted; this is a deliberate
+    // deviation (docs/operators.md).
+    {"profiler::_record_function_enter", kProfilerRangeReason},
+    {"profiler::_record_function_enter_new", kProfilerRangeReason},
+    {"profiler::_record_function_exit", kProfilerRangeReason},
 });
 
 static_assert(IsSortedByPacket(kTable),

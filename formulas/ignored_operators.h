@@ -3,7 +3,8 @@
 // They are reported under `ignored_operators` with their call counts instead
 // of as uncounted work. Everything that is neither here nor in the formula
 // table makes the operator total partial. The list and reasons are TorchScan
-// 0.2's (its ignore list).
+// 0.2's (its ignore list), plus the profiler's range markers (NOTE [Profiler
+// ranges] in ignored_operators.cc).
 
 #ifndef TORCHSCAN_FORMULAS_IGNORED_OPERATORS_H_
 #define TORCHSCAN_FORMULAS_IGNORED_OPERATORS_H_
@@ -20,6 +21,8 @@ inline constexpr absl::string_view kAllocationReason =
     "Tensor allocation is excluded from FLOPs.";
 inline constexpr absl::string_view kCreationReason =
     "Tensor creation is excluded from FLOPs.";
+inline constexpr absl::string_view kProfilerRangeReason =
+    "Profiler range marker; runs no tensor arithmetic.";
 
 struct IgnoredOperatorEntry {
   // Schema name of the packet, e.g. "aten::view".

@@ -183,6 +183,28 @@ def test_views_are_ignored_with_their_reason():
     }
 
 
+def test_profiler_ranges_keep_a_count_complete():
+    # record_function (every Optimizer.step opens one) runs range-marker
+    # operators that do no arithmetic: the count stays complete.
+    a, b, c = torch.randn(4, 5), torch.randn(5, 6), torch.randn(6, 3)
+
+    def workload():
+        with torch.profiler.record_function("outer"):
+            with torch.profiler.record_function("inner"):
+                return (a @ b) @ c
+
+    report = torchscan_dispatch.measure_flops(workload)
+    expected = flop_counter_mode(workload)
+    assert expected == {"aten.mm": mm_flops(4, 5, 6) + mm_flops(4, 6, 3)}
+    assert report["by_operator"] == expected
+    assert report["total"]["status"] == "complete"
+    assert report["total"]["value"] == mm_flops(4, 5, 6) + mm_flops(4, 6, 3)
+    marker = "Profiler range marker; runs no tensor arithmetic."
+    assert report["ignored_operators"]["profiler._record_function_enter_new"] == {"calls": 2, "reason": marker}
+    assert report["ignored_operators"]["profiler._record_function_exit"] == {"calls": 2, "reason": marker}
+    assert report["diagnostics"] == []
+
+
 # --- meta tensors
 
 
