@@ -9,45 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from gloo_ranks import RANK_TIMEOUT_S, free_port, run_ranks
 
 WORKER = Path(__file__).with_name("distributed_worker.py")
-RANK_TIMEOUT_S = 240
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def run_job(tmp_path: Path, world: int, checks: list[str]) -> list[dict]:
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()),
-               WORLD_SIZE=str(world), OMP_NUM_THREADS="1")
-    env.pop("TORCHELASTIC_RUN_ID", None)
-    env.pop("TORCHSCAN_JOB_ID", None)
-    processes = []
-    for rank in range(world):
-        processes.append(subprocess.Popen(
-            [sys.executable, str(WORKER), str(tmp_path), ",".join(checks)],
-            env=dict(env, RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    outputs = []
-    try:
-        for process in processes:
-            outputs.append(process.communicate(timeout=RANK_TIMEOUT_S)[0])
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    for rank, process in enumerate(processes):
-        assert process.returncode == 0, f"rank {rank} failed:\n{outputs[rank]}"
-    results = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
+    results = run_ranks(WORKER, [str(tmp_path), ",".join(checks)], world, tmp_path)
     for result in results:
         for name in checks:
             assert "exception" not in result[name], f"rank {result['rank']} {name}:\n{result[name]['exception']}"
@@ -515,7 +488,7 @@ def test_example_training_script(tmp_path):
     env.pop("TORCHELASTIC_RUN_ID", None)
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-         "--master-port", str(_free_port()), str(script), "--steps", "2", "--width", "32",
+         "--master-port", str(free_port()), str(script), "--steps", "2", "--width", "32",
          "--length", "16", "--vocab", "64", "--layers", "1", "--peak-tflops", "1",
          "--report", str(tmp_path / "job.json")],
         capture_output=True, text=True, timeout=RANK_TIMEOUT_S, env=env)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import os
-import socket
 import subprocess
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from gloo_ranks import run_ranks
 import torch
 import torch.nn.functional as F
 from torch.utils import flop_counter
@@ -227,12 +226,6 @@ def test_compiled_step_counts_what_the_eager_step_counts(eager_sdpa, compiled_sd
 # --- one process against a 2 x 2 mesh
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 MESH_CONFIG = dataclasses.replace(CONFIG, experts=4)
 MESH_BATCH = 4
 
@@ -240,31 +233,10 @@ MESH_BATCH = 4
 @pytest.fixture(scope="module")
 def four_ranks(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("llm_step_mesh")
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), WORLD_SIZE="4",
-               OMP_NUM_THREADS="1")
-    env.pop("TORCHELASTIC_RUN_ID", None)
-    env.pop("TORCHSCAN_JOB_ID", None)
     config = json.dumps(dataclasses.asdict(MESH_CONFIG))
-    processes = [
-        subprocess.Popen([sys.executable, str(WORKER), str(tmp_path), config, str(MESH_BATCH)],
-                         env=dict(env, RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for rank in range(4)
-    ]
-    outputs = []
-    try:
-        for process in processes:
-            outputs.append(process.communicate(timeout=RANK_TIMEOUT_S)[0])
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    results = []
-    for rank, process in enumerate(processes):
-        assert process.returncode == 0, f"rank {rank} failed:\n{outputs[rank]}"
-        result = json.loads((tmp_path / f"rank{rank}.json").read_text())
+    results = run_ranks(WORKER, [str(tmp_path), config, str(MESH_BATCH)], 4, tmp_path, timeout_s=RANK_TIMEOUT_S)
+    for rank, result in enumerate(results):
         assert "exception" not in result, f"rank {rank}:\n{result['exception']}"
-        results.append(result)
     return results
 
 
