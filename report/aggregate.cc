@@ -71,10 +71,11 @@ AnalysisReport StartReport(AnalysisParts& parts, FlopReport operator_flops) {
   report.layers = std::move(parts.layers);
   report.operator_flops = std::move(operator_flops);
   // An analysis's operator_flops keeps TorchScan 0.2's members: the
-  // mask-aware count, the split by precision and the bytes moved belong to
+  // mask-aware count, the splits by precision and the bytes moved belong to
   // measure_flops reports.
   report.operator_flops.mask_aware.reset();
   report.operator_flops.by_precision.clear();
+  report.operator_flops.by_operator_precision.clear();
   report.operator_flops.bytes.reset();
   report.diagnostics = std::move(parts.module_diagnostics);
   return report;

@@ -29,18 +29,17 @@ Json CountMapToJson(const std::map<std::string, Count>& counts) {
   return node;
 }
 
-// Adds the precision split of `op`'s FLOPs to `by_precision`: its slots,
-// and whatever of op.flops they do not account for as "unknown".
-absl::Status AddPrecisions(const OperatorObservation& op,
-                           std::map<std::string, Count>& by_precision) {
+// The precision split of `op`'s FLOPs: its slots, and whatever of op.flops
+// they do not account for as "unknown"; nonzero entries only.
+absl::StatusOr<std::map<std::string, Count>> OperatorPrecisions(
+    const OperatorObservation& op) {
+  std::map<std::string, Count> precisions;
   Count attributed = 0;
   for (int i = 0; i < kPrecisionCount; ++i) {
     const Count flops = op.flops_by_precision[i];
     if (flops == 0) continue;
     TS_RETURN_IF_ERROR(AddCount(attributed, flops, "FLOPs by precision"));
-    TS_RETURN_IF_ERROR(AddCount(
-        by_precision[std::string(PrecisionName(static_cast<Precision>(i)))],
-        flops, "FLOPs by precision"));
+    precisions.emplace(PrecisionName(static_cast<Precision>(i)), flops);
   }
   if (attributed > op.flops) {
     return absl::InternalError(absl::StrCat(
@@ -49,8 +48,25 @@ absl::Status AddPrecisions(const OperatorObservation& op,
   }
   if (attributed < op.flops) {
     TS_RETURN_IF_ERROR(
-        AddCount(by_precision[std::string(PrecisionName(Precision::kUnknown))],
+        AddCount(precisions[std::string(PrecisionName(Precision::kUnknown))],
                  op.flops - attributed, "FLOPs by precision"));
+  }
+  return precisions;
+}
+
+// Adds the precision split of `op`'s FLOPs to the report's by_precision and
+// records it as the operator's by_operator_precision.
+absl::Status AddPrecisions(const OperatorObservation& op, FlopReport& report) {
+  std::map<std::string, Count> precisions;
+  TS_ASSIGN_OR_RETURN(precisions, OperatorPrecisions(op));
+  if (precisions.empty()) return absl::OkStatus();
+  for (const auto& [precision, flops] : precisions) {
+    TS_RETURN_IF_ERROR(
+        AddCount(report.by_precision[precision], flops, "FLOPs by precision"));
+  }
+  std::map<std::string, Count>& into = report.by_operator_precision[op.name];
+  for (const auto& [precision, flops] : precisions) {
+    TS_RETURN_IF_ERROR(AddCount(into[precision], flops, "FLOPs by precision"));
   }
   return absl::OkStatus();
 }
@@ -80,6 +96,62 @@ absl::StatusOr<std::map<std::string, Count>> PrecisionMapFromJson(
                      ", not the total's known value ", CountToString(known)));
   }
   return by_precision;
+}
+
+// by_operator_precision as read: every operator of `by_operator` with
+// nonzero FLOPs split by precision, each split summing to its FLOPs, and the
+// splits summing to `by_precision` precision by precision. Empty when the
+// member is absent.
+absl::StatusOr<std::map<std::string, std::map<std::string, Count>>>
+OperatorPrecisionsFromJson(const JsonObject& parent,
+                           const std::map<std::string, Count>& by_operator,
+                           const std::map<std::string, Count>& by_precision) {
+  std::map<std::string, std::map<std::string, Count>> split;
+  std::optional<JsonValue> member =
+      parent.OptionalMember("by_operator_precision");
+  if (!member) return split;
+  TS_ASSIGN_OR_RETURN(JsonObject object, member->Object());
+  std::map<std::string, Count> sums;
+  for (auto& [op, value] : object.Members()) {
+    const auto flops = by_operator.find(op);
+    if (flops == by_operator.end()) {
+      return FieldError(value.path(), "names no operator of by_operator");
+    }
+    TS_ASSIGN_OR_RETURN(JsonObject precisions, value.Object());
+    Count sum = 0;
+    std::map<std::string, Count>& into = split[op];
+    for (auto& [name, count_value] : precisions.Members()) {
+      if (!PrecisionFromName(name)) {
+        return FieldError(count_value.path(),
+                          absl::StrCat("unknown precision '", name,
+                                       "' (fp64, fp32, tf32, bf16, fp16, fp8, "
+                                       "int8 or unknown)"));
+      }
+      TS_ASSIGN_OR_RETURN(Count count, count_value.NonNegativeCount());
+      TS_RETURN_IF_ERROR(AddCount(sum, count, "FLOPs by precision"));
+      TS_RETURN_IF_ERROR(AddCount(sums[name], count, "FLOPs by precision"));
+      into.emplace(name, count);
+    }
+    if (sum != flops->second) {
+      return FieldError(value.path(),
+                        absl::StrCat("sums to ", CountToString(sum),
+                                     ", not the operator's FLOPs ",
+                                     CountToString(flops->second)));
+    }
+  }
+  for (const auto& [op, flops] : by_operator) {
+    if (flops != 0 && !split.count(op)) {
+      return FieldError(member->path(),
+                        absl::StrCat("has no split for ", op, " (",
+                                     CountToString(flops), " FLOPs)"));
+    }
+  }
+  std::erase_if(sums, [](const auto& entry) { return entry.second == 0; });
+  if (sums != by_precision) {
+    return FieldError(member->path(),
+                      "does not sum to by_precision, precision by precision");
+  }
+  return split;
 }
 
 // The mask-aware member: the total's metric members, then its by_module
@@ -293,7 +365,7 @@ absl::StatusOr<FlopReport> BuildFlopReport(
     if (op.counted_calls > 0) {
       report.by_operator[op.name] = op.flops;
       TS_RETURN_IF_ERROR(AddCount(known, op.flops, "total FLOPs"));
-      TS_RETURN_IF_ERROR(AddPrecisions(op, report.by_precision));
+      TS_RETURN_IF_ERROR(AddPrecisions(op, report));
     }
     if (op.unseen_reason) {
       report.diagnostics.push_back(Diagnostic::ForOperator(
@@ -342,6 +414,13 @@ Json FlopReportToJson(const FlopReport& report) {
   node["by_operator"] = CountMapToJson(report.by_operator);
   if (!report.by_precision.empty()) {
     node["by_precision"] = CountMapToJson(report.by_precision);
+  }
+  if (!report.by_operator_precision.empty()) {
+    Json split = Json::object();
+    for (const auto& [op, precisions] : report.by_operator_precision) {
+      split[op] = CountMapToJson(precisions);
+    }
+    node["by_operator_precision"] = std::move(split);
   }
   Json ignored = Json::object();
   for (const auto& [name, entry] : report.ignored_operators) {
@@ -410,6 +489,9 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
                           object, known && std::holds_alternative<Count>(*known)
                                       ? std::get<Count>(*known)
                                       : Count(0)));
+  TS_ASSIGN_OR_RETURN(report.by_operator_precision,
+                      OperatorPrecisionsFromJson(object, report.by_operator,
+                                                 report.by_precision));
   return report;
 }
 

@@ -104,6 +104,13 @@ struct FlopReport {
   // Empty in a report read from JSON that has none (written before it
   // existed), and then not written either.
   std::map<std::string, Count> by_precision;
+  // by_precision per operator: each counted operator with nonzero FLOPs,
+  // its FLOPs by precision (nonzero entries; they sum to its by_operator
+  // value, and over the operators to by_precision). What a roofline needs
+  // to measure each operator's FLOPs against the peak of the precision they
+  // ran in. Empty in a report read from JSON that has none (written before
+  // it existed), and then not written either.
+  std::map<std::string, std::map<std::string, Count>> by_operator_precision;
   std::map<std::string, IgnoredOperator> ignored_operators;
   std::vector<Diagnostic> diagnostics;
   // Set by BuildFlopReport; absent from reports of writers that predate it.
@@ -151,7 +158,8 @@ struct OperatorObservation {
 // listed with their reason; unseen work is an unseen_work diagnostic;
 // anything else is an uncounted_operator diagnostic. Each diagnostic makes
 // the total partial (a lower bound), never a silent zero. by_precision sums
-// the observations' flops_by_precision. `mask_aware` is the total less every
+// the observations' flops_by_precision, by_operator_precision each one's.
+// `mask_aware` is the total less every
 // observation's mask_excluded_flops, and its by_module `by_module` less
 // `mask_excluded_by_module`. `bytes` sums the observations' bytes, by module
 // `bytes_by_module`.

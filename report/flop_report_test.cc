@@ -39,7 +39,9 @@ TEST(FlopReportTest, UncountedOperatorMakesThePartialLowerBound) {
       R"("unit":"FLOPs","scope":"workload",)"
       R"("method":"torch.utils.flop_counter.FlopCounterMode"},)"
       R"("by_module":{},"by_operator":{"aten.mm":48},)"
-      R"("by_precision":{"unknown":48},"ignored_operators":{},)"
+      R"("by_precision":{"unknown":48},)"
+      R"("by_operator_precision":{"aten.mm":{"unknown":48}},)"
+      R"("ignored_operators":{},)"
       R"("diagnostics":[{"code":"uncounted_operator","severity":"warning",)"
       R"("metric":"flops","operator":"aten.sin","message":)"
       R"("aten.sin was observed 1 time(s), but no FLOP formula is registered."}],)"
@@ -273,6 +275,34 @@ TEST(FlopReportTest, ByPrecisionSumsTheSlotsAndNamesTheRestUnknown) {
   EXPECT_EQ(back->by_precision, expected);
 }
 
+// The split per operator: each operator's slots, the rest "unknown"; an
+// operator counted at zero FLOPs has none. Written and read back.
+TEST(FlopReportTest, ByOperatorPrecisionSplitsEachOperator) {
+  OperatorObservation mm = Counted("aten.mm", 3, 700);
+  mm.flops_by_precision[PrecisionIndex(Precision::kBf16)] = 400;
+  mm.flops_by_precision[PrecisionIndex(Precision::kFp8)] = 200;
+  OperatorObservation bmm = Counted("aten.bmm", 1, 50);
+  bmm.flops_by_precision[PrecisionIndex(Precision::kBf16)] = 50;
+  OperatorObservation empty = Counted("aten.addmm", 1, 0);
+  absl::StatusOr<FlopReport> report =
+      BuildFlopReport("2.13.0", {mm, bmm, empty}, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::map<std::string, std::map<std::string, Count>> expected = {
+      {"aten.mm", {{"bf16", 400}, {"fp8", 200}, {"unknown", 100}}},
+      {"aten.bmm", {{"bf16", 50}}}};
+  EXPECT_EQ(report->by_operator_precision, expected);
+  EXPECT_EQ(report->by_operator.at("aten.addmm"), 0);
+  const Json json = FlopReportToJson(*report);
+  EXPECT_EQ(json["by_operator_precision"]["aten.mm"]["fp8"], 200);
+  EXPECT_FALSE(json["by_operator_precision"].contains("aten.addmm"));
+  absl::StatusOr<Json> parsed = ParseJson(DumpJson(json));
+  ASSERT_TRUE(parsed.ok());
+  absl::StatusOr<FlopReport> back = FlopReportFromJson(*parsed);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->by_operator_precision, expected);
+  EXPECT_EQ(*back, *report);
+}
+
 TEST(FlopReportTest, SlotsBeyondTheOperatorsFlopsAreAnError) {
   OperatorObservation mm = Counted("aten.mm", 1, 10);
   mm.flops_by_precision[PrecisionIndex(Precision::kFp32)] = 11;
@@ -317,6 +347,53 @@ TEST(FlopReportTest, ReadingChecksByPrecision) {
   EXPECT_EQ(ReadWith(R"(,"by_precision":{"fp4":48})").status().message(),
             "flop_report.by_precision.fp4: unknown precision 'fp4' (fp64, "
             "fp32, tf32, bf16, fp16, fp8, int8 or unknown)");
+}
+
+TEST(FlopReportTest, ReadingChecksByOperatorPrecision) {
+  const std::string precision = R"(,"by_precision":{"bf16":40,"tf32":8})";
+  // Written before the member existed: read with none.
+  absl::StatusOr<FlopReport> old = ReadWith(precision);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_TRUE(old->by_operator_precision.empty());
+  absl::StatusOr<FlopReport> split = ReadWith(absl::StrCat(
+      precision,
+      R"(,"by_operator_precision":{"aten.mm":{"bf16":40,"tf32":8}})"));
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(split->by_operator_precision.at("aten.mm").at("tf32"), 8);
+  EXPECT_EQ(ReadWith(absl::StrCat(
+                         precision,
+                         R"(,"by_operator_precision":{"aten.mm":{"bf16":40}})"))
+                .status()
+                .message(),
+            "flop_report.by_operator_precision.aten.mm: sums to 40, not the "
+            "operator's FLOPs 48");
+  EXPECT_EQ(ReadWith(absl::StrCat(
+                         precision,
+                         R"(,"by_operator_precision":{"aten.mm":{"bf16":48}})"))
+                .status()
+                .message(),
+            "flop_report.by_operator_precision: does not sum to by_precision, "
+            "precision by precision");
+  EXPECT_EQ(
+      ReadWith(
+          absl::StrCat(precision,
+                       R"(,"by_operator_precision":{"aten.bmm":{"bf16":48}})"))
+          .status()
+          .message(),
+      "flop_report.by_operator_precision.aten.bmm: names no operator of "
+      "by_operator");
+  EXPECT_EQ(ReadWith(absl::StrCat(precision, R"(,"by_operator_precision":{})"))
+                .status()
+                .message(),
+            "flop_report.by_operator_precision: has no split for aten.mm (48 "
+            "FLOPs)");
+  EXPECT_EQ(ReadWith(absl::StrCat(
+                         precision,
+                         R"(,"by_operator_precision":{"aten.mm":{"fp4":48}})"))
+                .status()
+                .message(),
+            "flop_report.by_operator_precision.aten.mm.fp4: unknown precision "
+            "'fp4' (fp64, fp32, tf32, bf16, fp16, fp8, int8 or unknown)");
 }
 
 }  // namespace

@@ -200,6 +200,31 @@ absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
   return rank;
 }
 
+namespace {
+
+// Adds `rank`'s by_operator_precision to the job's; a report without one
+// (written before it existed) adds each operator's FLOPs as "unknown", so
+// the job's split still sums to its by_operator.
+absl::Status AddOperatorPrecisions(const FlopReport& rank, JobReport& job) {
+  const std::string unknown(PrecisionName(Precision::kUnknown));
+  for (const auto& [op, flops] : rank.by_operator) {
+    const auto split = rank.by_operator_precision.find(op);
+    if (split == rank.by_operator_precision.end()) {
+      if (flops == 0) continue;
+      TS_RETURN_IF_ERROR(
+          AddCount(job.by_operator_precision[op][unknown], flops, "job FLOPs"));
+      continue;
+    }
+    for (const auto& [precision, count] : split->second) {
+      TS_RETURN_IF_ERROR(AddCount(job.by_operator_precision[op][precision],
+                                  count, "job FLOPs"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<JobReport> MergeRankReportsNamed(
     absl::Span<const RankReport> ranks, absl::Span<const std::string> names) {
   if (ranks.empty()) {
@@ -267,6 +292,7 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       TS_RETURN_IF_ERROR(
           AddCount(job.by_precision[precision], flops, "job FLOPs"));
     }
+    TS_RETURN_IF_ERROR(AddOperatorPrecisions(rank.flops, job));
     for (const ProcessGroupLayout& group : rank.context.groups) {
       TS_RETURN_IF_ERROR(AddGroup(group, name, job.groups, group_sources));
     }
@@ -355,6 +381,16 @@ Json JobReportToJson(const JobReport& report) {
       by_precision[precision] = CountToJson(flops);
     }
     node["by_precision"] = std::move(by_precision);
+  }
+  if (!report.by_operator_precision.empty()) {
+    Json split = Json::object();
+    for (const auto& [op, precisions] : report.by_operator_precision) {
+      split[op] = Json::object();
+      for (const auto& [precision, flops] : precisions) {
+        split[op][precision] = CountToJson(flops);
+      }
+    }
+    node["by_operator_precision"] = std::move(split);
   }
   if (report.bytes) {
     Json bytes = MetricResultToJson(*report.bytes);

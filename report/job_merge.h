@@ -98,6 +98,10 @@ struct JobReport {
   // The ranks' FlopReport by_precision summed (nonzero entries; omitted
   // from the JSON when empty).
   std::map<std::string, Count> by_precision;
+  // The ranks' FlopReport by_operator_precision summed, operator by
+  // operator (a rank report without one adds each operator's FLOPs as
+  // "unknown", as for by_precision); omitted from the JSON when empty.
+  std::map<std::string, std::map<std::string, Count>> by_operator_precision;
   // The ranks' bytes moved (FlopReport::bytes) summed, and each rank's;
   // partial when a rank's is, a rank is missing or a rank's report has no
   // bytes (written before they existed). Absent when no rank has them.
@@ -124,6 +128,7 @@ absl::StatusOr<JobReport> MergeRankReportsJson(
 // {"schema_version", "kind": "job_report", "job_id", "world_size", "backend",
 //  "ranks", "missing_ranks", "total", "per_rank": {rank: value},
 //  "rank_min", "rank_max", "imbalance", "by_operator", "by_precision"?,
+//  "by_operator_precision"?,
 //  "communication",
 //  "communication_per_rank", "diagnostics", "groups": [{"name", "size",
 //  "ranks", "mesh_dim"?}]} (docs/report-schema.md).

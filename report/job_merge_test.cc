@@ -215,6 +215,29 @@ TEST(JobMergeTest, SumsPrecisionsAndTreatsAReportWithoutThemAsUnknown) {
   EXPECT_EQ(3u, json["by_precision"].size());
 }
 
+// The split per operator is summed too; a rank without one adds each
+// operator's FLOPs as unknown, so the job's split sums to its by_operator.
+TEST(JobMergeTest, SumsOperatorPrecisionsAndTreatsAReportWithoutThemAsUnknown) {
+  auto split = [](Json json, long bf16, long fp8) {
+    json["by_precision"] = Json::object();
+    json["by_precision"]["bf16"] = bf16;
+    json["by_precision"]["fp8"] = fp8;
+    json["by_operator_precision"]["aten.mm"] = json["by_precision"];
+    return json;
+  };
+  absl::StatusOr<JobReport> job = MergeRankReportsJson(
+      {split(RankJson(0, 3, "j", 100), 60, 40),
+       split(RankJson(1, 3, "j", 300), 200, 100), RankJson(2, 3, "j", 7)},
+      {"a", "b", "c"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const Json json = JobReportToJson(*job);
+  EXPECT_EQ(260, json["by_operator_precision"]["aten.mm"]["bf16"]);
+  EXPECT_EQ(140, json["by_operator_precision"]["aten.mm"]["fp8"]);
+  EXPECT_EQ(7, json["by_operator_precision"]["aten.mm"]["unknown"]);
+  EXPECT_EQ(3u, json["by_operator_precision"]["aten.mm"].size());
+  EXPECT_EQ(407, json["by_operator"]["aten.mm"]);
+}
+
 // Bytes moved: each rank's summed; a rank without them (written before
 // they existed) makes the job's partial; none with them, no member.
 TEST(JobMergeTest, SumsBytesPerRank) {
