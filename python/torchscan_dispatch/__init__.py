@@ -5,7 +5,7 @@ Importing this package loads the native library into the running torch
 process (``torch.ops.load_library``).
 """
 
-from torchscan_dispatch import _compiler_integration, devices, distributed, mfu, process
+from torchscan_dispatch import _compiler_integration, devices, distributed, mfu, process, roofline
 from torchscan_dispatch._library import library_path, load_library
 from torchscan_dispatch._version import __version__
 from torchscan_dispatch.crawler import crawl_module, format_summary, summary
@@ -50,6 +50,7 @@ __all__ = [
     "merge_rank_reports",
     "mfu",
     "process",
+    "roofline",
     "set_compiler_integration",
     "summary",
     "to_folded",

@@ -56,6 +56,7 @@ from torchscan_dispatch.devices import (
     peak_unknown_reason,
 )
 from torchscan_dispatch.flops import FlopCounter
+from torchscan_dispatch.roofline import Roofline, roofline
 
 
 def _known(total: dict[str, Any]) -> int:
@@ -201,6 +202,16 @@ class StepStats:
                     }
             self._report_built = True
         return report
+
+    def roofline(self, device_model: Any) -> Roofline:
+        """The roofline of this step's report on ``device_model``: a device
+        table name ("H100 SXM": the lower bound on this step's time on a
+        device you do not have) or a DeviceSpec (``measure_host_peak()``
+        for this CPU). torchscan_dispatch.roofline.roofline says what each
+        row holds; docs/methodology.md ("Roofline") the formulas."""
+        if self._report is None:
+            raise RuntimeError("roofline() needs the step's report: call it after the step's with-block")
+        return roofline(self.report, device_model)
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:

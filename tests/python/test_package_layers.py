@@ -31,7 +31,7 @@ LAYERS = [
     ("measurement", {"_native", "_module_scopes", "_while_counting", "_recompute", "_flex_attention", "_threads"}),
     # Reports, descriptions of values and graphs, job merges.
     ("reports", {
-        "report", "render", "devices", "process", "distributed", "_describe", "_recover_from_graph",
+        "report", "render", "devices", "roofline", "process", "distributed", "_describe", "_recover_from_graph",
         "_pt2_reader", "_crawl_support",
     }),
     # The analyses a user calls.
