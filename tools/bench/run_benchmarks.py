@@ -28,7 +28,9 @@ Workloads:
   8. the reference LLM step (examples/llm_step.py: GQA, rotary, SwiGLU,
      AdamW), eager and compiled, at two sizes: the unmeasured step against
      the same step under StepMeter with its phases, interleaved in one
-     process.
+     process;
+  9. the host's measured peak (roofline.measure_host_peak: float32 GEMM
+     FLOP/s and stream-copy bandwidth), run repeatedly: its spread.
 """
 
 from __future__ import annotations
@@ -831,10 +833,39 @@ def benchmark_llm_step(repeats):
     return rows
 
 
+def benchmark_host_peak(repeats):
+    """measure_host_peak run `repeats` times in this process: the spread of
+    its two figures and of its own run time (docs/performance.md, 9)."""
+    from torchscan_dispatch.roofline import measure_host_peak
+
+    progress(f"measure_host_peak x {repeats}")
+    flops, bandwidth, seconds = [], [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        spec = measure_host_peak()
+        seconds.append(time.perf_counter() - start)
+        flops.append(spec.peak_flops["fp32"] / 1e9)
+        bandwidth.append(spec.memory_bandwidth / 1e9)
+    print(f"\n{spec.source}")
+
+    def row(name, values, digits):
+        spread = (max(values) - min(values)) / statistics.median(values)
+        return [name, f"{statistics.median(values):.{digits}f}", f"{min(values):.{digits}f}",
+                f"{max(values):.{digits}f}", f"{spread:.1%}"]
+
+    print_table(
+        f"9. measure_host_peak, {repeats} runs, {torch.get_num_threads()} intra-op thread(s)",
+        ["figure", "median", "min", "max", "(max - min) / median"],
+        [row("fp32 GFLOP/s (torch.mm 1024x1024)", flops, 1),
+         row("memory GB/s (copy, read + written)", bandwidth, 2),
+         row("seconds per measure_host_peak()", seconds, 3)],
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--only", choices=["1", "2", "3", "3s", "4", "5", "6", "7", "8"], action="append",
+    parser.add_argument("--only", choices=["1", "2", "3", "3s", "4", "5", "6", "7", "8", "9"], action="append",
                         help="sections to run (3s: only section 3's small CNN and StepMeter tables)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--processes", type=int, default=1,
@@ -849,7 +880,7 @@ def main():
         return
     global PROCESSES
     PROCESSES = max(1, options.processes)
-    only = set(options.only or ["1", "2", "3", "4", "5", "6", "7", "8"])
+    only = set(options.only or ["1", "2", "3", "4", "5", "6", "7", "8", "9"])
     print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} intra-op threads; "
           "each tool in its own process, interleaved with an uninstrumented baseline; medians over rounds"
           + (f", then over {PROCESSES} processes (ratio range in parentheses)" if PROCESSES > 1 else ""))
@@ -871,6 +902,8 @@ def main():
         benchmark_ddp(max(options.repeats, 15))
     if "8" in only:
         benchmark_llm_step(max(options.repeats, 21))
+    if "9" in only:
+        benchmark_host_peak(max(options.repeats, 11))
 
 
 if __name__ == "__main__":
