@@ -247,8 +247,13 @@ def roofline(report: Mapping[str, Any], device: Any) -> Roofline:
     "NVIDIA H100 80GB HBM3"; an unknown name is a ValueError naming the
     known ones). Every operator, every module label and the total."""
     spec = resolve_device(device)
+    if report.get("kind") == "job_report":
+        raise ValueError("roofline: a job report sums ranks that run side by side; pass one rank's FlopReport")
     if "total" not in report or "by_operator" not in report:
-        raise ValueError("roofline: not a FlopReport (it needs total and by_operator)")
+        raise ValueError(
+            "roofline: not a FlopReport (measure_flops, FlopCounter.report(), a StepMeter step's report): "
+            "it has no total and by_operator"
+        )
     moved = report.get("bytes")
     by_precision = {p: int(n) for p, n in report.get("by_precision", {}).items() if n}
     present = tuple(by_precision)

@@ -185,6 +185,13 @@ def test_unknown_device_name_is_one_line_error_naming_the_known_ones():
         roofline(report, 3.0)
 
 
+def test_reports_that_are_not_one_flop_report_are_refused():
+    with pytest.raises(ValueError, match="not a FlopReport"):
+        roofline({"schema_version": 1, "layers": []}, SPEC)
+    with pytest.raises(ValueError, match="one rank's FlopReport"):
+        roofline({"kind": "job_report", "total": {}, "by_operator": {}}, SPEC)
+
+
 def test_table_names_follow_the_exact_name_rules():
     report = hand_report({"aten.mm": 10**12}, {"aten.mm": {"read": 10**9, "written": 0}},
                          {"aten.mm": {"bf16": 10**12}})
