@@ -175,6 +175,16 @@ def test_unsplit_modules_use_the_fastest_peak_present():
         "the report does not split its FLOPs by precision (no by_precision)")
 
 
+def test_a_report_without_bytes_is_partial_everywhere():
+    report = hand_report({"aten.mm": 2000}, {}, {"aten.mm": {"fp32": 2000}})
+    del report["bytes"]  # written before bytes existed
+    result = roofline(report, SPEC)
+    missing = ("bytes: the report has no bytes (written before they existed)",)
+    assert result.by_operator["aten.mm"].partial == missing and result.total.partial == missing
+    # The FLOP term is still known, and so the lower bound.
+    assert result.total.seconds == pytest.approx(2000 / FP32_PEAK)
+
+
 def test_unknown_device_name_is_one_line_error_naming_the_known_ones():
     report = hand_report({}, {}, {})
     with pytest.raises(ValueError) as error:
