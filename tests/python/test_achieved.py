@@ -8,9 +8,13 @@ bytes the report's; composite operators (aten::linear) are never attached,
 their decomposition's addmm is. Expectations come from FlopCounterMode, the
 profiler's own trace, and hand arithmetic here."""
 
+import base64
+import importlib.util
 import json
 import os
 import tempfile
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -275,3 +279,54 @@ def test_speedscope_file_follows_its_schema(result, tmp_path):
     assert len(sampled[0]["samples"]) == len(sampled[0]["weights"])
     for stack in sampled[0]["samples"]:
         assert all(0 <= frame < len(frames) for frame in stack)
+
+
+SPEEDSCOPE = Path(os.environ.get(
+    "TORCHSCAN_SPEEDSCOPE_DIR",
+    Path.home() / ".cache" / "torchscan" / "speedscope-1.25.0" / "package",
+))
+
+
+def load_html_screenshot():
+    script = Path(__file__).resolve().parents[2] / "tools" / "html_screenshot.py"
+    spec = importlib.util.spec_from_file_location("html_screenshot", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_speedscope_file_loads_in_speedscope(result, tmp_path):
+    """speedscope's own page (its npm package) opens the file as its command
+    line does (a script calling speedscope.loadFileFromBase64, named by
+    #localProfilePath): it shows the file's name and its profiles."""
+    html_screenshot = load_html_screenshot()
+    index = SPEEDSCOPE / "dist" / "release" / "index.html"
+    if html_screenshot.find_chromium() is None:
+        pytest.skip("Chromium is not installed (tools/setup installs Debian's chromium)")
+    if not index.is_file():
+        pytest.skip(f"speedscope's npm package is not unpacked at {SPEEDSCOPE} (tools/setup does it; "
+                    "or set TORCHSCAN_SPEEDSCOPE_DIR)")
+    path = tmp_path / "step.speedscope.json"
+    achieved.write_speedscope(result, path)
+    profiles = json.loads(path.read_text())["profiles"]
+    loader = tmp_path / "load.js"
+    loader.write_text(
+        f"speedscope.loadFileFromBase64({json.dumps(path.name)}, "
+        f"{json.dumps(base64.b64encode(path.read_bytes()).decode())})"
+    )
+    with html_screenshot.Chromium() as chromium:
+        chromium.send("Page.navigate", {"url": f"{index.resolve().as_uri()}#localProfilePath={loader}"},
+                      session=True)
+        chromium.wait_for("Page.loadEventFired")
+        deadline = time.monotonic() + 30
+        title = ""
+        while time.monotonic() < deadline:
+            title = chromium.evaluate("document.title")
+            if title.startswith("torchscan_dispatch achieved"):
+                break
+            time.sleep(0.1)
+        assert title == "torchscan_dispatch achieved - speedscope"
+        text = chromium.evaluate("document.body.innerText")
+        assert f"{profiles[0]['name']} (1/{len(profiles)})" in text
+        exceptions = [e for e in chromium.events if e.get("method") == "Runtime.exceptionThrown"]
+        assert exceptions == []
