@@ -32,6 +32,9 @@ struct CountingOptions {
   // Packets whose calls are recorded (arguments and results as meta tensors)
   // for the caller to evaluate after the workload: Python's custom_mapping.
   std::vector<std::string> deferred_packets;
+  // Keep the per-call record (call_log.h): every recorded call, in order,
+  // with the handle of its profiler event. Off by default.
+  bool record_calls = false;
 };
 
 // "mylib.my_op" -> "mylib::my_op"; names already in schema form unchanged.

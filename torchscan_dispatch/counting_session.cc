@@ -78,7 +78,8 @@ CountingSession::CountingSession(CountingOptions options)
           packet = SchemaPacketName(packet);
         }
         return std::move(options);
-      }()) {
+      }()),
+      call_log_(options_.record_calls ? std::make_unique<CallLog>() : nullptr) {
   for (int channel = 0; channel < kScopeChannels; ++channel) {
     tables_[channel] = std::make_shared<ScopeTable>();
   }
@@ -355,6 +356,9 @@ void CountingSession::RecordCall(const OperatorInfo& op, SessionSlot& slot,
       entry.uncounted_calls.load(std::memory_order_relaxed) + 1,
       std::memory_order_relaxed);
   AddBytes(thread, entry, bytes);
+  if (call_log_ != nullptr) [[unlikely]] {
+    LogCall(op, LoggedCallKind::kUncounted, 0, bytes);
+  }
 }
 
 void CountingSession::RecordCounted(const OperatorInfo& op, Count flops,
@@ -363,6 +367,9 @@ void CountingSession::RecordCounted(const OperatorInfo& op, Count flops,
   ThreadStats& thread = ThisThread(slot);
   ThreadEntry& entry = EntryFor(thread, KeyFor(op));
   AddBytes(thread, entry, bytes);
+  if (call_log_ != nullptr) [[unlikely]] {
+    LogCall(op, LoggedCallKind::kCounted, flops, bytes);
+  }
   absl::MutexLock lock(&thread.mu);
   AddCounted(entry.stats, flops, precision);
 }
@@ -370,17 +377,43 @@ void CountingSession::RecordCounted(const OperatorInfo& op, Count flops,
 void CountingSession::RecordFailed(const OperatorInfo& op,
                                    const absl::Status& error,
                                    const CallBytes& bytes) {
-  RecordBytes(op, bytes);
+  ThreadStats& thread = ThisThread();
+  AddBytes(thread, EntryFor(thread, KeyFor(op)), bytes);
+  if (call_log_ != nullptr) [[unlikely]] {
+    LogCall(op, LoggedCallKind::kFailed, 0, bytes);
+  }
   Record(KeyFor(op),
          OperatorStats{.calls = 1,
                        .failed_calls = 1,
                        .first_failure = std::string(error.message())});
 }
 
+// Only a deferred call records its bytes apart (RecordDeferred comes just
+// before): the log takes the call here, where its bytes are known.
 void CountingSession::RecordBytes(const OperatorInfo& op,
                                   const CallBytes& bytes) {
   ThreadStats& thread = ThisThread();
   AddBytes(thread, EntryFor(thread, KeyFor(op)), bytes);
+  if (call_log_ != nullptr) [[unlikely]] {
+    LogCall(op, LoggedCallKind::kDeferred, 0, bytes);
+  }
+}
+
+void CountingSession::LogCall(const OperatorInfo& op, LoggedCallKind kind,
+                              Count flops, const CallBytes& bytes) {
+  call_log_->Append(op.packet.c_str(),
+                    LoggedCall{.operator_id = op.id,
+                               .module_scope = CurrentModuleScope(),
+                               .kind = kind,
+                               .bytes_known = bytes.unknown == nullptr,
+                               .flops = flops,
+                               .bytes_read = bytes.read,
+                               .bytes_written = bytes.written});
+}
+
+std::vector<std::string> CountingSession::ModuleScopeLabels(
+    std::uint32_t id) const {
+  return ScopeLabels(ScopeChannel::kModules, id);
 }
 
 void CountingSession::RecordCallIn(const OperatorInfo& op,

@@ -40,6 +40,7 @@
 #include "report/metric_result.h"
 #include "report/precision.h"
 #include "torchscan_dispatch/byte_rule.h"
+#include "torchscan_dispatch/call_log.h"
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/scope_table.h"
@@ -201,6 +202,11 @@ class CountingSession : public c10::DebugInfoBase,
   void ExitLayer(const std::string& layer_label,
                  const std::string& module_label);
 
+  // The per-call record (call_log.h), or nullptr unless the options asked
+  // for it.
+  const CallLog* call_log() const { return call_log_.get(); }
+  // The labels of module scope `id` (as ModuleScopeWith takes them).
+  std::vector<std::string> ModuleScopeLabels(std::uint32_t id) const;
   // Hands out the deferred calls recorded so far (each only once).
   std::vector<DeferredCall> TakeDeferredCalls();
   // Records the caller's evaluation of a deferred call.
@@ -322,6 +328,9 @@ class CountingSession : public c10::DebugInfoBase,
   static void AddBytes(ThreadStats& thread, ThreadEntry& entry,
                        const CallBytes& bytes);
   void RecordCountedAt(const StatsKey& key, Count flops, Precision precision);
+  // Appends one call to call_log_ (which must exist).
+  void LogCall(const OperatorInfo& op, LoggedCallKind kind, Count flops,
+               const CallBytes& bytes);
   // All threads' stats merged.
   StatsMap Merged() const;
   // The table of `channel`.
@@ -335,6 +344,9 @@ class CountingSession : public c10::DebugInfoBase,
   const bool has_custom_formulas_;
   const bool has_deferred_;
   const CountingOptions options_;
+  // Set when options_.record_calls; fixed for the session's life, so the
+  // record paths test it without a lock.
+  const std::unique_ptr<CallLog> call_log_;
 
   std::array<std::atomic<std::uint32_t>, kScopeChannels> current_scope_{};
 

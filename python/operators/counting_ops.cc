@@ -126,11 +126,13 @@ void LeaveCounting(std::int64_t token) { JoinedThreads::Get().Leave(token); }
 
 std::int64_t UnseenThreadWatches() { return OpenUnseenThreadWatches(); }
 
-// Options JSON: {"deferred_packets": ["aten.sin", ...]}, the member optional.
+// Options JSON: {"deferred_packets": ["aten.sin", ...], "record_calls":
+// false}, each member optional.
 absl::StatusOr<CountingOptions> ReadCountingOptions(const Json& document) {
   TS_ASSIGN_OR_RETURN(JsonObject options,
                       JsonValue(document, "options").Object());
-  TS_RETURN_IF_ERROR(options.RejectUnknownKeys({"deferred_packets"}));
+  TS_RETURN_IF_ERROR(
+      options.RejectUnknownKeys({"deferred_packets", "record_calls"}));
   CountingOptions counting_options;
   if (options.Contains("deferred_packets")) {
     TS_ASSIGN_OR_RETURN(JsonArray packets, options.Array("deferred_packets"));
@@ -138,6 +140,10 @@ absl::StatusOr<CountingOptions> ReadCountingOptions(const Json& document) {
       TS_ASSIGN_OR_RETURN(std::string packet, packets.Item(i).String());
       counting_options.deferred_packets.push_back(std::move(packet));
     }
+  }
+  if (options.Contains("record_calls")) {
+    TS_ASSIGN_OR_RETURN(counting_options.record_calls,
+                        options.Bool("record_calls"));
   }
   return counting_options;
 }
@@ -252,6 +258,49 @@ std::string FlopReportJson(std::int64_t handle) {
   return report::DumpJson(json);
 }
 
+const char* LoggedCallKindName(LoggedCallKind kind) {
+  switch (kind) {
+    case LoggedCallKind::kCounted:
+      return "counted";
+    case LoggedCallKind::kUncounted:
+      return "uncounted";
+    case LoggedCallKind::kFailed:
+      return "failed";
+    case LoggedCallKind::kDeferred:
+      return "deferred";
+  }
+  return "unknown";
+}
+
+// The per-call record (call_log.h) as JSON: {"calls": [[record_function,
+// thread, operator, kind, flops, bytes_read, bytes_written, bytes_known,
+// module_scope, seen_instead], ...], "module_scopes": {"<id>": [labels]}};
+// operator as reports print it ("aten.mm").
+std::string CallLogJson(std::int64_t handle) {
+  const CountingSession& session = OpenMeasurements::Get().Session(handle);
+  const CallLog* log = session.call_log();
+  TORCH_CHECK(log != nullptr, "torchscan: measurement ", handle,
+              " keeps no per-call record (record_calls was not set)");
+  Json calls = Json::array();
+  Json scopes = Json::object();
+  for (const LoggedCall& call : log->Calls()) {
+    calls.push_back(Json::array(
+        {call.record_function, call.thread,
+         OperatorInfoById(call.operator_id).report_name,
+         LoggedCallKindName(call.kind), report::CountToJson(call.flops),
+         call.bytes_read, call.bytes_written, call.bytes_known,
+         call.module_scope, call.seen_instead}));
+    const std::string scope = std::to_string(call.module_scope);
+    if (!scopes.contains(scope)) {
+      scopes[scope] = session.ModuleScopeLabels(call.module_scope);
+    }
+  }
+  Json document = Json::object();
+  document["calls"] = std::move(calls);
+  document["module_scopes"] = std::move(scopes);
+  return report::DumpJson(document);
+}
+
 void FinishCounting(std::int64_t handle) {
   PendingCalls::Get().Take(handle);
   OpenMeasurements::Get().Finish(handle);
@@ -295,7 +344,7 @@ const OwnOperators registration(
      "_resolve_deferred", "_flop_report", "_finish_counting", "_build_info",
      "_enter_layer", "_exit_layer", "_change_scope_label",
      "_end_gradient_watches", "_join_counting", "_leave_counting",
-     "_unseen_thread_watches", "_has_formula"},
+     "_unseen_thread_watches", "_has_formula", "_call_log"},
     [](torch::Library& library) {
       library.def("_begin_counting(str options) -> int", &BeginCounting);
       library.def("_stop_counting(int handle) -> ()", &StopCounting);
@@ -320,6 +369,7 @@ const OwnOperators registration(
       library.def("_leave_counting(int token) -> ()", &LeaveCounting);
       library.def("_unseen_thread_watches() -> int", &UnseenThreadWatches);
       library.def("_has_formula(str packet) -> bool", &HasFormula);
+      library.def("_call_log(int handle) -> str", &CallLogJson);
     },
     __FILE__, __LINE__);
 

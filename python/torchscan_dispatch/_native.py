@@ -27,8 +27,12 @@ class Measurement:
     ``finish``.
     """
 
-    def __init__(self, deferred_packets: list[str] | None = None) -> None:
-        options = {"deferred_packets": deferred_packets or []}
+    def __init__(
+        self, deferred_packets: list[str] | None = None, *, record_calls: bool = False
+    ) -> None:
+        options: dict[str, Any] = {"deferred_packets": deferred_packets or []}
+        if record_calls:
+            options["record_calls"] = True
         self._ops = _ops()
         _compiler_integration.begin_measurement()
         try:
@@ -69,6 +73,13 @@ class Measurement:
 
     def flop_report(self) -> dict[str, Any]:
         return json.loads(self._ops._flop_report(self.handle))
+
+    def call_log(self) -> dict[str, Any]:
+        """The per-call record (only with ``record_calls``): {"calls": [[
+        record_function, thread, operator, kind, flops, bytes_read,
+        bytes_written, bytes_known, module_scope, seen_instead], ...],
+        "module_scopes": {"<id>": [labels]}} (torchscan_dispatch/call_log.h)."""
+        return json.loads(self._ops._call_log(self.handle))
 
     def finish(self) -> None:
         if not self._finished:

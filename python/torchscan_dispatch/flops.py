@@ -220,6 +220,10 @@ class FlopCounter:
     counter's work also counts for the enclosing one. ``report()`` is
     available once the block has exited; an exception inside the block
     propagates unchanged and leaves no report.
+
+    ``record_calls=True`` also keeps the per-call record that
+    ``torchscan_dispatch.achieved`` joins with torch.profiler's events
+    (``calls()``); off by default, when it costs nothing.
     """
 
     def __init__(
@@ -228,8 +232,13 @@ class FlopCounter:
         custom_mapping: Mapping[Any, Callable[..., Any]] | None = None,
         track_modules: bool = True,
         threads: str = "report",
+        record_calls: bool = False,
     ) -> None:
         self._formulas = _validate_options(custom_mapping, track_modules)
+        if not isinstance(record_calls, bool):
+            raise TypeError(f"record_calls must be a bool, got {type(record_calls).__name__}.")
+        self._record_calls = record_calls
+        self._calls: dict[str, Any] | None = None
         self._track_modules = track_modules
         self._threads = validate_threads(threads)
         self._registered: dict[str, Callable[..., Any]] = {}
@@ -241,9 +250,12 @@ class FlopCounter:
     def __enter__(self) -> FlopCounter:
         if self._measurement is not None:
             raise RuntimeError("this FlopCounter is already counting")
-        self._report = None
+        self._report = self._calls = None
         self._registered = _registered_formulas(self._formulas)
-        measurement = Measurement(deferred_packets=[*self._formulas, *self._registered])
+        measurement = Measurement(
+            deferred_packets=[*self._formulas, *self._registered],
+            record_calls=self._record_calls,
+        )
         module_scopes = ModuleScopes(measurement) if self._track_modules else None
         scopes = module_scopes if module_scopes is not None else contextlib.nullcontext()
         if self._threads == "follow":
@@ -294,6 +306,8 @@ class FlopCounter:
                 context = rank_context()
                 if context is not None:
                     report["distributed"] = context
+                if self._record_calls:
+                    self._calls = measurement.call_log()
                 self._report = report
         finally:
             measurement.finish()
@@ -305,6 +319,17 @@ class FlopCounter:
                 "no report: the counter's with-block has not finished (or raised)"
             )
         return copy.deepcopy(self._report)
+
+    def calls(self) -> dict[str, Any]:
+        """The per-call record of the ``with`` block (``record_calls=True``):
+        every recorded call in order, as ``Measurement.call_log`` gives it."""
+        if not self._record_calls:
+            raise RuntimeError("no per-call record: this FlopCounter has record_calls=False")
+        if self._calls is None:
+            raise RuntimeError(
+                "no per-call record: the counter's with-block has not finished (or raised)"
+            )
+        return copy.deepcopy(self._calls)
 
     def _take_report(self) -> dict[str, Any]:
         """The report itself, not a copy, handed over: for StepMeter, whose

@@ -35,7 +35,7 @@ LAYERS = [
         "_pt2_reader", "_crawl_support",
     }),
     # The analyses a user calls.
-    ("front ends", {"flops", "mfu", "exported", "crawler"}),
+    ("front ends", {"flops", "mfu", "exported", "crawler", "achieved"}),
     # The package itself and its command line.
     ("entry points", {"cli", "__main__", "__init__"}),
 ]

@@ -1,0 +1,454 @@
+"""Achieved FLOP/s and bytes/s: our per-call counts joined with torch.profiler.
+
+``measure_achieved(workload)`` runs the workload once under a ``FlopCounter``
+that keeps its per-call record and a ``torch.profiler.profile``, joins each
+recorded call with the profiler event of that call, and gives per operator
+and per module: calls, FLOPs, bytes, measured time, and what they achieved.
+``write_chrome_trace`` and ``write_speedscope`` write the joined run as
+trace files (docs/methodology.md, "Achieved FLOP/s").
+
+NOTE [The join is by RecordFunction id]
+The dispatcher opens a RecordFunction for each operator call before our
+dispatch key sees it; while the record is on, the library asks RecordFunction
+for ids and logs, with each call it records, the id of the innermost open
+function-scope RecordFunction, which is the call's own (call_log.h). The
+profiler writes the same id into each CPU operator event ("Record function
+id" in its Chrome trace). So the join is one to one by id, never by position
+or time: a call whose id is 0 (recorded outside its own operator's
+RecordFunction), or names no event, or an event two calls claim, makes the
+result ``partial`` with a diagnostic naming the operator.
+
+NOTE [Which time]
+An operator's time is its matched event's total (inclusive) duration, not
+its self time: a counted call runs its kernel with our key excluded, so the
+operators the kernel calls internally (addmm's copy_, convolution's
+im2col) are part of the work its FLOPs and bytes describe, and their events
+are children of its event. Counted calls never nest in each other, so the
+inclusive times of matched events do not overlap and add up. A module's time
+is the sum of its operators' times (time spent in counted operators, not the
+module's wall time). On CUDA the CPU event's time is the launch; where the
+profiler recorded device kernels, ``device_time_us`` sums the kernels that the
+event or the events inside it launched (linked by the profiler's "External
+id"); that path is untested on this project's CPU-only test machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from torchscan_dispatch.flops import FlopCounter
+
+__all__ = ["measure_achieved", "join_calls", "write_chrome_trace", "write_speedscope"]
+
+# The hook for the roofline (NOTE [The roofline hook]): (operator, flops,
+# bytes_read, bytes_written) -> the lower bound on its time in seconds, or
+# None where unknown.
+LowerBound = Callable[[str, int, int, int], "float | None"]
+
+# NOTE [The roofline hook]
+# ``measure_achieved(..., lower_bound=f)`` adds ``roofline_fraction`` (the
+# lower bound on the time over the measured time; 1.0 is at the roofline) to
+# each operator and module row. A roofline module that gives the per-operator
+# lower bound (torchscan_dispatch.roofline, being built) plugs in here as
+# ``f``; this module does not import it.
+
+_CALL_FIELDS = (
+    "record_function", "thread", "operator", "kind", "flops", "bytes_read", "bytes_written",
+    "bytes_known", "module_scope", "seen_instead",
+)
+
+
+def _profiler_trace(profile: Any) -> dict[str, Any]:
+    """The profiler's Chrome trace (its own exporter's output)."""
+    handle, path = tempfile.mkstemp(prefix="torchscan_achieved_", suffix=".json")
+    os.close(handle)
+    try:
+        profile.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as file:
+            document = json.load(file)
+    finally:
+        os.unlink(path)
+    if isinstance(document, list):
+        document = {"traceEvents": document}
+    return document
+
+
+def _is_cpu_op(event: dict[str, Any]) -> bool:
+    return event.get("ph") == "X" and event.get("cat") == "cpu_op"
+
+
+def _device_times(events: list[dict[str, Any]], matched: dict[int, dict[str, Any]]) -> dict[int, float]:
+    """Kernel time (us) per matched record function id: the device kernels
+    whose External id is the matched event's or one of the events inside it
+    on the same thread."""
+    kernels: dict[int, float] = {}
+    for event in events:
+        if event.get("ph") == "X" and event.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            external = event.get("args", {}).get("External id")
+            if external is not None:
+                kernels[external] = kernels.get(external, 0.0) + float(event.get("dur", 0.0))
+    if not kernels:
+        return {}
+    by_thread: dict[Any, list[dict[str, Any]]] = {}
+    for event in events:
+        if _is_cpu_op(event):
+            by_thread.setdefault((event.get("pid"), event.get("tid")), []).append(event)
+    times = {}
+    for record_function, event in matched.items():
+        start, end = float(event["ts"]), float(event["ts"]) + float(event["dur"])
+        inside = by_thread.get((event.get("pid"), event.get("tid")), [])
+        total = 0.0
+        for other in inside:
+            if start <= float(other["ts"]) and float(other["ts"]) + float(other["dur"]) <= end:
+                total += kernels.get(other.get("args", {}).get("External id"), 0.0)
+        times[record_function] = total
+    return times
+
+
+def _rate(amount: int, seconds: float) -> float | None:
+    return amount / seconds if seconds > 0 else None
+
+
+def _row(totals: dict[str, Any], lower_bound: LowerBound | None, name: str) -> dict[str, Any]:
+    seconds = totals["time_us"] * 1e-6
+    moved = totals["bytes_read"] + totals["bytes_written"]
+    row = dict(totals)
+    row["flops_per_s"] = _rate(totals["flops"], seconds)
+    row["bytes_per_s"] = _rate(moved, seconds)
+    if lower_bound is not None:
+        bound = lower_bound(name, totals["flops"], totals["bytes_read"], totals["bytes_written"])
+        row["roofline_fraction"] = None if bound is None or seconds <= 0 else bound / seconds
+    return row
+
+
+def _empty_totals() -> dict[str, Any]:
+    return {"calls": 0, "flops": 0, "bytes_read": 0, "bytes_written": 0, "time_us": 0.0}
+
+
+def _add(totals: dict[str, Any], call: dict[str, Any]) -> None:
+    totals["calls"] += 1
+    totals["flops"] += call["flops"]
+    totals["bytes_read"] += call["bytes_read"]
+    totals["bytes_written"] += call["bytes_written"]
+    totals["time_us"] += call["time_us"]
+    if "device_time_us" in call:
+        totals["device_time_us"] = totals.get("device_time_us", 0.0) + call["device_time_us"]
+
+
+def join_calls(
+    call_log: dict[str, Any],
+    events: list[dict[str, Any]],
+    report: dict[str, Any],
+    *,
+    lower_bound: LowerBound | None = None,
+) -> dict[str, Any]:
+    """Joins a FlopCounter's per-call record (``FlopCounter.calls()``) with
+    the profiler's Chrome trace events of the same run and checks the result
+    against the counter's ``report``.
+
+    NOTE [Calls that carry nothing]
+    The dispatcher opens no RecordFunction for the operators it does not
+    observe (c10's ObservedOperators: profiler::_record_function_enter_new,
+    which every record_function range and Optimizer.step calls, aten::size).
+    Such a call that carries no FLOPs and no bytes has nothing to attach: it
+    is listed in ``unattached`` with its reason and leaves the join
+    complete; any other call that joins no event makes it partial.
+
+    Returns {"status": "complete" | "partial", "diagnostics": [...],
+    "unattached": {operator: reason},
+    "calls": [one dict per recorded call, with "event" (the matched
+    event's index in ``events``, or None) and "time_us"], "by_operator",
+    "by_module", "total"}: each row has calls, flops, bytes_read,
+    bytes_written, time_us, flops_per_s, bytes_per_s (and roofline_fraction
+    with ``lower_bound``)."""
+    diagnostics: list[str] = []
+    by_id: dict[int, int] = {}
+    duplicated: set[int] = set()
+    for index, event in enumerate(events):
+        if not _is_cpu_op(event):
+            continue
+        record_function = event.get("args", {}).get("Record function id")
+        if not record_function:
+            continue
+        if record_function in by_id:
+            duplicated.add(record_function)
+        by_id[record_function] = index
+    scopes = call_log.get("module_scopes", {})
+    calls: list[dict[str, Any]] = []
+    claimed: dict[int, str] = {}
+    matched: dict[int, dict[str, Any]] = {}
+    unmatched: dict[str, int] = {}
+    carrying: set[str] = set()
+    first_reason: dict[str, str] = {}
+    for row in call_log["calls"]:
+        call = dict(zip(_CALL_FIELDS, row, strict=True))
+        call["flops"] = int(call["flops"])
+        call["modules"] = list(scopes.get(str(call["module_scope"]), []))
+        operator, record_function = call["operator"], call["record_function"]
+        packet = operator.replace(".", "::", 1)
+        reason = None
+        if record_function == 0:
+            seen = call.pop("seen_instead") or "no open RecordFunction"
+            reason = f"recorded outside its own operator's RecordFunction (innermost: {seen})"
+        elif record_function not in by_id:
+            reason = f"no profiler CPU operator event has its record function id {record_function}"
+        elif record_function in duplicated:
+            reason = f"two profiler events carry its record function id {record_function}"
+        elif record_function in claimed:
+            reason = f"its profiler event (record function id {record_function}) is claimed by another call"
+        elif events[by_id[record_function]].get("name") != packet:
+            reason = (f"its record function id names a {events[by_id[record_function]].get('name')} "
+                      f"event")
+        call.pop("seen_instead", None)
+        if reason is None:
+            event = events[by_id[record_function]]
+            claimed[record_function] = operator
+            matched[record_function] = event
+            call["event"] = by_id[record_function]
+            call["time_us"] = float(event.get("dur", 0.0))
+        else:
+            call["event"] = None
+            call["time_us"] = 0.0
+            unmatched[operator] = unmatched.get(operator, 0) + 1
+            first_reason.setdefault(operator, reason)
+            if call["flops"] != 0 or call["bytes_read"] != 0 or call["bytes_written"] != 0:
+                carrying.add(operator)
+        calls.append(call)
+    unattached = {}
+    for operator, count in sorted(unmatched.items()):
+        line = f"{count} call(s) of {operator} joined no profiler event: {first_reason[operator]}"
+        if operator in carrying:
+            diagnostics.append(line)
+        else:
+            unattached[operator] = line
+    device = _device_times(events, matched)
+    if device:
+        for call in calls:
+            if call["event"] is not None:
+                call["device_time_us"] = device.get(call["record_function"], 0.0)
+    for call in calls:
+        if call["kind"] == "deferred":
+            diagnostics.append(
+                f"{call['operator']} is counted by a custom or registered formula after the "
+                "workload: its per-call FLOPs are not in the record")
+            break
+    for call in calls:
+        if not call["bytes_known"]:
+            diagnostics.append(f"the bytes of {call['operator']} are not known")
+            break
+
+    total, by_operator, by_module = _empty_totals(), {}, {}
+    for call in calls:
+        if call["event"] is None:
+            continue
+        _add(total, call)
+        _add(by_operator.setdefault(call["operator"], _empty_totals()), call)
+        for module in call["modules"]:
+            _add(by_module.setdefault(module, _empty_totals()), call)
+
+    _check_totals(calls, report, diagnostics)
+    return {
+        "status": "partial" if diagnostics else "complete",
+        "diagnostics": diagnostics,
+        "unattached": unattached,
+        "calls": calls,
+        "total": _row(total, lower_bound, "total"),
+        "by_operator": {name: _row(row, lower_bound, name) for name, row in sorted(by_operator.items())},
+        "by_module": {name: _row(row, lower_bound, name) for name, row in sorted(by_module.items())},
+    }
+
+
+def _check_totals(calls: list[dict[str, Any]], report: dict[str, Any], diagnostics: list[str]) -> None:
+    """The record must hold what the report counted: the same FLOPs and bytes."""
+    flops = sum(call["flops"] for call in calls)
+    reported = report.get("total", {})
+    reported_flops = reported.get("value")
+    if reported_flops is None:
+        reported_flops = reported.get("known_value")
+    if reported_flops is None or int(reported_flops) != flops:
+        diagnostics.append(
+            f"the per-call record holds {flops} FLOPs, the report {reported_flops}")
+    moved = report.get("bytes")
+    if moved is not None:
+        read = sum(call["bytes_read"] for call in calls)
+        written = sum(call["bytes_written"] for call in calls)
+        if (int(moved["read"]), int(moved["written"])) != (read, written):
+            diagnostics.append(
+                f"the per-call record holds {read} bytes read and {written} written, the report "
+                f"{moved['read']} and {moved['written']}")
+
+
+def measure_achieved(
+    workload: Callable[[], Any],
+    *,
+    track_modules: bool = True,
+    threads: str = "report",
+    activities: list[Any] | None = None,
+    lower_bound: LowerBound | None = None,
+) -> dict[str, Any]:
+    """Calls ``workload()`` once under a per-call-recording FlopCounter and a
+    ``torch.profiler.profile`` (CPU activity, and CUDA where available unless
+    ``activities`` says otherwise) and returns ``join_calls``'s result with
+    the counter's ``report``, the profiler's ``events`` (its Chrome trace
+    events) and ``trace_metadata`` (the rest of that trace) added. Exceptions from the workload propagate unchanged; the
+    profiler and the counter are stopped either way."""
+    if not callable(workload):
+        raise TypeError(f"workload must be callable, got {type(workload).__name__}.")
+    from torch.profiler import ProfilerActivity, profile
+
+    if activities is None:
+        activities = [ProfilerActivity.CPU]
+        if torch.cuda.is_available():
+            activities.append(ProfilerActivity.CUDA)
+    counter = FlopCounter(track_modules=track_modules, threads=threads, record_calls=True)
+    with profile(activities=activities) as profiler:
+        with counter:
+            workload()
+    report = counter.report()
+    trace = _profiler_trace(profiler)
+    events = list(trace.pop("traceEvents"))
+    result = join_calls(counter.calls(), events, report, lower_bound=lower_bound)
+    result["report"] = report
+    result["events"] = events
+    result["trace_metadata"] = trace
+    return result
+
+
+def _rate_counters(result: dict[str, Any], pid: Any) -> list[dict[str, Any]]:
+    """Counter events ("ph": "C") of FLOP/s and bytes/s over time: the sum
+    over the matched calls running at each moment of their own rates."""
+    steps: list[tuple[float, float, float]] = []
+    for call in result["calls"]:
+        if call["event"] is None or call["time_us"] <= 0:
+            continue
+        event = result["events"][call["event"]]
+        seconds = call["time_us"] * 1e-6
+        flop_rate = call["flops"] / seconds
+        byte_rate = (call["bytes_read"] + call["bytes_written"]) / seconds
+        start = float(event["ts"])
+        steps.append((start, flop_rate, byte_rate))
+        steps.append((start + call["time_us"], -flop_rate, -byte_rate))
+    steps.sort(key=lambda step: step[0])
+    counters, flops, moved = [], 0.0, 0.0
+    for index, (ts, flop_change, byte_change) in enumerate(steps):
+        flops, moved = flops + flop_change, moved + byte_change
+        if index + 1 < len(steps) and steps[index + 1][0] == ts:
+            continue
+        flops, moved = max(flops, 0.0), max(moved, 0.0)
+        counters.append({"name": "FLOP/s", "ph": "C", "ts": ts, "pid": pid, "tid": 0,
+                         "args": {"FLOP/s": flops}})
+        counters.append({"name": "bytes/s", "ph": "C", "ts": ts, "pid": pid, "tid": 0,
+                         "args": {"bytes/s": moved}})
+    return counters
+
+
+def write_chrome_trace(result: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Writes ``measure_achieved``'s run as a Chrome/Perfetto trace-event
+    JSON file: the profiler's events, each matched operator event's
+    ``args`` holding its call's ``flops``, ``bytes_read`` and
+    ``bytes_written`` (and ``flops_per_s``, ``bytes_per_s``), plus counter
+    tracks "FLOP/s" and "bytes/s"."""
+    events = [dict(event) for event in result["events"]]
+    pid = None
+    for call in result["calls"]:
+        if call["event"] is None:
+            continue
+        event = events[call["event"]] = dict(events[call["event"]])
+        args = dict(event.get("args", {}))
+        seconds = call["time_us"] * 1e-6
+        args.update({
+            "flops": call["flops"],
+            "bytes_read": call["bytes_read"],
+            "bytes_written": call["bytes_written"],
+            "flops_per_s": _rate(call["flops"], seconds),
+            "bytes_per_s": _rate(call["bytes_read"] + call["bytes_written"], seconds),
+        })
+        event["args"] = args
+        pid = event.get("pid") if pid is None else pid
+    events.extend(_rate_counters(result, pid if pid is not None else 0))
+    document = dict(result.get("trace_metadata", {}))
+    document["traceEvents"] = events
+    document.setdefault("displayTimeUnit", "ms")
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(document, file)
+
+
+def write_speedscope(result: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Writes ``measure_achieved``'s run as a speedscope file (its JSON
+    file format, https://www.speedscope.app/file-format-schema.json): per
+    profiled thread, an "evented" profile of its CPU operator events in
+    microseconds, and one "sampled" profile "FLOPs" whose samples are the
+    counted calls (the stack of events enclosing each), weighted by FLOPs."""
+    frames: list[dict[str, str]] = []
+    frame_of: dict[str, int] = {}
+
+    def frame(name: str) -> int:
+        if name not in frame_of:
+            frame_of[name] = len(frames)
+            frames.append({"name": name})
+        return frame_of[name]
+
+    by_thread: dict[Any, list[int]] = {}
+    for index, event in enumerate(result["events"]):
+        if _is_cpu_op(event):
+            by_thread.setdefault(event.get("tid"), []).append(index)
+    stacks: dict[int, list[int]] = {}
+    profiles = []
+    for tid, indices in sorted(by_thread.items(), key=lambda item: str(item[0])):
+        events = result["events"]
+        indices.sort(key=lambda i: (float(events[i]["ts"]), -float(events[i]["dur"])))
+        out: list[dict[str, Any]] = []
+        open_stack: list[tuple[int, float]] = []  # (frame, end)
+
+        def close_until(ts: float) -> None:
+            while open_stack and open_stack[-1][1] <= ts:
+                frame_index, end = open_stack.pop()
+                out.append({"type": "C", "frame": frame_index, "at": end})
+
+        open_events: list[int] = []
+        for i in indices:
+            start = float(events[i]["ts"])
+            end = start + float(events[i]["dur"])
+            close_until(start)
+            del open_events[len(open_stack):]
+            if open_stack and end > open_stack[-1][1]:
+                end = open_stack[-1][1]  # clipped to its parent: evented profiles nest
+            frame_index = frame(events[i]["name"])
+            out.append({"type": "O", "frame": frame_index, "at": start})
+            open_stack.append((frame_index, end))
+            open_events.append(frame_index)
+            stacks[i] = list(open_events)
+        close_until(float("inf"))
+        if not out:
+            continue
+        profiles.append({
+            "type": "evented", "name": f"thread {tid}", "unit": "microseconds",
+            "startValue": out[0]["at"], "endValue": max(event["at"] for event in out),
+            "events": out,
+        })
+    samples, weights = [], []
+    for call in result["calls"]:
+        if call["event"] is not None and call["flops"] > 0:
+            samples.append(stacks.get(call["event"], [frame(call["operator"])]))
+            weights.append(call["flops"])
+    if samples:
+        profiles.append({
+            "type": "sampled", "name": "FLOPs", "unit": "none", "startValue": 0,
+            "endValue": sum(weights), "samples": samples, "weights": weights,
+        })
+    document = {
+        "$schema": "https://www.speedscope.app/file-format-schema.json",
+        "shared": {"frames": frames},
+        "profiles": profiles,
+        "name": "torchscan_dispatch achieved",
+        "activeProfileIndex": 0,
+        "exporter": "torchscan_dispatch.achieved",
+    }
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(document, file)

@@ -1,0 +1,332 @@
+"""Achieved FLOP/s: the per-call record joined with torch.profiler events.
+
+On a profiled CPU training step (a small CNN: convolution, pooling, linear,
+cross entropy, backward, SGD step) every recorded call must attach to
+exactly one profiler event, the event of its own operator; the attached
+FLOPs must equal the report's total and FlopCounterMode's, the attached
+bytes the report's; composite operators (aten::linear) are never attached,
+their decomposition's addmm is. Expectations come from FlopCounterMode, the
+profiler's own trace, and hand arithmetic here."""
+
+import base64
+import importlib.util
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+from torch.profiler import ProfilerActivity, profile
+
+import torchscan_dispatch
+from conftest import flop_counter_mode_counts
+from torchscan_dispatch import achieved
+from torchscan_dispatch.flops import FlopCounter
+
+
+class SmallCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.fc1 = nn.Linear(8 * 8 * 8, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.conv(x)))
+        return self.fc2(torch.relu(self.fc1(x.flatten(1))))
+
+
+def training_step():
+    torch.manual_seed(0)
+    model = SmallCnn()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, target = torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))
+
+    def step():
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), target)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+@pytest.fixture(scope="module")
+def result():
+    step = training_step()
+    step()  # the optimizer's state exists: every step runs the same operators
+    return achieved.measure_achieved(step)
+
+
+def cpu_ops(events):
+    return [event for event in events if event.get("ph") == "X" and event.get("cat") == "cpu_op"]
+
+
+def test_every_call_attaches_to_exactly_one_event_of_its_operator(result):
+    assert result["status"] == "complete", result["diagnostics"]
+    assert result["diagnostics"] == []
+    calls = result["calls"]
+    assert calls, "the step recorded no call"
+    # Optimizer.step's record_function range enters through an operator the
+    # dispatcher does not observe: no event, and nothing to attach.
+    assert set(result["unattached"]) == {
+        "profiler._record_function_enter_new", "profiler._record_function_exit"}
+    calls = [call for call in calls if call["operator"] not in result["unattached"]]
+    for call in result["calls"]:
+        if call["event"] is None:
+            assert call["flops"] == call["bytes_read"] == call["bytes_written"] == 0
+    attached = [call["event"] for call in calls]
+    assert None not in attached
+    assert len(set(attached)) == len(attached), "an event was attached twice"
+    for call in calls:
+        event = result["events"][call["event"]]
+        assert event["name"] == call["operator"].replace(".", "::", 1)
+        assert event["args"]["Record function id"] == call["record_function"]
+        assert call["time_us"] == event["dur"]
+
+
+def test_attached_sums_equal_the_report_and_flop_counter_mode():
+    step = training_step()
+    step()
+    expected_total, expected_by_operator = flop_counter_mode_counts(step)
+    result = achieved.measure_achieved(step)
+    assert result["status"] == "complete", result["diagnostics"]
+    attached = [call for call in result["calls"] if call["event"] is not None]
+    flops = sum(call["flops"] for call in attached)
+    # The report is partial (elementwise operators have no formula, as in
+    # FlopCounterMode); its known value is FlopCounterMode's total.
+    assert flops == int(result["report"]["total"]["known_value"]) == expected_total > 0
+    assert result["total"]["flops"] == flops
+    read = sum(call["bytes_read"] for call in attached)
+    written = sum(call["bytes_written"] for call in attached)
+    assert (read, written) == (int(result["report"]["bytes"]["read"]),
+                               int(result["report"]["bytes"]["written"]))
+    for operator, count in expected_by_operator.items():
+        assert result["by_operator"][operator.replace("::", ".", 1)]["flops"] == count
+
+
+def test_by_module_matches_the_report_and_rates_are_flops_over_time(result):
+    reported = result["report"]["by_module"]
+    assert {"SmallCnn", "SmallCnn.conv", "SmallCnn.fc1", "SmallCnn.fc2"} <= set(reported)
+    for module, flops in reported.items():
+        assert result["by_module"][module]["flops"] == int(flops)
+    assert {m for m, row in result["by_module"].items() if row["flops"]} == set(reported)
+    for name, row in result["by_operator"].items():
+        calls = [call for call in result["calls"] if call["operator"] == name]
+        assert row["calls"] == len(calls)
+        assert row["time_us"] == pytest.approx(sum(call["time_us"] for call in calls))
+        if row["time_us"] > 0:
+            assert row["flops_per_s"] == pytest.approx(row["flops"] / (row["time_us"] * 1e-6))
+            moved = row["bytes_read"] + row["bytes_written"]
+            assert row["bytes_per_s"] == pytest.approx(moved / (row["time_us"] * 1e-6))
+
+
+def test_composite_linear_is_never_attached_its_addmm_once(result):
+    events = result["events"]
+    attached = {call["event"] for call in result["calls"] if call["event"] is not None}
+    linears = [i for i, event in enumerate(events) if event.get("cat") == "cpu_op"
+               and event["name"] == "aten::linear"]
+    assert len(linears) == 2  # fc1 and fc2, forward
+    for index in linears:
+        assert index not in attached
+        linear = events[index]
+        inside = [
+            i for i in attached
+            if events[i]["tid"] == linear["tid"]
+            and linear["ts"] <= events[i]["ts"] <= linear["ts"] + linear["dur"]
+        ]
+        # linear = t (a view, recorded, no FLOPs) + addmm, each attached once.
+        assert sorted(events[i]["name"] for i in inside) == ["aten::addmm", "aten::t"]
+        with_flops = [call for call in result["calls"] if call["event"] in inside and call["flops"]]
+        assert [call["operator"] for call in with_flops] == ["aten.addmm"]
+    addmm_flops = result["by_operator"]["aten.addmm"]["flops"]
+    # fc1: 4 x 512 x 32, fc2: 4 x 32 x 10 multiply-adds, two FLOPs each.
+    assert addmm_flops == 2 * 4 * 512 * 32 + 2 * 4 * 32 * 10
+
+
+def test_roofline_hook_gives_bound_over_measured_time():
+    step = training_step()
+    step()
+    result = achieved.measure_achieved(step, lower_bound=lambda name, flops, read, written: 1e-9 * flops)
+    row = result["by_operator"]["aten.mm"]
+    assert row["roofline_fraction"] == pytest.approx(1e-9 * row["flops"] / (row["time_us"] * 1e-6))
+
+
+class Boom(Exception):
+    pass
+
+
+def test_a_raising_workload_propagates_and_restores_the_profiler_and_counter():
+    raised = Boom("inside")
+
+    def workload():
+        torch.mm(torch.ones(2, 2), torch.ones(2, 2))
+        raise raised
+
+    with pytest.raises(Boom) as caught:
+        achieved.measure_achieved(workload)
+    assert caught.value is raised
+    assert not torch.autograd.profiler._is_profiler_enabled
+    # The counter is off: a new measurement counts from zero.
+    report = torchscan_dispatch.measure_flops(lambda: torch.mm(torch.ones(2, 3), torch.ones(3, 4)))
+    assert int(report["total"]["value"]) == 2 * 2 * 3 * 4
+    assert_no_record_function_ids()
+
+
+def assert_no_record_function_ids():
+    """With no per-call record alive, nothing asks RecordFunction for ids:
+    the profiler's events carry record function id 0 (our callback is gone)."""
+    with profile(activities=[ProfilerActivity.CPU]) as profiler:
+        torch.mm(torch.ones(2, 3), torch.ones(3, 4))
+    handle, path = tempfile.mkstemp(suffix=".json")
+    os.close(handle)
+    try:
+        profiler.export_chrome_trace(path)
+        with open(path) as file:
+            events = cpu_ops(json.load(file)["traceEvents"])
+    finally:
+        os.unlink(path)
+    assert events and all(event["args"]["Record function id"] == 0 for event in events)
+
+
+def test_record_off_changes_nothing():
+    step = training_step()
+    step()
+    with FlopCounter() as plain:
+        step()
+    with FlopCounter(record_calls=True) as recording:
+        step()
+    assert plain.report() == recording.report()
+    with pytest.raises(RuntimeError, match="record_calls=False"):
+        plain.calls()
+    assert len(recording.calls()["calls"]) > 0
+    assert_no_record_function_ids()
+
+
+def test_a_call_outside_its_record_function_makes_the_join_partial(result):
+    log = {"calls": [[0, 1, "aten.mm", "counted", 8, 0, 0, True, 0, "aten::linear"]],
+           "module_scopes": {"0": []}}
+    joined = achieved.join_calls(log, result["events"], {"total": {"value": 8, "status": "complete"}})
+    assert joined["status"] == "partial"
+    assert any("aten.mm" in line and "aten::linear" in line for line in joined["diagnostics"])
+
+
+# The trace-event format's documented fields (Trace Event Format, Google):
+# every event has name, ph, ts, pid, tid; complete events ("X") a dur;
+# counter events ("C") numeric args; args, where present, an object.
+def validate_trace_event(event):
+    assert isinstance(event["name"], str)
+    assert isinstance(event["ph"], str) and len(event["ph"]) == 1
+    if event["ph"] != "M":
+        assert isinstance(event["ts"], (int, float))
+    assert "pid" in event and "tid" in event
+    if event["ph"] == "X":
+        assert isinstance(event["dur"], (int, float)) and event["dur"] >= 0
+    if "args" in event:
+        assert isinstance(event["args"], dict)
+    if event["ph"] == "C":
+        assert event["args"] and all(isinstance(v, (int, float)) for v in event["args"].values())
+
+
+def test_chrome_trace_has_the_documented_fields_flops_and_counter_tracks(result, tmp_path):
+    path = tmp_path / "trace.json"
+    achieved.write_chrome_trace(result, path)
+    document = json.loads(path.read_text())
+    events = document["traceEvents"]
+    for event in events:
+        validate_trace_event(event)
+    with_flops = [event for event in events if event.get("cat") == "cpu_op" and "flops" in event["args"]]
+    assert len(with_flops) == len([call for call in result["calls"] if call["event"] is not None])
+    assert sum(event["args"]["flops"] for event in with_flops) == result["total"]["flops"]
+    counters = [event for event in events if event["ph"] == "C"]
+    assert {event["name"] for event in counters} == {"FLOP/s", "bytes/s"}
+    # The counter's value at the start of the longest counted call is at least its own rate.
+    longest = max((call for call in result["calls"] if call["flops"] > 0), key=lambda c: c["time_us"])
+    start = result["events"][longest["event"]]["ts"]
+    at_start = [e for e in counters if e["name"] == "FLOP/s" and e["ts"] == start]
+    assert at_start[0]["args"]["FLOP/s"] >= longest["flops"] / (longest["time_us"] * 1e-6) * (1 - 1e-9)
+    # The last sample is after every call: nothing runs, the rate is 0.
+    assert counters[-1]["args"][counters[-1]["name"]] == pytest.approx(0, abs=1e-3)
+
+
+def test_speedscope_file_follows_its_schema(result, tmp_path):
+    path = tmp_path / "profile.speedscope.json"
+    achieved.write_speedscope(result, path)
+    document = json.loads(path.read_text())
+    assert document["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    frames = document["shared"]["frames"]
+    evented = [p for p in document["profiles"] if p["type"] == "evented"]
+    assert evented
+    for profile_ in evented:
+        stack = []
+        last = profile_["startValue"]
+        for event in profile_["events"]:
+            assert 0 <= event["frame"] < len(frames)
+            assert event["at"] >= last
+            last = event["at"]
+            if event["type"] == "O":
+                stack.append(event["frame"])
+            else:
+                assert event["type"] == "C" and stack.pop() == event["frame"]
+        assert stack == [] and last <= profile_["endValue"]
+    sampled = [p for p in document["profiles"] if p["type"] == "sampled"]
+    assert len(sampled) == 1
+    assert sum(sampled[0]["weights"]) == result["total"]["flops"]
+    assert len(sampled[0]["samples"]) == len(sampled[0]["weights"])
+    for stack in sampled[0]["samples"]:
+        assert all(0 <= frame < len(frames) for frame in stack)
+
+
+SPEEDSCOPE = Path(os.environ.get(
+    "TORCHSCAN_SPEEDSCOPE_DIR",
+    Path.home() / ".cache" / "torchscan" / "speedscope-1.25.0" / "package",
+))
+
+
+def load_html_screenshot():
+    script = Path(__file__).resolve().parents[2] / "tools" / "html_screenshot.py"
+    spec = importlib.util.spec_from_file_location("html_screenshot", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_speedscope_file_loads_in_speedscope(result, tmp_path):
+    """speedscope's own page (its npm package) opens the file as its command
+    line does (a script calling speedscope.loadFileFromBase64, named by
+    #localProfilePath): it shows the file's name and its profiles."""
+    html_screenshot = load_html_screenshot()
+    index = SPEEDSCOPE / "dist" / "release" / "index.html"
+    if html_screenshot.find_chromium() is None:
+        pytest.skip("Chromium is not installed (tools/setup installs Debian's chromium)")
+    if not index.is_file():
+        pytest.skip(f"speedscope's npm package is not unpacked at {SPEEDSCOPE} (tools/setup does it; "
+                    "or set TORCHSCAN_SPEEDSCOPE_DIR)")
+    path = tmp_path / "step.speedscope.json"
+    achieved.write_speedscope(result, path)
+    profiles = json.loads(path.read_text())["profiles"]
+    loader = tmp_path / "load.js"
+    loader.write_text(
+        f"speedscope.loadFileFromBase64({json.dumps(path.name)}, "
+        f"{json.dumps(base64.b64encode(path.read_bytes()).decode())})"
+    )
+    with html_screenshot.Chromium() as chromium:
+        chromium.send("Page.navigate", {"url": f"{index.resolve().as_uri()}#localProfilePath={loader}"},
+                      session=True)
+        chromium.wait_for("Page.loadEventFired")
+        deadline = time.monotonic() + 30
+        title = ""
+        while time.monotonic() < deadline:
+            title = chromium.evaluate("document.title")
+            if title.startswith("torchscan_dispatch achieved"):
+                break
+            time.sleep(0.1)
+        assert title == "torchscan_dispatch achieved - speedscope"
+        text = chromium.evaluate("document.body.innerText")
+        assert f"{profiles[0]['name']} (1/{len(profiles)})" in text
+        exceptions = [e for e in chromium.events if e.get("method") == "Runtime.exceptionThrown"]
+        assert exceptions == []
