@@ -43,8 +43,9 @@ from typing import Any
 import torch
 
 from torchscan_dispatch.flops import FlopCounter
+from torchscan_dispatch.roofline import resolve_device, roofline_point
 
-__all__ = ["measure_achieved", "join_calls", "write_chrome_trace", "write_speedscope"]
+__all__ = ["measure_achieved", "join_calls", "roofline_lower_bound", "write_chrome_trace", "write_speedscope"]
 
 # The hook for the roofline (NOTE [The roofline hook]): (operator, flops,
 # bytes_read, bytes_written) -> the lower bound on its time in seconds, or
@@ -54,9 +55,11 @@ LowerBound = Callable[[str, int, int, int], "float | None"]
 # NOTE [The roofline hook]
 # ``measure_achieved(..., lower_bound=f)`` adds ``roofline_fraction`` (the
 # lower bound on the time over the measured time; 1.0 is at the roofline) to
-# each operator and module row. A roofline module that gives the per-operator
-# lower bound (torchscan_dispatch.roofline, being built) plugs in here as
-# ``f``; this module does not import it.
+# each operator and module row. ``measure_achieved(..., device=D)`` makes
+# ``f`` from the roofline of device D (``roofline_lower_bound``): an operator
+# against the peaks of the precisions the report says its FLOPs ran in, a
+# module or the total against the fastest peak among the report's
+# precisions, as torchscan_dispatch.roofline does for its own rows.
 
 _CALL_FIELDS = (
     "record_function", "thread", "operator", "kind", "flops", "bytes_read", "bytes_written",
@@ -284,6 +287,22 @@ def _check_totals(calls: list[dict[str, Any]], report: dict[str, Any], diagnosti
                 f"{moved['read']} and {moved['written']}")
 
 
+def roofline_lower_bound(report: dict[str, Any], device: Any) -> LowerBound:
+    """The roofline hook of ``device`` (a device table name, a DeviceSpec or
+    ``roofline.measure_host_peak()``) for rows of ``report``'s workload:
+    ``roofline_point(...).seconds``, None where the device has no peak for a
+    precision the row's FLOPs may have run in."""
+    spec = resolve_device(device)
+    by_operator = report.get("by_operator_precision") or {}
+    everywhere = tuple(report.get("by_precision") or {}) or ("unknown",)
+
+    def bound(name: str, flops: int, bytes_read: int, bytes_written: int) -> float | None:
+        precisions = tuple(by_operator.get(name, {})) or everywhere
+        return roofline_point(spec, flops, bytes_read + bytes_written, precisions=precisions).seconds
+
+    return bound
+
+
 def measure_achieved(
     workload: Callable[[], Any],
     *,
@@ -291,15 +310,22 @@ def measure_achieved(
     threads: str = "report",
     activities: list[Any] | None = None,
     lower_bound: LowerBound | None = None,
+    device: Any = None,
 ) -> dict[str, Any]:
     """Calls ``workload()`` once under a per-call-recording FlopCounter and a
     ``torch.profiler.profile`` (CPU activity, and CUDA where available unless
     ``activities`` says otherwise) and returns ``join_calls``'s result with
     the counter's ``report``, the profiler's ``events`` (its Chrome trace
     events) and ``trace_metadata`` (the rest of that trace) added. Exceptions from the workload propagate unchanged; the
-    profiler and the counter are stopped either way."""
+    profiler and the counter are stopped either way. ``device`` adds each
+    row's ``roofline_fraction`` on that device's roofline
+    (``roofline_lower_bound``); ``lower_bound`` gives your own."""
     if not callable(workload):
         raise TypeError(f"workload must be callable, got {type(workload).__name__}.")
+    if device is not None:
+        if lower_bound is not None:
+            raise ValueError("measure_achieved: give device= or lower_bound=, not both")
+        resolve_device(device)  # a bad name fails before the workload runs
     from torch.profiler import ProfilerActivity, profile
 
     if activities is None:
@@ -313,6 +339,8 @@ def measure_achieved(
     report = counter.report()
     trace = _profiler_trace(profiler)
     events = list(trace.pop("traceEvents"))
+    if device is not None:
+        lower_bound = roofline_lower_bound(report, device)
     result = join_calls(counter.calls(), events, report, lower_bound=lower_bound)
     result["report"] = report
     result["events"] = events
