@@ -39,13 +39,13 @@ OperatorValue OperatorValue::Bool(bool boolean) {
 
 OperatorValue OperatorValue::IntList(std::vector<std::int64_t> integers) {
   OperatorValue value = OfKind(Kind::kIntList);
-  value.integers = std::move(integers);
+  value.integers.assign(integers.begin(), integers.end());
   return value;
 }
 
 OperatorValue OperatorValue::BoolList(std::vector<bool> booleans) {
   OperatorValue value = OfKind(Kind::kBoolList);
-  value.booleans = std::move(booleans);
+  value.booleans.assign(booleans.begin(), booleans.end());
   return value;
 }
 

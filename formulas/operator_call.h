@@ -46,8 +46,13 @@ struct OperatorValue {
   std::int64_t integer = 0;
   bool boolean = false;
   double real = 0;
-  std::vector<std::int64_t> integers;
-  std::vector<bool> booleans;
+  // NOTE [Inline int and bool lists]
+  // Inline for the lists operators take (a convolution's stride, padding,
+  // dilation and output padding; convolution_backward's output mask), so
+  // that reducing a call's values allocates nothing for them (NOTE [The
+  // counted path] in torchscan_dispatch/call_recording.h).
+  absl::InlinedVector<std::int64_t, 6> integers;
+  absl::InlinedVector<bool, 4> booleans;
   std::vector<std::optional<Shape>> shapes;
 
   static OperatorValue OfKind(Kind kind);

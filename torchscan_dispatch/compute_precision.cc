@@ -4,6 +4,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 
 namespace torchscan::dispatch {
@@ -88,11 +90,24 @@ Precision OfWidth(int width) {
   }
 }
 
+// Reads the dtype, rank and device through the TensorImpl, by reference.
 void AddTensor(const at::Tensor& tensor, PrecisionEvidence& evidence,
                bool& on_cuda) {
   if (!tensor.defined()) return;
-  evidence.Add(tensor.scalar_type(), tensor.dim() == 0);
-  on_cuda = on_cuda || tensor.is_cuda();
+  const c10::TensorImpl& impl = *tensor.unsafeGetTensorImpl();
+  evidence.Add(impl.dtype().toScalarType(), impl.dim() == 0);
+  on_cuda = on_cuda || impl.is_cuda();
+}
+
+void AddValue(const c10::IValue& value, PrecisionEvidence& evidence,
+              bool& on_cuda) {
+  if (value.isTensor()) {
+    AddTensor(value.toTensor(), evidence, on_cuda);
+  } else if (value.isList()) {
+    for (const c10::IValue& item : value.toListRef()) {
+      if (item.isTensor()) AddTensor(item.toTensor(), evidence, on_cuda);
+    }
+  }
 }
 
 }  // namespace
@@ -132,14 +147,16 @@ Precision ComputePrecision(const OperatorInfo& info,
                            c10::ArrayRef<c10::IValue> arguments) {
   PrecisionEvidence evidence;
   bool on_cuda = false;
-  for (const c10::IValue& value : arguments) {
-    if (value.isTensor()) {
-      AddTensor(value.toTensor(), evidence, on_cuda);
-    } else if (value.isList()) {
-      for (const c10::IValue& item : value.toListRef()) {
-        if (item.isTensor()) AddTensor(item.toTensor(), evidence, on_cuda);
-      }
-    }
+  // The arguments that may hold a tensor (NOTE [Arguments the precision scan
+  // reads] in operator_info.h), then any past the 64th.
+  const std::size_t count = arguments.size();
+  std::uint64_t bits = info.tensor_arguments;
+  if (count < 64) bits &= (std::uint64_t{1} << count) - 1;
+  for (; bits != 0; bits &= bits - 1) {
+    AddValue(arguments[__builtin_ctzll(bits)], evidence, on_cuda);
+  }
+  for (std::size_t i = 64; i < count; ++i) {
+    AddValue(arguments[i], evidence, on_cuda);
   }
   return evidence.Decide(
       info, on_cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU);

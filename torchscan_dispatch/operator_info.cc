@@ -1,6 +1,7 @@
 #include "torchscan_dispatch/operator_info.h"
 
 #include <atomic>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -193,6 +194,28 @@ ByteRule ByteRuleOf(const std::string& packet,
   return DecideByteRule(packet, arguments, results);
 }
 
+// Whether a value of schema type `type` may be or contain a tensor
+// (NOTE [Arguments the precision scan reads] in operator_info.h).
+bool MayHoldTensor(const c10::Type& type) {
+  if (type.kind() == c10::TypeKind::TensorType ||
+      type.kind() == c10::TypeKind::AnyType) {
+    return true;
+  }
+  for (const c10::TypePtr& contained : type.containedTypes()) {
+    if (MayHoldTensor(*contained)) return true;
+  }
+  return false;
+}
+
+std::uint64_t TensorArgumentsOf(const c10::FunctionSchema& schema) {
+  std::uint64_t bits = 0;
+  const auto& arguments = schema.arguments();
+  for (std::size_t i = 0; i < arguments.size() && i < 64; ++i) {
+    if (MayHoldTensor(*arguments[i].type())) bits |= std::uint64_t{1} << i;
+  }
+  return bits;
+}
+
 OperatorInfo Describe(const c10::OperatorHandle& op) {
   OperatorInfo info;
   info.packet = op.operator_name().name;
@@ -214,6 +237,7 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
         info.writes_arguments = true;
       }
     }
+    info.tensor_arguments = TensorArgumentsOf(op.schema());
   }
   info.attention_mask = FindAttentionMaskRule(
       info.packet, op.hasSchema() ? &op.schema() : nullptr);

@@ -66,6 +66,13 @@ struct OperatorInfo {
   bool unknown_collective = false;
   int group_argument = -1;
   PrecisionRule precision_rule = PrecisionRule::kInputs;
+  // NOTE [Arguments the precision scan reads]
+  // Bit i set: argument i may hold a tensor (its schema type is a Tensor, an
+  // optional or list of tensors, or Any), decided once per operator from the
+  // schema, so that ComputePrecision visits those arguments alone (a
+  // convolution's 3 of 9, attention's 4 of 7). Every bit is set for an
+  // operator without a schema; arguments past the 64th are always visited.
+  std::uint64_t tensor_arguments = ~std::uint64_t{0};
 
   // Set for attention operators: where their masking is (mask-aware
   // attention, attention_masks.h).

@@ -7,6 +7,8 @@
 
 #include <optional>
 
+#include "absl/container/inlined_vector.h"
+
 namespace torchscan::dispatch {
 namespace {
 
@@ -59,16 +61,10 @@ OperatorValue ToOtherOperatorValue(const c10::IValue& value) {
     }
     return OperatorValue{};
   }
-  if (value.isIntList()) return OperatorValue::IntList(value.toIntVector());
-  if (value.isBoolList()) {
-    std::vector<bool> booleans;
-    for (bool b : value.toBoolList()) booleans.push_back(b);
-    return OperatorValue::BoolList(std::move(booleans));
-  }
   if (value.isTensorList() || value.isOptionalTensorList() || value.isList()) {
     OperatorValue list =
         OperatorValue::OfKind(OperatorValue::Kind::kTensorList);
-    std::vector<std::int64_t> integers;
+    absl::InlinedVector<std::int64_t, 6> integers;
     bool all_integers = true;
     for (const c10::IValue& item : value.toListRef()) {
       if (item.isTensor() && item.toTensor().defined()) {
@@ -89,7 +85,10 @@ OperatorValue ToOtherOperatorValue(const c10::IValue& value) {
     }
     // A SymInt[] with concrete values arrives as a generic list of ints.
     if (all_integers && !integers.empty()) {
-      return OperatorValue::IntList(std::move(integers));
+      OperatorValue int_list =
+          OperatorValue::OfKind(OperatorValue::Kind::kIntList);
+      int_list.integers = std::move(integers);
+      return int_list;
     }
     return list;
   }
@@ -118,6 +117,23 @@ void ToOperatorValueIn(const c10::IValue& value, OperatorValue& converted) {
   if (value.isDouble()) {
     converted.kind = OperatorValue::Kind::kDouble;
     converted.real = value.toDouble();
+    return;
+  }
+  // By reference (toListRef), into inline storage (NOTE [Inline int and
+  // bool lists] in formulas/operator_call.h): toIntVector and toBoolList
+  // would copy them into a vector or bump the list's reference count.
+  if (value.isIntList()) {
+    converted.kind = OperatorValue::Kind::kIntList;
+    for (const c10::IValue& item : value.toListRef()) {
+      converted.integers.push_back(item.toInt());
+    }
+    return;
+  }
+  if (value.isBoolList()) {
+    converted.kind = OperatorValue::Kind::kBoolList;
+    for (const c10::IValue& item : value.toListRef()) {
+      converted.booleans.push_back(item.toBool());
+    }
     return;
   }
   converted = ToOtherOperatorValue(value);

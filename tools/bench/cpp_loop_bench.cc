@@ -47,6 +47,9 @@ ABSL_FLAG(std::string, profile, "",
           "only run this operator of --counted_operators under one guard, "
           "--repeats times --ops calls, for a profiler (perf record, "
           "valgrind --tool=callgrind); prints nothing");
+ABSL_FLAG(bool, profile_uninstrumented, false,
+          "with --profile: run the loop without the guard (the plain call, "
+          "for an instruction count to subtract)");
 
 namespace {
 
@@ -166,7 +169,8 @@ int main(int argc, char** argv) {
   if (const std::string profiled = absl::GetFlag(FLAGS_profile);
       !profiled.empty()) {
     const std::function<void()> call = TinyCall(profiled);
-    torchscan::FlopCountingGuard guard;
+    std::optional<torchscan::FlopCountingGuard> guard;
+    if (!absl::GetFlag(FLAGS_profile_uninstrumented)) guard.emplace();
     for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
       for (int i = 0; i < ops; ++i) call();
     }

@@ -1,0 +1,213 @@
+// A counted operator call allocates nothing on the heap that the same call
+// does not allocate uninstrumented (NOTE [The counted path] in
+// call_recording.h): mm, addmm, bmm, convolution and scaled dot-product
+// attention, whose calls read shapes and evaluate a formula, and add, which
+// has no formula and is recorded by name (the floor).
+//
+// Allocations are counted by this binary's own global operator new while a
+// thread-local flag is set, so only this thread's allocations during the loop
+// count. The kernels allocate their results (a TensorImpl, its storage and
+// more), so each operator's guarded loop is compared with the same loop run
+// plainly; after warm-up both are the same every call. Deterministic: no
+// timings.
+//
+// NOTE [Boxed calls in the allocation test]
+// The operators are called boxed (OperatorHandle::callBoxed on a stack whose
+// capacity is reserved once), not through at::mm: an unboxed call that
+// reaches a boxed fallback is boxed by PyTorch (BoxedKernelWrapper builds a
+// std::vector stack, and a c10::List for every int-array argument), which
+// our fallback cannot avoid and which a plain unboxed call does not do. On a
+// stack that is already boxed, the plain call and the counted one differ by
+// our fallback's work alone. Composite operators (conv2d, the
+// scaled_dot_product_attention front end) are called as the operators they
+// decompose into, which the fallback counts: convolution and the CPU flash
+// attention kernel.
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/core/stack.h>
+#include <ATen/ops/ones.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "report/flop_report.h"
+#include "torchscan_dispatch/flop_counting_guard.h"
+
+namespace {
+
+thread_local bool counting_allocations = false;
+thread_local std::int64_t allocations = 0;
+
+void* Allocate(std::size_t size) {
+  if (counting_allocations) ++allocations;
+  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return Allocate(size); }
+void* operator new[](std::size_t size) { return Allocate(size); }
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete[](void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
+void operator delete[](void* memory, std::size_t) noexcept {
+  std::free(memory);
+}
+
+namespace torchscan {
+namespace {
+
+constexpr int kCalls = 64;
+
+// A boxed call of one operator on fixed arguments. The stack is refilled in
+// place each call (copying an IValue bumps a reference count and allocates
+// nothing), so the loop allocates only what the call does.
+class BoxedCall {
+ public:
+  BoxedCall(const char* name, const char* overload,
+            std::vector<c10::IValue> arguments)
+      : op_(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload)),
+        arguments_(std::move(arguments)) {
+    stack_.reserve(arguments_.size() + 4);
+  }
+
+  void operator()() {
+    stack_.clear();
+    stack_.insert(stack_.end(), arguments_.begin(), arguments_.end());
+    op_.callBoxed(&stack_);
+  }
+
+ private:
+  c10::OperatorHandle op_;
+  std::vector<c10::IValue> arguments_;
+  torch::jit::Stack stack_;
+};
+
+// Counts the operator-new calls of `kCalls` calls of `call` on this thread.
+std::int64_t AllocationsOfCalls(BoxedCall& call) {
+  allocations = 0;
+  counting_allocations = true;
+  for (int i = 0; i < kCalls; ++i) call();
+  counting_allocations = false;
+  return allocations;
+}
+
+struct Measured {
+  // Operator-new calls per call, plain and under the guard.
+  double plain = 0;
+  double counted = 0;
+  report::FlopReport report;
+};
+
+// Runs `call` plainly and under one guard, each warmed up first (the
+// guard's first calls fill the thread's operator cache and session entries).
+Measured Measure(BoxedCall call) {
+  Measured measured;
+  for (int i = 0; i < 4; ++i) call();
+  measured.plain = AllocationsOfCalls(call) / double{kCalls};
+  FlopCountingGuard guard;
+  for (int i = 0; i < 4; ++i) call();
+  measured.counted = AllocationsOfCalls(call) / double{kCalls};
+  absl::StatusOr<report::FlopReport> flop_report = guard.Report();
+  EXPECT_TRUE(flop_report.ok()) << flop_report.status();
+  if (flop_report.ok()) measured.report = *std::move(flop_report);
+  return measured;
+}
+
+// The FLOPs the guard counted for `report_name` over the warm-up and the
+// counted loop.
+report::Count FlopsOf(const report::FlopReport& flop_report,
+                      const std::string& report_name) {
+  auto found = flop_report.by_operator.find(report_name);
+  return found == flop_report.by_operator.end() ? report::Count(0)
+                                                : found->second;
+}
+
+constexpr std::int64_t kCountedCalls = 4 + kCalls;
+
+class CountedCallAllocationTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { at::set_num_threads(1); }
+};
+
+// The values of an int[] argument, boxed as the dispatcher boxes them.
+c10::IValue Ints(std::vector<std::int64_t> values) {
+  return c10::IValue(std::move(values));
+}
+
+TEST_F(CountedCallAllocationTest, AddHasNoFormulaAndAllocatesNothingMore) {
+  const Measured measured = Measure(
+      BoxedCall("aten::add", "Tensor", {at::ones({16}), at::ones({16}), 1}));
+  EXPECT_EQ(measured.plain, measured.counted);
+  EXPECT_EQ(report::Count(0), FlopsOf(measured.report, "aten.add"));
+}
+
+TEST_F(CountedCallAllocationTest, MmAllocatesNothingMore) {
+  const Measured measured =
+      Measure(BoxedCall("aten::mm", "", {at::ones({8, 8}), at::ones({8, 8})}));
+  EXPECT_EQ(measured.plain, measured.counted);
+  // By hand: 2 * 8 * 8 * 8 per call.
+  EXPECT_EQ(report::Count(kCountedCalls * 2 * 8 * 8 * 8),
+            FlopsOf(measured.report, "aten.mm"));
+}
+
+TEST_F(CountedCallAllocationTest, AddmmAllocatesNothingMore) {
+  const Measured measured = Measure(
+      BoxedCall("aten::addmm", "",
+                {at::ones({8}), at::ones({8, 8}), at::ones({8, 8}), 1, 1}));
+  EXPECT_EQ(measured.plain, measured.counted);
+  // By hand: the product, 2 * 8 * 8 * 8; the bias addition is not counted.
+  EXPECT_EQ(report::Count(kCountedCalls * 2 * 8 * 8 * 8),
+            FlopsOf(measured.report, "aten.addmm"));
+}
+
+TEST_F(CountedCallAllocationTest, BmmAllocatesNothingMore) {
+  const Measured measured = Measure(
+      BoxedCall("aten::bmm", "", {at::ones({2, 8, 8}), at::ones({2, 8, 8})}));
+  EXPECT_EQ(measured.plain, measured.counted);
+  // By hand: 2 batches of 2 * 8 * 8 * 8.
+  EXPECT_EQ(report::Count(kCountedCalls * 2 * 2 * 8 * 8 * 8),
+            FlopsOf(measured.report, "aten.bmm"));
+}
+
+TEST_F(CountedCallAllocationTest, ConvolutionAllocatesNothingMore) {
+  // convolution(input, weight, bias, stride, padding, dilation, transposed,
+  // output_padding, groups), as conv2d calls it.
+  const Measured measured = Measure(BoxedCall(
+      "aten::convolution", "",
+      {at::ones({1, 2, 8, 8}), at::ones({2, 2, 3, 3}), c10::IValue(),
+       Ints({1, 1}), Ints({0, 0}), Ints({1, 1}), false, Ints({0, 0}), 1}));
+  EXPECT_EQ(measured.plain, measured.counted);
+  // By hand: a 6x6 output of 2 channels, each point 2 * (2 * 3 * 3) FLOPs.
+  EXPECT_EQ(report::Count(kCountedCalls * 6 * 6 * 2 * 2 * 2 * 3 * 3),
+            FlopsOf(measured.report, "aten.convolution"));
+}
+
+TEST_F(CountedCallAllocationTest, AttentionAllocatesNothingMore) {
+  // (query, key, value, dropout_p, is_causal, attn_mask, scale), as
+  // scaled_dot_product_attention calls it on the CPU.
+  const at::Tensor q = at::ones({1, 1, 8, 8});
+  const Measured measured =
+      Measure(BoxedCall("aten::_scaled_dot_product_flash_attention_for_cpu", "",
+                        {q, q, q, 0.0, false, c10::IValue(), c10::IValue()}));
+  EXPECT_EQ(measured.plain, measured.counted);
+  // By hand: two products of 8x8 by 8x8 (scores, then values), 2 * 8 * 8 * 8
+  // each, on one batch and one head.
+  EXPECT_EQ(report::Count(kCountedCalls * 2 * 2 * 8 * 8 * 8),
+            FlopsOf(measured.report,
+                    "aten._scaled_dot_product_flash_attention_for_cpu"));
+}
+
+}  // namespace
+}  // namespace torchscan
