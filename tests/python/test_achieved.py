@@ -156,6 +156,40 @@ def test_roofline_hook_gives_bound_over_measured_time():
     assert row["roofline_fraction"] == pytest.approx(1e-9 * row["flops"] / (row["time_us"] * 1e-6))
 
 
+def test_device_hook_is_the_roofline_of_that_device():
+    # A device written here: fp32 at 1e12 FLOP/s, 1e11 bytes/s.
+    from torchscan_dispatch.devices import DeviceSpec
+
+    device = DeviceSpec("test device", (), {"fp32": 1e12}, 1e11, None, "written in the test")
+    step = training_step()
+    step()
+    result = achieved.measure_achieved(step, device=device)
+    for name, row in result["by_operator"].items():
+        moved = row["bytes_read"] + row["bytes_written"]
+        bound = max(row["flops"] / 1e12, moved / 1e11)
+        assert row["roofline_fraction"] == pytest.approx(bound / (row["time_us"] * 1e-6)), name
+    total = result["total"]
+    bound = max(total["flops"] / 1e12, (total["bytes_read"] + total["bytes_written"]) / 1e11)
+    assert total["roofline_fraction"] == pytest.approx(bound / (total["time_us"] * 1e-6))
+
+
+def test_device_hook_without_a_peak_for_the_precision_is_none():
+    from torchscan_dispatch.devices import DeviceSpec
+
+    device = DeviceSpec("bf16 only", (), {"bf16": 1e12}, 1e11, None, "written in the test")
+    step = training_step()
+    step()
+    result = achieved.measure_achieved(step, device=device)
+    assert result["by_operator"]["aten.mm"]["roofline_fraction"] is None
+
+
+def test_an_unknown_device_name_fails_before_the_workload_runs():
+    ran = []
+    with pytest.raises(ValueError, match="no such GPU"):
+        achieved.measure_achieved(lambda: ran.append(1), device="no such GPU")
+    assert ran == []
+
+
 class Boom(Exception):
     pass
 
