@@ -40,6 +40,9 @@ void ActiveCounting::Stop() {
   stopped_ = true;
   UpdateUnseenThreadWork();
   watch_.reset();
+  // The session may outlive the counter (autograd and forked threads hold
+  // it): the record's RecordFunction callback must not.
+  session_->CloseCallLog();
   c10::impl::tls_set_dispatch_key_included(kCountingKey, key_was_included_);
   c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(previous_debug_info_);
 }

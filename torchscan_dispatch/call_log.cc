@@ -22,6 +22,16 @@ struct OpenRecordFunction {
 // pops its own entry only (by handle).
 thread_local std::vector<OpenRecordFunction> open_record_functions;
 
+// NOTE [Calls recorded as their RecordFunction ends] in call_log.h.
+thread_local const FinishingRecordFunction* finishing = nullptr;
+
+// The RecordFunction a call logged now belongs to, if any.
+OpenRecordFunction Enclosing() {
+  if (finishing != nullptr) return {finishing->handle(), finishing->name()};
+  if (open_record_functions.empty()) return {};
+  return open_record_functions.back();
+}
+
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   open_record_functions.push_back({fn.handle(), fn.name()});
   return nullptr;
@@ -55,15 +65,24 @@ CallLog::CallLog() {
   calls_.reserve(kInitialCalls);
   Installation& installation = TheInstallation();
   absl::MutexLock lock(&installation.mu);
-  if (installation.logs++ == 0) {
+  // Counted only once installed: a failed install leaves nothing to undo.
+  if (installation.logs == 0) {
     installation.handle =
         at::addGlobalCallback(at::RecordFunctionCallback(&OnStart, &OnEnd)
                                   .needsIds(true)
                                   .scopes({at::RecordScope::FUNCTION}));
   }
+  ++installation.logs;
 }
 
-CallLog::~CallLog() {
+CallLog::~CallLog() { Close(); }
+
+void CallLog::Close() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    closed_ = true;
+  }
   Installation& installation = TheInstallation();
   absl::MutexLock lock(&installation.mu);
   if (--installation.logs == 0) {
@@ -72,19 +91,25 @@ CallLog::~CallLog() {
   }
 }
 
+FinishingRecordFunction::FinishingRecordFunction(std::uint64_t handle,
+                                                 const char* name)
+    : previous_(finishing), handle_(handle), name_(name) {
+  finishing = this;
+}
+
+FinishingRecordFunction::~FinishingRecordFunction() { finishing = previous_; }
+
 void CallLog::Append(const char* packet, LoggedCall call) {
   call.thread = at::RecordFunction::currentThreadId();
-  if (!open_record_functions.empty() &&
-      open_record_functions.back().name != nullptr &&
-      std::strcmp(open_record_functions.back().name, packet) == 0) {
-    call.record_function = open_record_functions.back().handle;
+  const OpenRecordFunction enclosing = Enclosing();
+  if (enclosing.name != nullptr && std::strcmp(enclosing.name, packet) == 0) {
+    call.record_function = enclosing.handle;
   } else {
     call.record_function = 0;
-    call.seen_instead =
-        open_record_functions.empty() ? "" : open_record_functions.back().name;
+    call.seen_instead = enclosing.name == nullptr ? "" : enclosing.name;
   }
   absl::MutexLock lock(&mu_);
-  calls_.push_back(std::move(call));
+  if (!closed_) calls_.push_back(std::move(call));
 }
 
 std::vector<LoggedCall> CallLog::Calls() const {

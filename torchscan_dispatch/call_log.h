@@ -76,8 +76,14 @@ class CallLog {
   CallLog& operator=(const CallLog&) = delete;
 
   // Logs a call of the operator whose schema name is `packet` ("aten::mm"):
-  // `call`'s record_function, thread and seen_instead are filled here.
+  // `call`'s record_function, thread and seen_instead are filled here. After
+  // Close, calls are dropped.
   void Append(const char* packet, LoggedCall call);
+
+  // Ends the log when its counter stops: this log's share of the callback
+  // goes (the last log removes it), even while something else still holds
+  // the session. The calls logged so far stay readable. Idempotent.
+  void Close();
 
   // The calls logged so far, in the order they were recorded.
   std::vector<LoggedCall> Calls() const;
@@ -85,6 +91,32 @@ class CallLog {
  private:
   mutable absl::Mutex mu_;
   std::vector<LoggedCall> calls_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// NOTE [Calls recorded as their RecordFunction ends]
+// A hidden region (hidden_region.cc) records a call from a thread-local
+// RecordFunction end callback. RecordFunction runs global end callbacks
+// before thread-local ones, so the log's own callback has already popped
+// that RecordFunction: the top of the stack is the enclosing one, which may
+// even be of the same operator (a wrapper subclass's aten::mm around the
+// dense aten::mm). While one of these is alive on a thread, the calls that
+// thread logs join the RecordFunction it names instead of the stack's top.
+class FinishingRecordFunction {
+ public:
+  // `name` must outlive this object (a RecordFunction's, while it runs).
+  FinishingRecordFunction(std::uint64_t handle, const char* name);
+  ~FinishingRecordFunction();
+  FinishingRecordFunction(const FinishingRecordFunction&) = delete;
+  FinishingRecordFunction& operator=(const FinishingRecordFunction&) = delete;
+
+  std::uint64_t handle() const { return handle_; }
+  const char* name() const { return name_; }
+
+ private:
+  const FinishingRecordFunction* const previous_;
+  const std::uint64_t handle_;
+  const char* const name_;
 };
 
 }  // namespace torchscan::dispatch

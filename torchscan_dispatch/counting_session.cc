@@ -367,11 +367,14 @@ void CountingSession::RecordCounted(const OperatorInfo& op, Count flops,
   ThreadStats& thread = ThisThread(slot);
   ThreadEntry& entry = EntryFor(thread, KeyFor(op));
   AddBytes(thread, entry, bytes);
+  {
+    absl::MutexLock lock(&thread.mu);
+    AddCounted(entry.stats, flops, precision);
+  }
+  // Logged last: the call's counts are complete whatever the log does.
   if (call_log_ != nullptr) [[unlikely]] {
     LogCall(op, LoggedCallKind::kCounted, flops, bytes);
   }
-  absl::MutexLock lock(&thread.mu);
-  AddCounted(entry.stats, flops, precision);
 }
 
 void CountingSession::RecordFailed(const OperatorInfo& op,
@@ -409,6 +412,10 @@ void CountingSession::LogCall(const OperatorInfo& op, LoggedCallKind kind,
                                .flops = flops,
                                .bytes_read = bytes.read,
                                .bytes_written = bytes.written});
+}
+
+void CountingSession::CloseCallLog() {
+  if (call_log_ != nullptr) call_log_->Close();
 }
 
 std::vector<std::string> CountingSession::ModuleScopeLabels(

@@ -205,6 +205,8 @@ class CountingSession : public c10::DebugInfoBase,
   // The per-call record (call_log.h), or nullptr unless the options asked
   // for it.
   const CallLog* call_log() const { return call_log_.get(); }
+  // Ends the per-call record when the counter stops (CallLog::Close).
+  void CloseCallLog();
   // The labels of module scope `id` (as ModuleScopeWith takes them).
   std::vector<std::string> ModuleScopeLabels(std::uint32_t id) const;
   // Hands out the deferred calls recorded so far (each only once).

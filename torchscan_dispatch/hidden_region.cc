@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "torchscan_dispatch/call_log.h"
 #include "torchscan_dispatch/call_recording.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/dispatch_key.h"
@@ -95,6 +96,8 @@ void OnCallEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
   if (call.info.num_returns > 0 && fn.outputs().empty()) return;
   if (CountingSession::Current() != &call.session) return;
 
+  // NOTE [Calls recorded as their RecordFunction ends] in call_log.h.
+  FinishingRecordFunction finishing(fn.handle(), fn.name());
   RecordFinishedCall(call.info, call.arguments, fn.outputs(), call.session);
 }
 
@@ -121,4 +124,3 @@ HiddenRegion::HiddenRegion() { EnterHiddenRegion(); }
 HiddenRegion::~HiddenRegion() { ExitHiddenRegion(); }
 
 }  // namespace torchscan::dispatch
-

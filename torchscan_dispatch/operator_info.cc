@@ -194,17 +194,50 @@ ByteRule ByteRuleOf(const std::string& packet,
   return DecideByteRule(packet, arguments, results);
 }
 
+// Types whose values hold no tensor, and are no container of other types.
+bool IsTensorFreeLeaf(c10::TypeKind kind) {
+  switch (kind) {
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::FloatType:
+    case c10::TypeKind::ComplexType:
+    case c10::TypeKind::NumberType:
+    case c10::TypeKind::BoolType:
+    case c10::TypeKind::StringType:
+    case c10::TypeKind::NoneType:
+    case c10::TypeKind::SymIntType:
+    case c10::TypeKind::SymFloatType:
+    case c10::TypeKind::SymBoolType:
+    case c10::TypeKind::ScalarTypeType:
+    case c10::TypeKind::LayoutType:
+    case c10::TypeKind::MemoryFormatType:
+    case c10::TypeKind::QSchemeType:
+    case c10::TypeKind::DeviceObjType:
+    case c10::TypeKind::StreamObjType:
+    case c10::TypeKind::GeneratorType:
+    case c10::TypeKind::StorageType:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Whether a value of schema type `type` may be or contain a tensor
-// (NOTE [Arguments the precision scan reads] in operator_info.h).
+// (NOTE [Arguments the precision scan reads] in operator_info.h): anything
+// not known to hold none may.
 bool MayHoldTensor(const c10::Type& type) {
-  if (type.kind() == c10::TypeKind::TensorType ||
-      type.kind() == c10::TypeKind::AnyType) {
-    return true;
+  if (IsTensorFreeLeaf(type.kind())) return false;
+  switch (type.kind()) {
+    case c10::TypeKind::ListType:
+    case c10::TypeKind::OptionalType:
+    case c10::TypeKind::TupleType:
+    case c10::TypeKind::DictType:
+      for (const c10::TypePtr& contained : type.containedTypes()) {
+        if (MayHoldTensor(*contained)) return true;
+      }
+      return false;
+    default:
+      return true;
   }
-  for (const c10::TypePtr& contained : type.containedTypes()) {
-    if (MayHoldTensor(*contained)) return true;
-  }
-  return false;
 }
 
 std::uint64_t TensorArgumentsOf(const c10::FunctionSchema& schema) {

@@ -67,9 +67,12 @@ struct OperatorInfo {
   int group_argument = -1;
   PrecisionRule precision_rule = PrecisionRule::kInputs;
   // NOTE [Arguments the precision scan reads]
-  // Bit i set: argument i may hold a tensor (its schema type is a Tensor, an
-  // optional or list of tensors, or Any), decided once per operator from the
-  // schema, so that ComputePrecision visits those arguments alone (a
+  // Bit i set: argument i may hold a tensor, decided once per operator from
+  // the schema: every type except those known to hold none (numbers,
+  // strings, booleans, dtypes, devices, layouts, generators, None, and
+  // lists, optionals, tuples and dicts of only those), so that a type we do
+  // not know (Any, a type variable, a class) is visited, as before the mask
+  // existed. ComputePrecision visits those arguments alone (a
   // convolution's 3 of 9, attention's 4 of 7). Every bit is set for an
   // operator without a schema; arguments past the 64th are always visited.
   std::uint64_t tensor_arguments = ~std::uint64_t{0};
