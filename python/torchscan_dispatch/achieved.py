@@ -23,13 +23,16 @@ An operator's time is its matched event's total (inclusive) duration, not
 its self time: a counted call runs its kernel with our key excluded, so the
 operators the kernel calls internally (addmm's copy_, convolution's
 im2col) are part of the work its FLOPs and bytes describe, and their events
-are children of its event. Counted calls never nest in each other, so the
-inclusive times of matched events do not overlap and add up. A module's time
-is the sum of its operators' times (time spent in counted operators, not the
-module's wall time). On CUDA the CPU event's time is the launch; where the
-profiler recorded device kernels, ``device_time_us`` sums the kernels that the
-event or the events inside it launched (linked by the profiler's "External
-id"); that path is untested on this project's CPU-only test machine.
+are children of its event. Counted calls never nest in each other on one
+thread, so a row's time is the sum of its calls' times: CPU time spent in
+counted operators, not wall time (calls on several threads overlap in wall
+time), and a module's time is not the module's wall time. On CUDA the CPU
+event's time is the launch; where the profiler recorded device kernels,
+``device_time_us`` sums the kernels that the event or the events inside it
+launched (linked by the profiler's "External id"), and a row's rates and
+roofline fraction are of that time (``time_basis`` "device", else "cpu").
+Only the join's arithmetic of that path is tested here (synthetic kernel
+events): the project's test machine has no GPU.
 """
 
 from __future__ import annotations
@@ -119,9 +122,13 @@ def _rate(amount: int, seconds: float) -> float | None:
 
 
 def _row(totals: dict[str, Any], lower_bound: LowerBound | None, name: str) -> dict[str, Any]:
-    seconds = totals["time_us"] * 1e-6
+    # NOTE [Which time]: where device kernels ran, the CPU event is only the
+    # launch; the rates are then of the kernels' time.
+    device_us = totals.get("device_time_us")
+    seconds = (device_us if device_us else totals["time_us"]) * 1e-6
     moved = totals["bytes_read"] + totals["bytes_written"]
     row = dict(totals)
+    row["time_basis"] = "device" if device_us else "cpu"
     row["flops_per_s"] = _rate(totals["flops"], seconds)
     row["bytes_per_s"] = _rate(moved, seconds)
     if lower_bound is not None:
@@ -163,13 +170,16 @@ def join_calls(
     is listed in ``unattached`` with its reason and leaves the join
     complete; any other call that joins no event makes it partial.
 
-    Returns {"status": "complete" | "partial", "diagnostics": [...],
-    "unattached": {operator: reason},
+    Returns {"status": "complete" | "partial" (the join: every call that
+    carries FLOPs or bytes found its own event, and a formula failed for
+    none), "diagnostics": [...], "report_status": {"flops": ..., "bytes":
+    ...} (the counts' own statuses), "unattached": {operator: reason},
     "calls": [one dict per recorded call, with "event" (the matched
     event's index in ``events``, or None) and "time_us"], "by_operator",
     "by_module", "total"}: each row has calls, flops, bytes_read,
-    bytes_written, time_us, flops_per_s, bytes_per_s (and roofline_fraction
-    with ``lower_bound``)."""
+    bytes_written, time_us, time_basis, flops_per_s, bytes_per_s (and
+    roofline_fraction with ``lower_bound``; device_time_us where device
+    kernels ran)."""
     diagnostics: list[str] = []
     by_id: dict[int, int] = {}
     duplicated: set[int] = set()
@@ -235,6 +245,14 @@ def join_calls(
         for call in calls:
             if call["event"] is not None:
                 call["device_time_us"] = device.get(call["record_function"], 0.0)
+    failed: dict[str, int] = {}
+    for call in calls:
+        if call["kind"] == "failed":
+            failed[call["operator"]] = failed.get(call["operator"], 0) + 1
+    for operator, count in sorted(failed.items()):
+        diagnostics.append(
+            f"{count} call(s) of {operator}: its formula failed, so their FLOPs are missing from the record "
+            "and from its rates")
     for call in calls:
         if call["kind"] == "deferred":
             diagnostics.append(
@@ -256,9 +274,23 @@ def join_calls(
             _add(by_module.setdefault(module, _empty_totals()), call)
 
     _check_totals(calls, report, diagnostics)
+    # Work the report saw but the record holds no call of (a compiled graph's
+    # calls, recorded per graph; unseen work): its bytes diagnostics name it.
+    logged = {call["operator"] for call in calls}
+    for diagnostic in (report.get("bytes") or {}).get("diagnostics", []):
+        operator = diagnostic.get("operator")
+        if operator and operator not in logged:
+            diagnostics.append(f"{operator} ran but the per-call record holds none of its calls: "
+                               f"{diagnostic.get('message', '')}")
     return {
         "status": "partial" if diagnostics else "complete",
         "diagnostics": diagnostics,
+        # The join's status says every counted call found its event; the
+        # counts themselves are as complete as the report says.
+        "report_status": {
+            "flops": report.get("total", {}).get("status"),
+            "bytes": (report.get("bytes") or {}).get("status", "unavailable"),
+        },
         "unattached": unattached,
         "calls": calls,
         "total": _row(total, lower_bound, "total"),

@@ -356,7 +356,7 @@ def _best_seconds(run, repeats: int) -> float:
 
 def measure_host_peak(*, matrix_size: int = 1024, repeats: int = 3, copy_bytes: int | None = None) -> DeviceSpec:
     """This CPU's float32 FLOP/s and memory bandwidth, measured, as a
-    DeviceSpec for ``roofline`` (about a second at most).
+    DeviceSpec for ``roofline`` (about a third of a second).
 
     - fp32: the best of ``repeats`` ``torch.mm`` of two ``matrix_size``
       square float32 matrices (2 n^3 FLOPs each);

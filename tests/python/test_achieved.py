@@ -249,6 +249,66 @@ def test_a_call_outside_its_record_function_makes_the_join_partial(result):
     assert any("aten.mm" in line and "aten::linear" in line for line in joined["diagnostics"])
 
 
+def test_a_failed_formula_makes_the_join_partial_and_names_it(result):
+    log = {"calls": [[0, 1, "aten.mm", "failed", 0, 0, 0, True, 0, "aten::mm"]], "module_scopes": {"0": []}}
+    joined = achieved.join_calls(log, result["events"], {"total": {"known_value": 0, "status": "partial"}})
+    assert joined["status"] == "partial"
+    assert any("aten.mm" in line and "formula failed" in line for line in joined["diagnostics"])
+    assert joined["report_status"] == {"flops": "partial", "bytes": "unavailable"}
+
+
+def test_rates_use_device_kernel_time_where_kernels_ran():
+    # Synthetic trace: one counted mm whose CPU event (the launch) took 10 us
+    # and whose kernel, linked by External id, took 2 us.
+    log = {"calls": [[7, 1, "aten.mm", "counted", 4000, 100, 50, True, 0, ""]], "module_scopes": {"0": []}}
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0.0, "dur": 10.0, "pid": 1, "tid": 1,
+         "args": {"Record function id": 7, "External id": 5}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 3.0, "dur": 2.0, "pid": 0, "tid": 9,
+         "args": {"External id": 5}},
+    ]
+    report = {"total": {"value": 4000, "status": "complete"},
+              "bytes": {"read": 100, "written": 50, "status": "complete"}}
+    joined = achieved.join_calls(log, events, report)
+    assert joined["status"] == "complete", joined["diagnostics"]
+    row = joined["by_operator"]["aten.mm"]
+    assert (row["time_basis"], row["device_time_us"], row["time_us"]) == ("device", 2.0, 10.0)
+    assert row["flops_per_s"] == pytest.approx(4000 / 2e-6)
+    assert row["bytes_per_s"] == pytest.approx(150 / 2e-6)
+
+
+class Wrapped(torch.Tensor):
+    """A wrapper subclass: its aten::mm event encloses the dense aten::mm."""
+
+    @staticmethod
+    def __new__(cls, inner):
+        return torch.Tensor._make_wrapper_subclass(cls, inner.shape, dtype=inner.dtype)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        unwrap = lambda value: value.inner if isinstance(value, Wrapped) else value  # noqa: E731
+        out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+        return Wrapped(out) if isinstance(out, torch.Tensor) else out
+
+
+def test_a_subclass_call_joins_its_own_dense_event_not_the_wrapper():
+    a, b = Wrapped(torch.randn(8, 16)), Wrapped(torch.randn(16, 4))
+    joined = achieved.measure_achieved(lambda: torch.mm(a, b), track_modules=False)
+    assert joined["status"] == "complete", joined["diagnostics"]
+    mm_events = [e for e in joined["events"] if e.get("name") == "aten::mm" and e.get("cat") == "cpu_op"]
+    attached = [c for c in joined["calls"] if c["operator"] == "aten.mm"]
+    assert len(attached) == 1 and 2 * 8 * 16 * 4 == attached[0]["flops"]
+    event = joined["events"][attached[0]["event"]]
+    # The attached event is the innermost aten::mm: no other mm event inside it.
+    inside = [e for e in mm_events if e is not event and event["ts"] <= e["ts"]
+              and e["ts"] + e["dur"] <= event["ts"] + event["dur"]]
+    assert inside == []
+    assert len(mm_events) == 2
+
+
 # The trace-event format's documented fields (Trace Event Format, Google):
 # every event has name, ph, ts, pid, tid; complete events ("X") a dur;
 # counter events ("C") numeric args; args, where present, an object.
