@@ -216,7 +216,8 @@ class CrawlRecorder {
                    PyObject* inputs) {
     crawl::CrawlRecord record;
     report::Json context_json, inputs_json;
-    if (!ToJson(context, &context_json) || !ToJson(inputs, &inputs_json)) {
+    if (!ToJson(context, "context", &context_json) ||
+        !ToJson(inputs, "inputs", &inputs_json)) {
       return nullptr;
     }
     absl::StatusOr<report::ReportContext> parsed_context =
@@ -467,7 +468,7 @@ class CrawlRecorder {
     OwnedRef described(
         PyObject_CallFunctionObjArgs(describe_value_, value, nullptr));
     report::Json json;
-    if (!described || !ToJson(described.get(), &json)) return false;
+    if (!described || !ToJson(described.get(), "value", &json)) return false;
     absl::StatusOr<ValueMetadata> parsed =
         report::ValueMetadataFromJson(json, "value");
     if (!parsed.ok()) return RaiseValueError(parsed.status());
@@ -525,7 +526,7 @@ class CrawlRecorder {
       OwnedRef described(
           PyObject_CallFunctionObjArgs(describe_module_, module, nullptr));
       report::Json json;
-      if (!described || !ToJson(described.get(), &json)) return false;
+      if (!described || !ToJson(described.get(), "module", &json)) return false;
       absl::StatusOr<formulas::ModuleDescription> parsed =
           formulas::ModuleDescriptionFromJson(json, "module");
       if (!parsed.ok()) return RaiseValueError(parsed.status());

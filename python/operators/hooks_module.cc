@@ -1,5 +1,7 @@
-// The library's CPython extension module, torchscan_dispatch._hooks: the
-// native bodies of the Python package's per-call hooks.
+// The library's CPython extension module, torchscan_dispatch._hooks: how
+// the Python package calls the library, Python objects in and out. It holds
+// the native bodies of the package's per-call hooks (module_scope_hooks.h,
+// crawl_recorder.h) and the report functions (report_functions.h).
 //
 // Python imports it from the copy of the library torch.ops.load_library
 // loaded (python/torchscan_dispatch/_library.py), so the operators and these
@@ -16,13 +18,14 @@
 #include "python/operators/crawl_recorder.h"  // Python.h first
 #include "python/operators/module_scope_hooks.h"
 #include "python/operators/python_objects.h"
+#include "python/operators/report_functions.h"
 
 namespace {
 
 PyModuleDef kModule = {
     PyModuleDef_HEAD_INIT,
     "_hooks",
-    "Native bodies of the hooks of by_module and crawl_module "
+    "The library's functions and hooks for the torchscan_dispatch package "
     "(python/operators/hooks_module.cc).",
     -1,
     nullptr,
@@ -34,7 +37,7 @@ PyMODINIT_FUNC PyInit__hooks() {
   using namespace torchscan::dispatch;
   OwnedRef module(PyModule_Create(&kModule));
   if (!module || !AddModuleScopeTracker(module.get()) ||
-      !AddCrawlRecorder(module.get())) {
+      !AddCrawlRecorder(module.get()) || !AddReportFunctions(module.get())) {
     return nullptr;
   }
   return module.release();

@@ -1,6 +1,14 @@
 #include "python/operators/python_objects.h"
 
+#include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "report/count.h"
 
 namespace torchscan::dispatch {
 
@@ -46,56 +54,188 @@ bool Utf8(PyObject* text, std::string* out) {
   return true;
 }
 
-bool ToJson(PyObject* value, report::Json* out) {
-  PyTypeObject* type = Py_TYPE(value);
-  if (value == Py_None) {
-    *out = nullptr;
-  } else if (type == &PyBool_Type) {
-    *out = value == Py_True;
-  } else if (PyLong_Check(value)) {
+namespace {
+
+// NOTE [Paths of bad values]
+// A report has thousands of values and is converted on every call, so the
+// path of a value is not built while converting: each level keeps the key
+// or index that led to it on the C++ stack, linked to its parent's, and the
+// path is spelled out only when a value is refused.
+struct PathStep {
+  const PathStep* parent;
+  PyObject* key;  // a str, or nullptr for an item of a list or tuple
+  Py_ssize_t index;
+};
+
+class PythonToJson {
+ public:
+  PythonToJson(absl::string_view name, absl::string_view prefix)
+      : name_(name), prefix_(prefix) {}
+
+  bool Convert(PyObject* value, const PathStep* step, std::size_t depth,
+               report::Json* out) const {
+    PyTypeObject* type = Py_TYPE(value);
+    if (value == Py_None) {
+      *out = nullptr;
+    } else if (type == &PyBool_Type) {
+      *out = value == Py_True;
+    } else if (PyLong_Check(value)) {
+      return Int(value, step, out);
+    } else if (PyFloat_Check(value)) {
+      const double number = PyFloat_AsDouble(value);
+      if (!std::isfinite(number)) {
+        return Refuse(step, absl::StrCat(std::isnan(number) ? "nan"
+                                         : number > 0       ? "inf"
+                                                            : "-inf",
+                                         " is not a JSON number"));
+      }
+      *out = number;
+    } else if (PyUnicode_Check(value)) {
+      std::string text;
+      if (!Text(value, step, &text)) return false;
+      *out = std::move(text);
+    } else if (PyList_Check(value) || PyTuple_Check(value)) {
+      return Array(value, step, depth, out);
+    } else if (PyDict_Check(value)) {
+      return Object(value, step, depth, out);
+    } else {
+      return Refuse(step, absl::StrCat("a value of type ", TypeName(value),
+                                       " is not JSON data"));
+    }
+    return true;
+  }
+
+ private:
+  // Exact over Count's range: beyond 64 bits through the decimal digits,
+  // which is how JSON text carries them too.
+  bool Int(PyObject* value, const PathStep* step, report::Json* out) const {
     int overflow = 0;
     const long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (number == -1 && PyErr_Occurred()) return false;
-    if (overflow != 0) {
-      PyErr_SetString(PyExc_OverflowError, "an int outside 64 bits");
-      return false;
+    if (overflow == 0) {
+      *out = static_cast<std::int64_t>(number);
+      return true;
     }
-    *out = static_cast<std::int64_t>(number);
-  } else if (PyFloat_Check(value)) {
-    *out = PyFloat_AsDouble(value);
-  } else if (PyUnicode_Check(value)) {
+    OwnedRef exact(PyNumber_Index(value));  // int.__str__, not a subclass's
+    OwnedRef digits(exact ? PyObject_Str(exact.get()) : nullptr);
     std::string text;
-    if (!Utf8(value, &text)) return false;
-    *out = std::move(text);
-  } else if (PyList_Check(value) || PyTuple_Check(value)) {
-    OwnedRef items(PySequence_Tuple(value));
-    if (!items) return false;
-    *out = report::Json::array();
-    for (Py_ssize_t i = 0, n = PyTuple_Size(items.get()); i < n; ++i) {
-      report::Json item;
-      if (!ToJson(PyTuple_GetItem(items.get(), i), &item)) return false;
-      out->push_back(std::move(item));
+    if (!digits || !Utf8(digits.get(), &text)) {
+      // Python refuses the digits of ints far beyond 128 bits
+      // (sys.set_int_max_str_digits).
+      if (!PyErr_ExceptionMatches(PyExc_ValueError)) return false;
+      PyErr_Clear();
     }
-  } else if (PyDict_Check(value)) {
+    std::optional<report::Count> count = report::ParseCount(text);
+    if (!count) {
+      return Refuse(step,
+                    "an int outside 128 bits (JSON reports hold -2^127 to "
+                    "2^127 - 1)");
+    }
+    *out = report::CountToJson(*count);
+    return true;
+  }
+
+  bool Text(PyObject* value, const PathStep* step, std::string* out) const {
+    if (Utf8(value, out)) return true;
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeError)) return false;
+    PyErr_Clear();
+    return Refuse(step, "a str that is not valid Unicode (a lone surrogate)");
+  }
+
+  bool Array(PyObject* value, const PathStep* step, std::size_t depth,
+             report::Json* out) const {
+    if (!CheckDepth(step, depth)) return false;
+    const bool list = PyList_Check(value);
+    const Py_ssize_t size = list ? PyList_Size(value) : PyTuple_Size(value);
+    *out = report::Json::array();
+    out->get_ref<report::Json::array_t&>().reserve(size);
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      // Borrowed: converting runs no Python code that could change `value`.
+      PyObject* item =
+          list ? PyList_GetItem(value, i) : PyTuple_GetItem(value, i);
+      const PathStep here{step, nullptr, i};
+      report::Json converted;
+      if (!Convert(item, &here, depth + 1, &converted)) return false;
+      out->push_back(std::move(converted));
+    }
+    return true;
+  }
+
+  bool Object(PyObject* value, const PathStep* step, std::size_t depth,
+              report::Json* out) const {
+    if (!CheckDepth(step, depth)) return false;
     *out = report::Json::object();
+    // Appended, not inserted: a dict's keys are distinct already, and the
+    // ordered map's insert searches every key before it.
+    auto& object = out->get_ref<report::Json::object_t&>();
+    object.reserve(PyDict_Size(value));
     PyObject *key, *item;
     Py_ssize_t position = 0;
     while (PyDict_Next(value, &position, &key, &item)) {
-      std::string name;
       if (!PyUnicode_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "a dict key that is not a str");
+        return Refuse(step, absl::StrCat("a dict key of type ", TypeName(key),
+                                         ", not str"));
+      }
+      const PathStep here{step, key, 0};
+      std::string name;
+      report::Json converted;
+      if (!Text(key, &here, &name) ||
+          !Convert(item, &here, depth + 1, &converted)) {
         return false;
       }
-      report::Json converted;
-      if (!Utf8(key, &name) || !ToJson(item, &converted)) return false;
-      (*out)[name] = std::move(converted);
+      object.emplace_back(std::move(name), std::move(converted));
     }
-  } else {
-    PyErr_Format(PyExc_TypeError, "cannot describe a value of %R as JSON",
-                 reinterpret_cast<PyObject*>(type));
+    return true;
+  }
+
+  bool CheckDepth(const PathStep* step, std::size_t depth) const {
+    if (depth < report::kMaxJsonDepth) return true;
+    return Refuse(step, absl::StrCat("nested deeper than ",
+                                     report::kMaxJsonDepth, " levels"));
+  }
+
+  // A ValueError "<prefix><path>: <problem>"; returns false.
+  bool Refuse(const PathStep* step, absl::string_view problem) const {
+    std::vector<const PathStep*> steps;
+    for (; step != nullptr; step = step->parent) steps.push_back(step);
+    std::string path(name_);
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+      if ((*it)->key == nullptr) {
+        absl::StrAppend(&path, "[", (*it)->index, "]");
+        continue;
+      }
+      Py_ssize_t size = 0;
+      const char* key = PyUnicode_AsUTF8AndSize((*it)->key, &size);
+      if (key == nullptr) PyErr_Clear();
+      absl::StrAppend(&path, ".",
+                      key == nullptr ? "?" : absl::string_view(key, size));
+    }
+    const std::string message = absl::StrCat(prefix_, path, ": ", problem);
+    PyErr_SetString(PyExc_ValueError, message.c_str());
     return false;
   }
-  return true;
+
+  // The name of `value`'s type ("Tensor"), for messages.
+  static std::string TypeName(PyObject* value) {
+    OwnedRef name(PyObject_GetAttrString(
+        reinterpret_cast<PyObject*>(Py_TYPE(value)), "__name__"));
+    std::string text;
+    if (!name || !PyUnicode_Check(name.get()) || !Utf8(name.get(), &text)) {
+      PyErr_Clear();
+      return "?";
+    }
+    return text;
+  }
+
+  absl::string_view name_;
+  absl::string_view prefix_;
+};
+
+}  // namespace
+
+bool ToJson(PyObject* value, absl::string_view name, report::Json* out,
+            absl::string_view prefix) {
+  return PythonToJson(name, prefix).Convert(value, nullptr, 0, out);
 }
 
 PyObject* FromJson(const report::Json& value) {
@@ -131,15 +271,23 @@ PyObject* FromJson(const report::Json& value) {
       OwnedRef dict(PyDict_New());
       if (!dict) return nullptr;
       for (const auto& [key, item] : value.items()) {
-        OwnedRef converted(FromJson(item));
-        if (!converted || PyDict_SetItemString(dict.get(), key.c_str(),
-                                               converted.get()) < 0) {
+        OwnedRef name(PyUnicode_FromStringAndSize(key.data(), key.size()));
+        OwnedRef converted(name ? FromJson(item) : nullptr);
+        if (!converted ||
+            PyDict_SetItem(dict.get(), name.get(), converted.get()) < 0) {
           return nullptr;
         }
       }
       return dict.release();
     }
     case Type::binary:
+      if (report::IsJsonInteger(value)) {
+        absl::StatusOr<report::Count> count = report::JsonToCount(value, "");
+        if (count.ok()) {
+          return PyLong_FromString(report::CountToString(*count).c_str(),
+                                   nullptr, 10);
+        }
+      }
       break;
   }
   PyErr_SetString(PyExc_TypeError, "a binary JSON value");

@@ -1,6 +1,6 @@
 // What the library's CPython extension module (hooks_module.cc) shares:
 // owned references, turning C++ errors into Python exceptions, the
-// TensorImpl behind a plain tensor, and plain Python data as JSON.
+// TensorImpl behind a plain tensor, and plain Python data as JSON and back.
 //
 // Everything here uses only CPython's stable ABI (NOTE [The stable ABI] in
 // hooks_module.cc). Include this header first: Python.h sets feature macros
@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "report/json_io.h"
 
 namespace torchscan::dispatch {
@@ -73,15 +74,25 @@ PyObject* NoneOrRaise(bool ok);
 // it alive. nullptr with an error set on failure.
 c10::TensorImpl* TensorImplOf(PyObject* tensor);
 
-// Plain Python data (dicts with str keys, lists, tuples, str, int, float,
-// bool, None, and their subclasses: torch.__version__ is a str) as JSON, for
-// the documents Python builds once per crawl or module (report context, module
-// descriptions). A TypeError names anything else.
-bool ToJson(PyObject* value, report::Json* out);
+// Plain Python data as JSON, as json.dumps writes it and ParseJson reads it
+// back, without the text: dicts with str keys (in insertion order), lists
+// and tuples, str, int, float, bool, None, and their subclasses
+// (torch.__version__ is a str). Ints are exact over Count's range (128 bits,
+// json_io.h), as JSON reports hold them.
+//
+// Anything else is a ValueError, one line naming the path of the bad value
+// from `name`, after `prefix`: "<prefix>report.layers[3].flops: an int
+// outside 128 bits". Refused: a value of another type, a float that is not
+// finite (JSON has none), an int outside 128 bits, a dict key that is not a
+// str, and nesting deeper than kMaxJsonDepth (ParseJson's limit; a list that
+// holds itself ends there too).
+bool ToJson(PyObject* value, absl::string_view name, report::Json* out,
+            absl::string_view prefix = "");
 
 // A JSON document as Python data (dict, list, str, int, float, bool, None),
-// keys in document order: what json.loads gives for the document's text,
-// without the text. A new reference, or nullptr with an error set.
+// keys in document order: what json.loads gives for the document's text
+// (DumpJson), without the text; integers beyond 64 bits are exact ints. A
+// new reference, or nullptr with an error set.
 PyObject* FromJson(const report::Json& value);
 
 // A TypeError unless a method of `type` got `expected` arguments.

@@ -1,14 +1,12 @@
-// What the operators Python calls with JSON documents share (crawl_ops.cc,
-// report_ops.cc, render_ops.cc): a bad crawl record, report or options is a
-// ValueError in Python, as in TorchScan 0.2, with the message naming the
-// problem.
+// What the operators Python calls with JSON documents share (crawl_ops.cc):
+// a bad crawl record is a ValueError in Python, as in TorchScan 0.2, with the
+// message naming the problem.
 
 #ifndef TORCHSCAN_PYTHON_OPERATORS_VALUE_ARGUMENTS_H_
 #define TORCHSCAN_PYTHON_OPERATORS_VALUE_ARGUMENTS_H_
 
 #include <c10/util/Exception.h>
 
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -28,13 +26,6 @@ inline report::Json ParseJsonArgument(const std::string& text) {
   absl::StatusOr<report::Json> parsed = report::ParseJson(text);
   CheckValue(parsed.status());
   return *std::move(parsed);
-}
-
-// ParseJsonArgument of an optional argument; nullopt when it is absent.
-inline std::optional<report::Json> ParseOptionalJsonArgument(
-    const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  return ParseJsonArgument(*text);
 }
 
 }  // namespace torchscan::dispatch

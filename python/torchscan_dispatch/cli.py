@@ -37,10 +37,9 @@ from torch import nn
 
 from torchscan_dispatch._captured_output import captured_torch_output
 from torchscan_dispatch._imports import call_factory
-from torchscan_dispatch._library import load_library
 from torchscan_dispatch.crawler import crawl_module, format_summary
 from torchscan_dispatch.exported import MissingPytreeTypeError, UntrustedFileError, load_exported_program
-from torchscan_dispatch.render import list_diagnostics, to_html
+from torchscan_dispatch.render import folded_stacks, list_diagnostics, to_html
 from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
 __all__ = ["main"]
@@ -173,16 +172,9 @@ def _write(path: str, text: str, out: TextIO) -> None:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
 
-def _folded(report: dict[str, Any], before: dict | None, after: dict | None) -> tuple[str, bool, list[str]]:
-    load_library()
-    documents = [json.dumps(value) if value is not None else None for value in (report, before, after)]
-    folded = json.loads(torch.ops.torchscan._folded_stacks(*documents))
-    return folded["text"], folded["partial"], folded["notes"]
-
-
 def _write_folded(path: str, report: dict, before: dict | None, after: dict | None, out: TextIO, err: TextIO) -> None:
     try:
-        text, partial, notes = _folded(report, before, after)
+        text, partial, notes = folded_stacks(report, before, after)
     except ValueError as error:
         raise UsageError(f"--folded: {error}") from None
     if partial:
@@ -389,7 +381,7 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             _write(args.html, page, out)
     if args.folded:
         try:
-            _folded(diff, before, after)
+            folded_stacks(diff, before, after)
         except ValueError as error:
             raise UsageError(f"--folded needs two full analysis reports: {error}") from None
         _write_folded(args.folded, diff, before, after, out, err)

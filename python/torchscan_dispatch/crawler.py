@@ -300,7 +300,6 @@ def format_summary(
         raise TypeError(f"wrap_mode must be a string or None, got {type(wrap_mode).__name__}: {wrap_mode!r}")
     if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int)):
         raise TypeError(f"max_depth must be an int or None, got {type(max_depth).__name__}: {max_depth!r}")
-    load_library()
     options = {
         "wrap_mode": wrap_mode,
         "max_depth": None if max_depth is None else int(max_depth),
@@ -308,4 +307,4 @@ def format_summary(
         "effective_rf_stats": bool(effective_rf_stats),
     }
     # The renderer returns what summary prints, newline included.
-    return torch.ops.torchscan._render_summary(json.dumps(report), json.dumps(options)).removesuffix("\n")
+    return hooks().render_summary(report, options).removesuffix("\n")

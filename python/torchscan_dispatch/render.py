@@ -1,41 +1,48 @@
 """Reports for people: one self-contained HTML page, folded stacks for
 flame-graph tools, and the diagnostics listed for a terminal.
 
-All three run in C++ (``report/render/``); the reports cross as JSON.
+All three run in C++ (``report/render/``), called through the library's
+extension module with the report dicts themselves
+(``python/operators/report_functions.h``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
-import torch
-
-from torchscan_dispatch._library import load_library
+from torchscan_dispatch._library import hooks
 
 __all__ = ["list_diagnostics", "to_folded", "to_html", "write_html"]
 
 
-def _document(value: Any, name: str) -> str:
+def _check_document(value: Any, name: str) -> None:
     if not isinstance(value, Mapping):
         raise TypeError(
             f"{name} must be a dict (a report from crawl_module, summary, measure_flops or compare_reports), "
             f"got {type(value).__name__}"
         )
-    try:
-        return json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} is not a JSON report: {error}") from None
 
 
-def _sides(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
-    return (
-        None if before is None else _document(before, "before"),
-        None if after is None else _document(after, "after"),
-    )
+def _check_documents(report: Any, before: Any, after: Any) -> None:
+    """A TypeError for an argument that is not a dict; the library names
+    anything in one that no JSON report holds (a ValueError)."""
+    for value, name in ((before, "before"), (after, "after")):
+        if value is not None:
+            _check_document(value, name)
+    _check_document(report, "report")
+
+
+def folded_stacks(
+    report: Mapping[str, Any], before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
+) -> tuple[str, bool, list[str]]:
+    """The folded lines, whether the FLOPs are partial (every value a lower
+    bound) and the notes on paths whose children hold more than the path:
+    ``to_folded`` and the command line's ``--folded``."""
+    _check_documents(report, before, after)
+    return hooks().folded_stacks(report, before, after)
 
 
 def to_html(
@@ -55,9 +62,8 @@ def to_html(
     that is no report, a report that does not parse (the message names the
     field), or ``before``/``after`` that are not the diff's reports.
     """
-    load_library()
-    old, new = _sides(before, after)
-    return torch.ops.torchscan._render_html(_document(report, "report"), old, new, title)
+    _check_documents(report, before, after)
+    return hooks().render_html(report, before, after, title)
 
 
 def write_html(
@@ -91,12 +97,10 @@ def to_folded(
     the submodule holds FLOPs its parent does not; the difference is taken
     from the enclosing modules' own FLOPs, with a warning.
     """
-    load_library()
-    old, new = _sides(before, after)
-    folded = json.loads(torch.ops.torchscan._folded_stacks(_document(report, "report"), old, new))
-    for note in folded["notes"]:
+    text, _, notes = folded_stacks(report, before, after)
+    for note in notes:
         warnings.warn(f"folded stacks: {note}", stacklevel=2)
-    return folded["text"]
+    return text
 
 
 def list_diagnostics(report: Mapping[str, Any], *, summary: str | None = None) -> str:
@@ -108,5 +112,5 @@ def list_diagnostics(report: Mapping[str, Any], *, summary: str | None = None) -
     ``Diagnostics: N (inspect report['diagnostics'])`` line replaced by the
     listing: what a command line prints.
     """
-    load_library()
-    return torch.ops.torchscan._list_diagnostics(_document(report, "report"), summary or "")
+    _check_document(report, "report")
+    return hooks().list_diagnostics(report, summary or "")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-import torch
-
-from torchscan_dispatch._library import load_library
+from torchscan_dispatch._library import hooks
 
 __all__ = ["IncompleteAnalysisError", "compare_reports"]
 
@@ -29,5 +26,4 @@ def compare_reports(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict
     mismatched schemas, duplicate layer calls or incompatible metric units,
     scopes or methods.
     """
-    load_library()
-    return json.loads(torch.ops.torchscan._compare_reports(json.dumps(before), json.dumps(after)))
+    return hooks().compare_reports(before, after)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 
 import pytest
 import torch
 from torch import nn
 
 import torchscan_dispatch as tsd
+from torchscan_dispatch._library import hooks
 
 
 def _model() -> nn.Module:
@@ -61,8 +61,9 @@ def test_bad_option_types_are_named(options, message):
     ],
 )
 def test_the_native_renderer_names_a_bad_option(options, message):
-    # Below format_summary's own checks: the operator reads its options
-    # through the report library's JSON reader, field by field.
+    # Below format_summary's own checks: the extension module's
+    # render_summary reads its options through the report library's JSON
+    # reader, field by field.
     report = tsd.crawl_module(_model(), (3, 8, 8))
     with pytest.raises(ValueError, match=message):
-        torch.ops.torchscan._render_summary(json.dumps(report), json.dumps(options))
+        hooks().render_summary(report, options)

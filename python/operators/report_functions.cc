@@ -1,0 +1,233 @@
+#include "python/operators/report_functions.h"  // Python.h first
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/status_macros.h"
+#include "report/analysis_report.h"
+#include "report/compare.h"
+#include "report/json_io.h"
+#include "report/json_reader.h"
+#include "report/render/report_documents.h"
+#include "report/summary.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+using report::Json;
+using report::JsonObject;
+using report::JsonValue;
+
+constexpr char kModule[] = "torchscan_dispatch._hooks";
+
+// Options: {"wrap_mode": str|null, "max_depth": int|null,
+//           "receptive_field": bool, "effective_rf_stats": bool}, each
+// optional (absent: SummaryOptions' default).
+absl::StatusOr<report::SummaryOptions> ReadSummaryOptions(
+    const Json& document) {
+  TS_ASSIGN_OR_RETURN(JsonObject options,
+                      JsonValue(document, "options").Object());
+  TS_RETURN_IF_ERROR(options.RejectUnknownKeys(
+      {"wrap_mode", "max_depth", "receptive_field", "effective_rf_stats"}));
+  report::SummaryOptions summary;
+  if (std::optional<JsonValue> wrap = options.OptionalMember("wrap_mode")) {
+    summary.wrap_mode = std::nullopt;
+    if (!wrap->is_null()) {
+      TS_ASSIGN_OR_RETURN(summary.wrap_mode, wrap->String());
+    }
+  }
+  if (std::optional<JsonValue> depth = options.OptionalMember("max_depth");
+      depth && !depth->is_null()) {
+    TS_ASSIGN_OR_RETURN(summary.max_depth, depth->Int64());
+  }
+  if (options.Contains("receptive_field")) {
+    TS_ASSIGN_OR_RETURN(summary.receptive_field,
+                        options.Bool("receptive_field"));
+  }
+  if (options.Contains("effective_rf_stats")) {
+    TS_ASSIGN_OR_RETURN(summary.effective_rf_stats,
+                        options.Bool("effective_rf_stats"));
+  }
+  return summary;
+}
+
+// A report argument as JSON; `name` starts the path of a bad value.
+bool ReportArgument(PyObject* value, absl::string_view name, Json* out) {
+  return ToJson(value, name, out,
+                absl::StrCat(name, " is not a JSON report: "));
+}
+
+// `before` / `after`: None (nullopt) or a report.
+bool OptionalReportArgument(PyObject* value, absl::string_view name,
+                            std::optional<Json>* out) {
+  if (value == Py_None) return true;
+  return ReportArgument(value, name, &out->emplace());
+}
+
+// NOTE [The GIL while rendering]
+// The report library's work touches no Python object, and a large model's
+// page takes tens of milliseconds. torch.ops released the GIL around the
+// operators these functions replace, so other Python threads ran meanwhile;
+// these functions release it too, between converting the arguments and
+// building the result, which need it.
+
+// Runs `body` (returning absl::StatusOr<T>) without the GIL. Its value goes
+// to *out; an error status is a ValueError (a report the report library
+// cannot read, as the operators raised it), a C++ exception a RuntimeError;
+// then false.
+template <typename T, typename Body>
+bool WithoutGil(Body body, T* out) {
+  std::optional<absl::StatusOr<T>> result;
+  std::string exception;
+  PyThreadState* thread = PyEval_SaveThread();
+  try {
+    result.emplace(body());
+  } catch (const std::exception& error) {
+    exception = error.what();
+  } catch (...) {
+    exception = "an unknown C++ exception";
+  }
+  PyEval_RestoreThread(thread);
+  if (!result) {
+    PyErr_SetString(PyExc_RuntimeError, exception.c_str());
+    return false;
+  }
+  if (!result->ok()) {
+    PyErr_SetString(PyExc_ValueError,
+                    std::string(result->status().message()).c_str());
+    return false;
+  }
+  *out = *std::move(*result);
+  return true;
+}
+
+PyObject* Text(const std::string& text) {
+  return PyUnicode_FromStringAndSize(text.data(), text.size());
+}
+
+PyObject* RenderSummary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json report, options;
+  if (!CheckArguments(kModule, "render_summary", nargs, 2) ||
+      !ReportArgument(args[0], "report", &report) ||
+      !ToJson(args[1], "options", &options)) {
+    return nullptr;
+  }
+  std::string text;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<std::string> {
+        TS_ASSIGN_OR_RETURN(report::AnalysisReport parsed,
+                            report::AnalysisReportFromJson(report));
+        TS_ASSIGN_OR_RETURN(report::SummaryOptions summary,
+                            ReadSummaryOptions(options));
+        return report::RenderSummary(parsed, summary);
+      },
+      &text);
+  return ok ? Text(text) : nullptr;
+}
+
+PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json before, after;
+  if (!CheckArguments(kModule, "compare_reports", nargs, 2) ||
+      !ReportArgument(args[0], "before", &before) ||
+      !ReportArgument(args[1], "after", &after)) {
+    return nullptr;
+  }
+  Json diff;
+  const bool ok = WithoutGil(
+      [&] { return report::CompareReportsJson(before, after); }, &diff);
+  return ok ? FromJson(diff) : nullptr;
+}
+
+PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json document;
+  std::optional<Json> before, after;
+  report::render::HtmlOptions options;
+  if (!CheckArguments(kModule, "render_html", nargs, 4) ||
+      !ReportArgument(args[0], "report", &document) ||
+      !OptionalReportArgument(args[1], "before", &before) ||
+      !OptionalReportArgument(args[2], "after", &after) ||
+      !Utf8(args[3], &options.title)) {
+    return nullptr;
+  }
+  std::string html;
+  const bool ok = WithoutGil(
+      [&] {
+        return report::render::HtmlOfDocument(
+            document, before ? &*before : nullptr, after ? &*after : nullptr,
+            options);
+      },
+      &html);
+  return ok ? Text(html) : nullptr;
+}
+
+PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json document;
+  std::optional<Json> before, after;
+  if (!CheckArguments(kModule, "folded_stacks", nargs, 3) ||
+      !ReportArgument(args[0], "report", &document) ||
+      !OptionalReportArgument(args[1], "before", &before) ||
+      !OptionalReportArgument(args[2], "after", &after)) {
+    return nullptr;
+  }
+  report::render::FoldedStacks folded;
+  const bool ok = WithoutGil(
+      [&] {
+        return report::render::FoldedOfDocument(
+            document, before ? &*before : nullptr, after ? &*after : nullptr);
+      },
+      &folded);
+  if (!ok) return nullptr;
+  OwnedRef notes(PyList_New(0));
+  if (!notes) return nullptr;
+  for (const std::string& note : folded.notes) {
+    OwnedRef item(Text(note));
+    if (!item || PyList_Append(notes.get(), item.get()) < 0) return nullptr;
+  }
+  OwnedRef text(Text(folded.text));
+  if (!text) return nullptr;
+  return PyTuple_Pack(3, text.get(), folded.partial ? Py_True : Py_False,
+                      notes.get());
+}
+
+PyObject* ListDiagnostics(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json document;
+  std::string summary;
+  if (!CheckArguments(kModule, "list_diagnostics", nargs, 2) ||
+      !ReportArgument(args[0], "report", &document) ||
+      !Utf8(args[1], &summary)) {
+    return nullptr;
+  }
+  std::string listing;
+  const bool ok = WithoutGil(
+      [&] { return report::render::DiagnosticsOfDocument(document, summary); },
+      &listing);
+  return ok ? Text(listing) : nullptr;
+}
+
+PyMethodDef kFunctions[] = {
+    {"render_summary", AsCFunction(RenderSummary), METH_FASTCALL,
+     "render_summary(report, options) -> str: what summary() prints."},
+    {"compare_reports", AsCFunction(CompareReports), METH_FASTCALL,
+     "compare_reports(before, after) -> dict: the diff of two reports."},
+    {"render_html", AsCFunction(RenderHtml), METH_FASTCALL,
+     "render_html(report, before, after, title) -> str: the HTML page."},
+    {"folded_stacks", AsCFunction(FoldedStacks), METH_FASTCALL,
+     "folded_stacks(report, before, after) -> (text, partial, notes)."},
+    {"list_diagnostics", AsCFunction(ListDiagnostics), METH_FASTCALL,
+     "list_diagnostics(report, summary) -> str: the diagnostics listing."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool AddReportFunctions(PyObject* module) {
+  return PyModule_AddFunctions(module, kFunctions) == 0;
+}
+
+}  // namespace torchscan::dispatch
