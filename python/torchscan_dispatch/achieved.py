@@ -37,6 +37,8 @@ events): the project's test machine has no GPU.
 
 from __future__ import annotations
 
+import bisect
+
 import json
 import os
 import tempfile
@@ -101,19 +103,29 @@ def _device_times(events: list[dict[str, Any]], matched: dict[int, dict[str, Any
                 kernels[external] = kernels.get(external, 0.0) + float(event.get("dur", 0.0))
     if not kernels:
         return {}
-    by_thread: dict[Any, list[dict[str, Any]]] = {}
+    # NOTE [Kernels inside an event]: CPU operator events on one thread nest,
+    # so those inside a matched event are among the ones starting within it:
+    # per thread, the events sorted by start and a bisection find them, and
+    # the cost is the events inside each matched one, not all of the thread's.
+    by_thread: dict[Any, list[tuple[float, float, float]]] = {}
     for event in events:
         if _is_cpu_op(event):
-            by_thread.setdefault((event.get("pid"), event.get("tid")), []).append(event)
+            start = float(event["ts"])
+            kernel_us = kernels.get(event.get("args", {}).get("External id"), 0.0)
+            by_thread.setdefault((event.get("pid"), event.get("tid")), []).append(
+                (start, start + float(event["dur"]), kernel_us))
+    starts: dict[Any, list[float]] = {}
+    for thread, spans in by_thread.items():
+        spans.sort(key=lambda span: span[0])
+        starts[thread] = [span[0] for span in spans]
     times = {}
     for record_function, event in matched.items():
+        thread = (event.get("pid"), event.get("tid"))
         start, end = float(event["ts"]), float(event["ts"]) + float(event["dur"])
-        inside = by_thread.get((event.get("pid"), event.get("tid")), [])
-        total = 0.0
-        for other in inside:
-            if start <= float(other["ts"]) and float(other["ts"]) + float(other["dur"]) <= end:
-                total += kernels.get(other.get("args", {}).get("External id"), 0.0)
-        times[record_function] = total
+        spans = by_thread.get(thread, [])
+        first = bisect.bisect_left(starts.get(thread, []), start)
+        last = bisect.bisect_right(starts.get(thread, []), end)
+        times[record_function] = sum(kernel_us for _, stop, kernel_us in spans[first:last] if stop <= end)
     return times
 
 

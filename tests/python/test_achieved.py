@@ -277,6 +277,36 @@ def test_rates_use_device_kernel_time_where_kernels_ran():
     assert row["bytes_per_s"] == pytest.approx(150 / 2e-6)
 
 
+def test_device_time_sums_the_kernels_of_the_event_and_the_events_inside_it_on_its_thread():
+    # The matched mm (ts 0..10) launches a 1 us kernel itself and a 2 us one
+    # from an event nested in it; a 4 us kernel launched on another thread
+    # in the same interval and an 8 us one after the mm on its own thread
+    # are not its: 1 + 2 = 3 us.
+    log = {"calls": [[7, 1, "aten.mm", "counted", 6000, 0, 0, True, 0, ""]], "module_scopes": {"0": []}}
+
+    def cpu_op(name, ts, dur, tid, external, record_function=None):
+        args = {"External id": external}
+        if record_function is not None:
+            args["Record function id"] = record_function
+        return {"ph": "X", "cat": "cpu_op", "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": tid, "args": args}
+
+    def kernel(external, dur):
+        return {"ph": "X", "cat": "kernel", "name": "k", "ts": 50.0, "dur": dur, "pid": 0, "tid": 9,
+                "args": {"External id": external}}
+
+    events = [
+        cpu_op("aten::later", 12.0, 3.0, 1, 8),
+        cpu_op("aten::inner", 2.0, 5.0, 1, 6),
+        cpu_op("aten::mm", 0.0, 10.0, 1, 5, record_function=7),
+        cpu_op("aten::elsewhere", 3.0, 2.0, 2, 9),
+        kernel(5, 1.0), kernel(6, 2.0), kernel(9, 4.0), kernel(8, 8.0),
+    ]
+    joined = achieved.join_calls(log, events, {"total": {"value": 6000, "status": "complete"}})
+    row = joined["by_operator"]["aten.mm"]
+    assert (3.0, "device") == (row["device_time_us"], row["time_basis"])
+    assert row["flops_per_s"] == pytest.approx(6000 / 3e-6)
+
+
 class Wrapped(torch.Tensor):
     """A wrapper subclass: its aten::mm event encloses the dense aten::mm."""
 
