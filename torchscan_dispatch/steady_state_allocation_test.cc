@@ -5,16 +5,15 @@
 // model] in scope_table.h, NOTE [Recycled thread stats] in
 // counting_session.cc).
 //
-// Allocations are counted by this binary's own global operator new while a
-// thread-local flag is set, so LibTorch's and gtest's allocations on other
-// threads or outside the loop do not count. Deterministic: no timings.
+// Allocations are counted by the replaced global operator new of
+// allocation_counting.h, on this thread inside the measured body only, so
+// LibTorch's and gtest's allocations elsewhere do not count. Deterministic: no
+// timings.
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -22,45 +21,14 @@
 #include "gtest/gtest.h"
 #include "report/flop_report.h"
 #include "report/precision.h"
+#include "torchscan_dispatch/allocation_counting.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/scope_table.h"
 #include "torchscan_dispatch/thread_state.h"
 
-namespace {
-
-thread_local bool counting_allocations = false;
-thread_local std::int64_t allocations = 0;
-
-void* Allocate(std::size_t size) {
-  if (counting_allocations) ++allocations;
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return Allocate(size); }
-void* operator new[](std::size_t size) { return Allocate(size); }
-void operator delete(void* memory) noexcept { std::free(memory); }
-void operator delete[](void* memory) noexcept { std::free(memory); }
-void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
-void operator delete[](void* memory, std::size_t) noexcept {
-  std::free(memory);
-}
-
 namespace torchscan::dispatch {
 namespace {
-
-// Counts the operator-new calls of `body` on this thread.
-template <typename Body>
-std::int64_t AllocationsOf(Body body) {
-  allocations = 0;
-  counting_allocations = true;
-  body();
-  counting_allocations = false;
-  return allocations;
-}
 
 // A forward of a small model, as by_module's hooks and the counting fallback
 // report it to the session: 4 blocks of (conv, batch norm, relu) modules,
@@ -118,7 +86,7 @@ std::int64_t MeasureOnce(const std::shared_ptr<ScopeTable>& table,
   EXPECT_TRUE(session->AdoptModuleScopes(table));
   SessionSlot slot;
   session->RecordCall(*OperatorInfoForName("aten::relu", ""), slot);
-  return AllocationsOf([&] {
+  return OperatorNewCallsOf([&] {
     for (int forward = 0; forward < 3; ++forward) loop.Run(*session, slot);
   });
 }
@@ -135,7 +103,7 @@ TEST(SteadyStateAllocationTest, SecondMeasurementAllocatesNothingPerCall) {
   const std::int64_t second = MeasureOnce(table, loop);
   const std::int64_t third = MeasureOnce(table, loop);
   // What the loop's own strings cost: the same loop without a session call.
-  const std::int64_t strings = AllocationsOf([] {
+  const std::int64_t strings = OperatorNewCallsOf([] {
     for (int forward = 0; forward < 3; ++forward) {
       for (int block = 0; block < 4; ++block) {
         const std::string prefix = "Net.blocks." + std::to_string(block);
