@@ -360,8 +360,9 @@ def measure_achieved(
     ``torch.profiler.profile`` (CPU activity, and CUDA where available unless
     ``activities`` says otherwise) and returns ``join_calls``'s result with
     the counter's ``report``, the profiler's ``events`` (its Chrome trace
-    events) and ``trace_metadata`` (the rest of that trace) added. Exceptions from the workload propagate unchanged; the
-    profiler and the counter are stopped either way. ``device`` adds each
+    events) and ``trace_metadata`` (the rest of that trace) added.
+    Exceptions from the workload propagate unchanged; the profiler and the
+    counter are stopped either way. ``device`` adds each
     row's ``roofline_fraction`` on that device's roofline
     (``roofline_lower_bound``); ``lower_bound`` gives your own."""
     if not callable(workload):
