@@ -16,6 +16,16 @@ bool EnsureCountingAvailable() {
   return true;
 }
 
+// NOTE [Nested measurements' calls] in counting_session.cc: a measurement
+// nested in one that keeps a per-call record keeps one too, for its parent.
+CountingOptions UnderParent(CountingOptions options,
+                            const CountingSession* parent) {
+  if (parent != nullptr && parent->call_log() != nullptr) {
+    options.record_calls = true;
+  }
+  return options;
+}
+
 std::shared_ptr<CountingSession> CurrentSession() {
   CountingSession* current = CountingSession::Current();
   return current == nullptr ? nullptr : current->shared_from_this();
@@ -29,7 +39,8 @@ ActiveCounting::ActiveCounting(CountingOptions options)
       key_was_included_(c10::impl::tls_is_dispatch_key_included(kCountingKey)),
       previous_debug_info_(c10::ThreadLocalDebugInfo::current()),
       parent_(CurrentSession()),
-      session_(std::make_shared<CountingSession>(std::move(options))),
+      session_(std::make_shared<CountingSession>(
+          UnderParent(std::move(options), parent_.get()))),
       watch_(std::make_unique<UnseenThreadWatch>()) {
   c10::ThreadLocalDebugInfo::_push(CountingSession::DebugInfoKind(), session_);
   c10::impl::tls_set_dispatch_key_included(kCountingKey, true);

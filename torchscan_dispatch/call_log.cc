@@ -3,6 +3,7 @@
 #include <ATen/record_function.h>
 
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -110,6 +111,14 @@ void CallLog::Append(const char* packet, LoggedCall call) {
   }
   absl::MutexLock lock(&mu_);
   if (!closed_) calls_.push_back(std::move(call));
+}
+
+void CallLog::Adopt(std::vector<LoggedCall> calls, std::uint32_t module_scope) {
+  for (LoggedCall& call : calls) call.module_scope = module_scope;
+  absl::MutexLock lock(&mu_);
+  if (closed_) return;
+  calls_.insert(calls_.end(), std::make_move_iterator(calls.begin()),
+                std::make_move_iterator(calls.end()));
 }
 
 std::vector<LoggedCall> CallLog::Calls() const {

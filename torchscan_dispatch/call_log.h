@@ -80,6 +80,11 @@ class CallLog {
   // Close, calls are dropped.
   void Append(const char* packet, LoggedCall call);
 
+  // Appends `calls`, logged by a nested measurement's own log, as calls of
+  // this log's module scope `module_scope` (NOTE [Nested measurements'
+  // calls] in counting_session.cc). After Close, calls are dropped.
+  void Adopt(std::vector<LoggedCall> calls, std::uint32_t module_scope);
+
   // Ends the log when its counter stops: this log's share of the callback
   // goes (the last log removes it), even while something else still holds
   // the session. The calls logged so far stay readable. Idempotent.

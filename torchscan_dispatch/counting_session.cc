@@ -688,6 +688,15 @@ std::vector<std::string> CountingSession::ScopeLabels(ScopeChannel channel,
   return Table(static_cast<int>(channel))->Labels(id);
 }
 
+// NOTE [Nested measurements' calls]
+// A nested measurement's counts reach the enclosing session only when it
+// ends (MergeFrom); while it runs, the enclosing session is not current and
+// logs nothing. So that the enclosing per-call record still holds every
+// call its report counts, a measurement nested in one that keeps a record
+// keeps its own (ActiveCounting), and its calls are appended to the
+// enclosing record when it ends, in the module scope the enclosing session
+// is in then, where its counts go too. Other threads' calls the enclosing
+// session logged meanwhile come before them; the join is by id, not order.
 void CountingSession::MergeFrom(const CountingSession& inner) {
   StatsMap seen;
   for (const auto& [key, stats] : inner.Merged()) {
@@ -696,6 +705,9 @@ void CountingSession::MergeFrom(const CountingSession& inner) {
   }
   for (const auto& [key, stats] : seen) {
     Record(KeyFor(OperatorInfoById(key.operator_id)), stats);
+  }
+  if (call_log_ != nullptr && inner.call_log_ != nullptr) {
+    call_log_->Adopt(inner.call_log_->Calls(), CurrentModuleScope());
   }
   const report::CommunicationReport inner_communication = inner.Communication();
   absl::MutexLock lock(&mu_);

@@ -217,7 +217,9 @@ class CountingSession : public c10::DebugInfoBase,
 
   // Adds everything `inner` saw (in this session's current scopes). A nested
   // measurement's work also belongs to the enclosing one, as with nested
-  // FlopCounterModes.
+  // FlopCounterModes. Its logged calls join this session's per-call record,
+  // if both keep one (NOTE [Nested measurements' calls] in
+  // counting_session.cc).
   void MergeFrom(const CountingSession& inner);
 
   // What threads without a session ran during the measurement

@@ -454,3 +454,32 @@ def test_speedscope_file_loads_in_speedscope(result, tmp_path):
         assert f"{profiles[0]['name']} (1/{len(profiles)})" in text
         exceptions = [e for e in chromium.events if e.get("method") == "Runtime.exceptionThrown"]
         assert exceptions == []
+
+
+class CountsItsOwnProduct(nn.Module):
+    """A module whose forward runs its own (nested) FlopCounter."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(8, 8))
+
+    def forward(self, x):
+        with FlopCounter(track_modules=False) as inner:
+            y = x @ self.weight
+        self.inner_report = inner.report()
+        return y
+
+
+def test_calls_of_a_nested_counter_join_the_enclosing_record_in_its_module():
+    model = nn.Sequential(CountsItsOwnProduct())
+    x = torch.ones(4, 8)
+    result = achieved.measure_achieved(lambda: model(x) @ torch.ones(8, 2))
+    # By hand: the nested product 2*4*8*8, the outer one 2*4*8*2.
+    assert result["status"] == "complete", result["diagnostics"]
+    assert (2, 2 * 4 * 8 * 8 + 2 * 4 * 8 * 2) == (
+        result["by_operator"]["aten.mm"]["calls"], result["by_operator"]["aten.mm"]["flops"])
+    # In the module it ran in, as the report has it.
+    assert {"Sequential": 2 * 4 * 8 * 8, "Sequential.0": 2 * 4 * 8 * 8} == {
+        path: row["flops"] for path, row in result["by_module"].items()}
+    assert result["report"]["by_module"] == {path: row["flops"] for path, row in result["by_module"].items()}
+    assert 2 * 4 * 8 * 8 == model[0].inner_report["total"]["value"]
