@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "formulas/module_call.h"
 #include "formulas/module_json.h"
+#include "report/field_table.h"
 #include "report/json_reader.h"
 #include "report/metric_map.h"
 #include "report/metric_result.h"
@@ -78,14 +79,11 @@ absl::StatusOr<CrawlRecord> ReadCrawlRecord(const Json& node, bool with_flops) {
     record.parts.context.torch_version = version->node().get<std::string>();
   }
   TS_ASSIGN_OR_RETURN(record.parts.model, ModelTotalsFromJson(crawl));
-  if (crawl.Contains("diagnostics")) {
-    TS_ASSIGN_OR_RETURN(JsonArray diagnostics, crawl.Array("diagnostics"));
-    for (std::size_t i = 0; i < diagnostics.size(); ++i) {
-      const JsonValue item = diagnostics.Item(i);
-      TS_ASSIGN_OR_RETURN(report::Diagnostic diagnostic,
-                          report::DiagnosticFromJson(item.node(), item.path()));
-      record.parts.module_diagnostics.push_back(std::move(diagnostic));
-    }
+  if (std::optional<JsonValue> diagnostics =
+          crawl.OptionalMember("diagnostics")) {
+    TS_ASSIGN_OR_RETURN(
+        record.parts.module_diagnostics,
+        report::FromJson<std::vector<report::Diagnostic>>(*diagnostics));
   }
   if (mode == "structure") return record;
 
@@ -152,10 +150,7 @@ Json CrawlPartsToJson(const report::AnalysisReport& report) {
     }
   }
   parts["totals"] = report::MetricMapToJson(report.totals);
-  parts["diagnostics"] = Json::array();
-  for (const report::Diagnostic& diagnostic : report.diagnostics) {
-    parts["diagnostics"].push_back(report::DiagnosticToJson(diagnostic));
-  }
+  parts["diagnostics"] = report::ToJson(report.diagnostics);
   parts["analysis_mode"] = report.context.analysis_mode
                                ? Json(*report.context.analysis_mode)
                                : Json();
@@ -295,7 +290,7 @@ std::string CrawlPartsText(const report::AnalysisReport& report) {
   for (const report::Diagnostic& diagnostic : report.diagnostics) {
     if (!first) out += ',';
     first = false;
-    out += report::DumpJson(report::DiagnosticToJson(diagnostic));
+    out += report::DumpJson(report::ToJson(diagnostic));
   }
   out += "],\"analysis_mode\":";
   AppendOptionalString(report.context.analysis_mode, out);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "report/field_table.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -153,10 +154,7 @@ report::Json ModuleMetricsToJson(const ModuleMetrics& metrics) {
   for (const NamedMetric& metric : metrics.metrics) {
     node["metrics"][metric.name] = report::MetricResultToJson(metric.result);
   }
-  node["diagnostics"] = report::Json::array();
-  for (const Diagnostic& diagnostic : metrics.diagnostics) {
-    node["diagnostics"].push_back(report::DiagnosticToJson(diagnostic));
-  }
+  node["diagnostics"] = report::ToJson(metrics.diagnostics);
   return node;
 }
 

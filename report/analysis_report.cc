@@ -35,16 +35,6 @@ absl::StatusOr<std::int64_t> AnalysisReport::SchemaVersionCodec::Read(
   return kSchemaVersion;
 }
 
-absl::StatusOr<Diagnostic> AnalysisReport::DiagnosticCodec::Read(
-    const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
-                      DiagnosticFromJson(node.node(), node.path()));
-  TS_ASSIGN_OR_RETURN(JsonObject entry, node.Object());
-  TS_RETURN_IF_ERROR(entry.RejectUnknownKeys(
-      {"code", "severity", "metric", "path", "operator", "message"}));
-  return diagnostic;
-}
-
 absl::Status AnalysisReport::Validate(absl::string_view path) const {
   for (absl::string_view name : kTotalNames) {
     if (!totals.Contains(name)) {

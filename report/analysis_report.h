@@ -150,13 +150,6 @@ struct AnalysisReport {
     static Json Write(std::int64_t version) { return version; }
     static absl::StatusOr<std::int64_t> Read(const JsonValue& node);
   };
-  // A diagnostic with exactly its six keys.
-  struct DiagnosticCodec {
-    static Json Write(const Diagnostic& diagnostic) {
-      return DiagnosticToJson(diagnostic);
-    }
-    static absl::StatusOr<Diagnostic> Read(const JsonValue& node);
-  };
   static constexpr auto kFields = std::make_tuple(
       FieldAs<SchemaVersionCodec>("schema_version",
                                   &AnalysisReport::schema_version),
@@ -169,8 +162,7 @@ struct AnalysisReport {
             kOptional),
       FieldAs<JsonFunctions<MetricMapToJson, MetricMapFromJson>>(
           "totals", &AnalysisReport::totals),
-      FieldAs<ArrayOf<DiagnosticCodec>>("diagnostics",
-                                        &AnalysisReport::diagnostics));
+      Field("diagnostics", &AnalysisReport::diagnostics));
 };
 
 Json ReportContextToJson(const ReportContext& context);

@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "report/count.h"
 #include "report/diagnostic.h"
+#include "report/field_table.h"
 #include "report/json_reader.h"
 
 namespace torchscan::report {
@@ -288,7 +289,7 @@ Json CommunicationToJson(const CommunicationReport& report) {
     unreadable[op] = Json::object();
     unreadable[op]["calls"] = CountToJson(entry.calls);
     unreadable[op]["reason"] = entry.reason;
-    diagnostics.push_back(DiagnosticToJson(Diagnostic::ForOperator(
+    diagnostics.push_back(ToJson(Diagnostic::ForOperator(
         std::string(kUnreadableCollective), "communication", op,
         absl::StrCat(
             op, " ran ", CountToString(entry.calls),

@@ -4,10 +4,13 @@
 #define TORCHSCAN_REPORT_DIAGNOSTIC_H_
 
 #include <string>
+#include <tuple>
+#include <utility>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "report/json_io.h"
+#include "absl/types/span.h"
+#include "report/field_table.h"
 
 namespace torchscan::report {
 
@@ -31,6 +34,16 @@ inline constexpr absl::string_view kUnseenWork = "unseen_work";
 // Whether a diagnostic is about a layer (by module path) or an operator.
 enum class DiagnosticSubject { kPath, kOperator };
 
+// The JSON keys of the subjects: "path" and "operator".
+absl::Span<const std::pair<DiagnosticSubject, absl::string_view>> EnumNames(
+    DiagnosticSubject);
+
+// In JSON (docs/report-schema.md), every key required and no other allowed:
+//   {"code": str, "severity": "warning"|"error", "metric": str,
+//    "path": str | "operator": str, "message": str}
+// ToJson(diagnostic) writes it; FromJson<Diagnostic>(JsonValue(node, path))
+// reads it, errors naming the path ("report.diagnostics[2].sevrity: unknown
+// field", "...: needs exactly one of 'path' and 'operator'").
 struct Diagnostic {
   std::string code;
   std::string severity = "warning";
@@ -46,11 +59,16 @@ struct Diagnostic {
                                 std::string op, std::string message);
 
   bool operator==(const Diagnostic&) const = default;
-};
+  // The severity is "warning" or "error".
+  absl::Status Validate(absl::string_view path) const;
 
-Json DiagnosticToJson(const Diagnostic& diagnostic);
-absl::StatusOr<Diagnostic> DiagnosticFromJson(const Json& node,
-                                              absl::string_view field);
+  static constexpr auto kFields = std::make_tuple(
+      Field("code", &Diagnostic::code),
+      Field("severity", &Diagnostic::severity),
+      Field("metric", &Diagnostic::metric),
+      FieldKeyedBy(&Diagnostic::subject_kind, &Diagnostic::subject),
+      Field("message", &Diagnostic::message));
+};
 
 }  // namespace torchscan::report
 

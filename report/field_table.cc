@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -52,6 +54,16 @@ absl::Status ExpectedOneOf(const JsonValue& node,
     absl::StrAppend(&what, "\"", names[i], "\"");
   }
   return node.Expected(what);
+}
+
+absl::Status NeedsExactlyOneOf(const JsonObject& object,
+                               const std::vector<absl::string_view>& keys) {
+  std::string what;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) absl::StrAppend(&what, i + 1 == keys.size() ? " and " : ", ");
+    absl::StrAppend(&what, "'", keys[i], "'");
+  }
+  return object.Error(absl::StrCat("needs exactly one of ", what));
 }
 
 }  // namespace torchscan::report

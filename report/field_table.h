@@ -25,6 +25,9 @@
 //                                    row's condition does not hold (When;
 //                                    checked after the fields)
 //   "<path>.<key>: is missing"       a required field is absent
+//   "<path>: needs exactly one of 'a' and 'b'"
+//                                    none, or several, of a tag's keys
+//                                    (FieldKeyedBy)
 //   "<path>.<key>[2]: expected a string, got integer", ...
 // where <path> is the reader's own ("spec.calls[3].arguments[1]").
 //
@@ -82,6 +85,17 @@
 //                        written nor accepted ("unknown field"); when it
 //                        holds, the presence above applies. Two rows may
 //                        share a name when their conditions are disjoint.
+//   FieldKeyedBy(&T::kind, &T::subject)
+//                        a member whose key is the name of another member,
+//                        its tag, for tagged records whose one value sits
+//                        under a key naming its kind ({"path": "a.b"} or
+//                        {"operator": "aten.sin"}). The tag is an enum whose
+//                        EnumNames are the keys: `subject` is written under
+//                        the name of `kind`'s value, and read from the one
+//                        of those keys present, which sets `kind`. No key,
+//                        or more than one, is "<path>: needs exactly one of
+//                        'path' and 'operator'" (the tag's keys are not
+//                        among RequiredFieldNames: none of them alone is).
 //   static constexpr Json T::*kUnknownKeys = &T::extra;
 //                        keys the table does not list are kept, in document
 //                        order, in that Json object member instead of being
@@ -169,6 +183,20 @@ constexpr Field<T, M, Codec> FieldAs(const char* name, M T::*member,
   return Field<T, M, Codec>(name, member, presence);
 }
 
+// A row whose member `member` of T is keyed by the name of its tag `tag`, an
+// enum with EnumNames (see the file comment); written and read by
+// JsonCodec<M>.
+template <typename T, typename E, typename M>
+struct KeyedField {
+  E T::*tag;
+  M T::*member;
+};
+
+template <typename T, typename E, typename M>
+constexpr KeyedField<T, E, M> FieldKeyedBy(E T::*tag, M T::*member) {
+  return KeyedField<T, E, M>{tag, member};
+}
+
 // JSON null as a member: a value that is only its key ({"none": null}).
 struct JsonNull {
   bool operator==(const JsonNull&) const = default;
@@ -180,45 +208,94 @@ concept HasFieldTable = requires {
   T::kFields;
 };
 
-// The JSON names of T's table, in table order.
+namespace field_table_internal {
+
+template <typename T, typename M, typename C>
+void AddNames(const Field<T, M, C>& field,
+              std::vector<absl::string_view>& names) {
+  names.push_back(field.name);
+}
+
+template <typename T, typename E, typename M>
+void AddNames(const KeyedField<T, E, M>&,
+              std::vector<absl::string_view>& names) {
+  for (const auto& [tag, key] : EnumNames(E{})) names.push_back(key);
+}
+
+// Adds a row's name when it is required of `record` (nullptr: of every
+// record).
+template <typename T, typename M, typename C>
+void AddRequired(const Field<T, M, C>& field, const T* record,
+                 std::vector<absl::string_view>& names) {
+  if (field.presence == kRequired &&
+      (record == nullptr || field.when == nullptr || field.when(*record))) {
+    names.push_back(field.name);
+  }
+}
+
+template <typename T, typename E, typename M>
+void AddRequired(const KeyedField<T, E, M>&, const T*,
+                 std::vector<absl::string_view>&) {
+  // One of its keys is required, but no key alone.
+}
+
+template <typename T>
+std::vector<absl::string_view> RequiredNames(const T* record) {
+  std::vector<absl::string_view> names;
+  std::apply(
+      [&](const auto&... field) { (AddRequired(field, record, names), ...); },
+      T::kFields);
+  return names;
+}
+
+template <typename T, typename M, typename C>
+void AddTagKeys(const Field<T, M, C>&,
+                std::vector<std::vector<absl::string_view>>&) {}
+
+template <typename T, typename E, typename M>
+void AddTagKeys(const KeyedField<T, E, M>& field,
+                std::vector<std::vector<absl::string_view>>& keys) {
+  AddNames(field, keys.emplace_back());
+}
+
+}  // namespace field_table_internal
+
+// The JSON names of T's table, in table order (a FieldKeyedBy row's keys in
+// the order of its tag's EnumNames).
 template <HasFieldTable T>
-constexpr auto FieldNames() {
-  return std::apply(
-      [](const auto&... field) {
-        return std::array<absl::string_view, sizeof...(field)>{
-            absl::string_view(field.name)...};
+std::vector<absl::string_view> FieldNames() {
+  std::vector<absl::string_view> names;
+  std::apply(
+      [&](const auto&... field) {
+        (field_table_internal::AddNames(field, names), ...);
       },
       T::kFields);
+  return names;
 }
 
 // The names of T's required fields, in table order.
 template <HasFieldTable T>
 std::vector<absl::string_view> RequiredFieldNames() {
-  std::vector<absl::string_view> names;
-  std::apply(
-      [&](const auto&... field) {
-        ((field.presence == kRequired ? names.push_back(field.name) : void()),
-         ...);
-      },
-      T::kFields);
-  return names;
+  return field_table_internal::RequiredNames<T>(nullptr);
 }
 
 // The names of the fields `record` requires: the required ones whose
 // condition (When) holds for it, in table order.
 template <HasFieldTable T>
 std::vector<absl::string_view> RequiredFieldNames(const T& record) {
-  std::vector<absl::string_view> names;
+  return field_table_internal::RequiredNames<T>(&record);
+}
+
+// The keys of each FieldKeyedBy row of T's table, in table order.
+template <HasFieldTable T>
+std::vector<std::vector<absl::string_view>> TagKeys() {
+  std::vector<std::vector<absl::string_view>> keys;
   std::apply(
       [&](const auto&... field) {
-        ((field.presence == kRequired &&
-                  (field.when == nullptr || field.when(record))
-              ? names.push_back(field.name)
-              : void()),
-         ...);
+        (field_table_internal::AddTagKeys(field, keys), ...);
       },
       T::kFields);
-  return names;
+  return keys;
 }
 
 // Whether T keeps the keys its table does not list (kUnknownKeys).
@@ -307,6 +384,11 @@ struct JsonCodec<JsonNull> {
 // "expected \"a\", \"b\" or \"c\", got <kind>" for `node`.
 absl::Status ExpectedOneOf(const JsonValue& node,
                            const std::vector<absl::string_view>& names);
+
+// "<path>: needs exactly one of 'a', 'b' and 'c'" for `object`, whose keys
+// `keys` are exclusive (FieldKeyedBy).
+absl::Status NeedsExactlyOneOf(const JsonObject& object,
+                               const std::vector<absl::string_view>& keys);
 
 template <typename E>
 concept NamedEnum = std::is_enum_v<E> && requires(E value) {
@@ -555,14 +637,74 @@ absl::Status ReadField(const Field<T, M, C>& field, const JsonObject& object,
   return absl::OkStatus();
 }
 
+// The key of `tag`: its name in EnumNames.
+template <typename E>
+absl::string_view TagKey(E tag) {
+  for (const auto& [known, key] : EnumNames(tag)) {
+    if (known == tag) return key;
+  }
+  return "";  // a value without a name: a bug of its names table
+}
+
+template <typename T, typename E, typename M>
+void WriteField(const KeyedField<T, E, M>& field, const T& record,
+                Json& object) {
+  object[std::string(TagKey(record.*field.tag))] =
+      JsonCodec<M>::Write(record.*field.member);
+}
+
+template <typename T, typename E, typename M>
+absl::Status ReadField(const KeyedField<T, E, M>& field,
+                       const JsonObject& object, T& record) {
+  std::optional<JsonValue> member;
+  int present = 0;
+  for (const auto& [tag, key] : EnumNames(E{})) {
+    if (std::optional<JsonValue> value = object.OptionalMember(key)) {
+      ++present;
+      record.*field.tag = tag;
+      member = std::move(value);
+    }
+  }
+  if (present != 1) {
+    std::vector<absl::string_view> keys;
+    AddNames(field, keys);
+    return NeedsExactlyOneOf(object, keys);
+  }
+  TS_ASSIGN_OR_RETURN(record.*field.member, JsonCodec<M>::Read(*member));
+  return absl::OkStatus();
+}
+
+// Whether row `field` writes and reads `key` for `record`.
+template <typename T, typename M, typename C>
+bool HasKey(const Field<T, M, C>& field, const T& record,
+            absl::string_view key) {
+  return key == field.name && Belongs(field, record);
+}
+
+template <typename T, typename E, typename M>
+bool HasKey(const KeyedField<T, E, M>& field, const T& record,
+            absl::string_view key) {
+  return key == TagKey(record.*field.tag);
+}
+
 // Whether a row named `key` belongs to `record`.
 template <typename T>
 bool AnyRowBelongs(const T& record, absl::string_view key) {
   return std::apply(
-      [&](const auto&... field) {
-        return ((key == field.name && Belongs(field, record)) || ...);
-      },
+      [&](const auto&... field) { return (HasKey(field, record, key) || ...); },
       T::kFields);
+}
+
+// Whether a row has a condition (When). A FieldKeyedBy row has none: its
+// reading checks its keys itself.
+template <typename T, typename M, typename C>
+constexpr bool IsConditional(const Field<T, M, C>& field) {
+  return field.conditional;
+}
+
+template <typename T, typename E, typename M>
+constexpr bool IsConditional(const KeyedField<T, E, M>&) {
+  return false;
 }
 
 // Guards the reading depth of a recursive record (kMaxNesting).
@@ -618,7 +760,7 @@ struct JsonCodec<T> {
             absl::StrCat("nesting deeper than ", T::kMaxNesting, " levels"));
       }
     }
-    static constexpr auto kNames = FieldNames<T>();
+    static const std::vector<absl::string_view> kNames = FieldNames<T>();
     TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
     if constexpr (!KeepsUnknownKeys<T>) {
       TS_RETURN_IF_ERROR(object.RejectUnknownKeys(kNames));
@@ -637,7 +779,9 @@ struct JsonCodec<T> {
     TS_RETURN_IF_ERROR(status);
     // A key whose every row has a condition that does not hold (When).
     static constexpr bool kConditional = std::apply(
-        [](const auto&... field) { return (field.conditional || ...); },
+        [](const auto&... field) {
+          return (field_table_internal::IsConditional(field) || ...);
+        },
         T::kFields);
     if (!kConditional && !KeepsUnknownKeys<T>) return Finish(node, record);
     for (const auto& [key, value] : node.node().items()) {

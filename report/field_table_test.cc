@@ -104,6 +104,26 @@ struct Shape {
       Field("label", &Shape::label, kOptional).When(&IsRectangle));
 };
 
+// A record whose value's key says its kind: {"cat": name} or {"dog": name}.
+enum class Animal { kCat, kDog };
+
+constexpr std::pair<Animal, absl::string_view> kAnimalNames[] = {
+    {Animal::kCat, "cat"}, {Animal::kDog, "dog"}};
+
+absl::Span<const std::pair<Animal, absl::string_view>> EnumNames(Animal) {
+  return kAnimalNames;
+}
+
+struct Pet {
+  std::string owner;
+  Animal animal = Animal::kCat;
+  std::string name;
+
+  bool operator==(const Pet&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      Field("owner", &Pet::owner), FieldKeyedBy(&Pet::animal, &Pet::name));
+};
+
 // A recursive record, bounded.
 struct Tree {
   std::vector<Tree> children;
@@ -191,6 +211,12 @@ struct FieldTableSamples<Shape> {
   }
 };
 template <>
+struct FieldTableSamples<Pet> {
+  static std::vector<Pet> Get() {
+    return {{"ann", Animal::kCat, "tom"}, {"", Animal::kDog, "rex"}};
+  }
+};
+template <>
 struct FieldTableSamples<Tree> {
   static std::vector<Tree> Get() { return {Tree{{Tree{{Tree{}}}, Tree{}}}}; }
 };
@@ -214,7 +240,7 @@ struct FieldTableSamples<Counted> {
 namespace {
 
 using Records =
-    ::testing::Types<Point, Everything, Range, Shape, Tree, Open, Counted>;
+    ::testing::Types<Point, Everything, Range, Shape, Pet, Tree, Open, Counted>;
 INSTANTIATE_TYPED_TEST_SUITE_P(FieldTableTest, FieldTableRoundTrip, Records);
 
 template <typename T>
@@ -340,6 +366,27 @@ TEST(FieldTableTest, ARowWithAConditionBelongsOnlyWhereItHolds) {
             ReadError<Shape>(R"({"kind":"circle","size":-3})"));
   EXPECT_EQ("record.size[1]: must not be negative, got -1",
             ReadError<Shape>(R"({"kind":"box","size":[1,-1]})"));
+}
+
+TEST(FieldTableTest, AKeyedRowIsWrittenUnderTheNameOfItsTag) {
+  EXPECT_EQ(R"({"owner":"ann","dog":"rex"})",
+            DumpJson(ToJson(Pet{"ann", Animal::kDog, "rex"})));
+  absl::StatusOr<Pet> read =
+      FromJsonText<Pet>(R"({"dog":"rex","owner":"ann"})", "record");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((Pet{"ann", Animal::kDog, "rex"}), *read);
+  EXPECT_EQ("record: needs exactly one of 'cat' and 'dog'",
+            ReadError<Pet>(R"({"owner":"ann"})"));
+  EXPECT_EQ("record: needs exactly one of 'cat' and 'dog'",
+            ReadError<Pet>(R"({"owner":"ann","cat":"tom","dog":"rex"})"));
+  EXPECT_EQ("record.cat: expected a string, got integer",
+            ReadError<Pet>(R"({"owner":"ann","cat":1})"));
+  EXPECT_EQ("record.bird: unknown field",
+            ReadError<Pet>(R"({"owner":"ann","bird":"tweety"})"));
+  EXPECT_EQ((std::vector<absl::string_view>{"owner", "cat", "dog"}),
+            FieldNames<Pet>());
+  EXPECT_EQ((std::vector<absl::string_view>{"owner"}),
+            RequiredFieldNames<Pet>());
 }
 
 TEST(FieldTableTest, NestingBeyondTheBoundIsRefusedWithItsPath) {

@@ -10,7 +10,9 @@
 //   - each key of each sample's JSON, renamed to one the table does not
 //     list, is refused: "<path>.<renamed key>: unknown field";
 //   - each required field, removed, is named: "<path>.<key>: is missing"
-//     (a field with a condition, When, only where the condition holds).
+//     (a field with a condition, When, only where the condition holds);
+//   - a tag's key (FieldKeyedBy), removed or joined by another of the tag's
+//     keys, is refused: "<path>: needs exactly one of 'a' and 'b'".
 //
 // To use it, give the samples and instantiate the suite, both in namespace
 // torchscan::report (where gtest looks for the suite):
@@ -32,6 +34,7 @@
 #define TORCHSCAN_REPORT_FIELD_TABLE_TESTING_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <set>
 #include <string>
 #include <vector>
@@ -66,6 +69,17 @@ inline Json Renamed(const Json& object, const std::string& from,
     renamed[key == from ? to : key] = value;
   }
   return renamed;
+}
+
+// "needs exactly one of 'a', 'b' and 'c'" for `keys`.
+inline std::string NeedsExactlyOneOf(
+    const std::vector<absl::string_view>& keys) {
+  std::string text = "needs exactly one of ";
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) text += i + 1 == keys.size() ? " and " : ", ";
+    text += "'" + std::string(keys[i]) + "'";
+  }
+  return text;
 }
 
 }  // namespace field_table_testing
@@ -139,11 +153,39 @@ TYPED_TEST_P(FieldTableRoundTrip, AMissingRequiredFieldIsNamedByPath) {
   }
 }
 
+// Each sample writes one key of each tag (FieldKeyedBy); without it, or with
+// another of the tag's keys beside it, the record is refused.
+TYPED_TEST_P(FieldTableRoundTrip, ATagNeedsExactlyOneOfItsKeys) {
+  for (const std::vector<absl::string_view>& keys : TagKeys<TypeParam>()) {
+    const std::string expected =
+        "record: " + field_table_testing::NeedsExactlyOneOf(keys);
+    for (const TypeParam& sample : FieldTableSamples<TypeParam>::Get()) {
+      const Json written = ToJson(sample);
+      std::vector<std::string> present;
+      for (absl::string_view key : keys) {
+        if (written.contains(std::string(key))) present.emplace_back(key);
+      }
+      ASSERT_EQ(1u, present.size()) << DumpJson(written);
+      Json without = written;
+      without.erase(present[0]);
+      EXPECT_EQ(expected, field_table_testing::ReadError<TypeParam>(without));
+      for (absl::string_view key : keys) {
+        if (key == present[0]) continue;
+        Json both = written;
+        both[std::string(key)] = written[present[0]];
+        EXPECT_EQ(expected, field_table_testing::ReadError<TypeParam>(both))
+            << key;
+      }
+    }
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(FieldTableRoundTrip,
                             ObjectToJsonToObjectIsTheObject,
                             TheSamplesWriteEveryKeyOfTheTable,
                             ARenamedKeyIsAnUnknownFieldNamedByPath,
-                            AMissingRequiredFieldIsNamedByPath);
+                            AMissingRequiredFieldIsNamedByPath,
+                            ATagNeedsExactlyOneOfItsKeys);
 
 }  // namespace torchscan::report
 

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "report/field_table.h"
 #include "report/json_reader.h"
 #include "report/metric_map.h"
 
@@ -159,11 +160,7 @@ OperatorPrecisionsFromJson(const JsonObject& parent,
 Json MaskAwareToJson(const MaskAwareFlops& mask_aware) {
   Json node = MetricResultToJson(mask_aware.total);
   node["by_module"] = CountMapToJson(mask_aware.by_module);
-  Json diagnostics = Json::array();
-  for (const Diagnostic& diagnostic : mask_aware.diagnostics) {
-    diagnostics.push_back(DiagnosticToJson(diagnostic));
-  }
-  node["diagnostics"] = std::move(diagnostics);
+  node["diagnostics"] = ToJson(mask_aware.diagnostics);
   return node;
 }
 
@@ -175,13 +172,9 @@ absl::StatusOr<MaskAwareFlops> MaskAwareFromJson(const JsonObject& parent) {
                       MetricResultFromJson(node.node(), node.path()));
   TS_ASSIGN_OR_RETURN(mask_aware.by_module,
                       CountMapFromJson(object, "by_module"));
-  TS_ASSIGN_OR_RETURN(JsonArray diagnostics, object.Array("diagnostics"));
-  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
-    const JsonValue item = diagnostics.Item(i);
-    TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
-                        DiagnosticFromJson(item.node(), item.path()));
-    mask_aware.diagnostics.push_back(std::move(diagnostic));
-  }
+  TS_ASSIGN_OR_RETURN(JsonValue diagnostics, object.Member("diagnostics"));
+  TS_ASSIGN_OR_RETURN(mask_aware.diagnostics,
+                      FromJson<std::vector<Diagnostic>>(diagnostics));
   TS_RETURN_IF_ERROR(
       ValidateMetricValue("mask_aware", mask_aware.total, node.path()));
   return mask_aware;
@@ -240,11 +233,7 @@ Json BytesToJson(const BytesMoved& bytes) {
   }
   node["by_operator"] = std::move(by_operator);
   node["by_module"] = CountMapToJson(bytes.by_module);
-  Json diagnostics = Json::array();
-  for (const Diagnostic& diagnostic : bytes.diagnostics) {
-    diagnostics.push_back(DiagnosticToJson(diagnostic));
-  }
-  node["diagnostics"] = std::move(diagnostics);
+  node["diagnostics"] = ToJson(bytes.diagnostics);
   return node;
 }
 
@@ -265,13 +254,9 @@ absl::StatusOr<BytesMoved> BytesFromJson(const JsonObject& parent) {
     bytes.by_operator.emplace(name, op);
   }
   TS_ASSIGN_OR_RETURN(bytes.by_module, CountMapFromJson(object, "by_module"));
-  TS_ASSIGN_OR_RETURN(JsonArray diagnostics, object.Array("diagnostics"));
-  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
-    const JsonValue item = diagnostics.Item(i);
-    TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
-                        DiagnosticFromJson(item.node(), item.path()));
-    bytes.diagnostics.push_back(std::move(diagnostic));
-  }
+  TS_ASSIGN_OR_RETURN(JsonValue diagnostics, object.Member("diagnostics"));
+  TS_ASSIGN_OR_RETURN(bytes.diagnostics,
+                      FromJson<std::vector<Diagnostic>>(diagnostics));
   TS_RETURN_IF_ERROR(ValidateMetricValue("bytes", bytes.total, node.path()));
   const std::optional<MetricValue>& known = bytes.total.known_value();
   if (known && std::holds_alternative<Count>(*known) &&
@@ -429,11 +414,7 @@ Json FlopReportToJson(const FlopReport& report) {
     ignored[name]["reason"] = entry.reason;
   }
   node["ignored_operators"] = std::move(ignored);
-  Json diagnostics = Json::array();
-  for (const Diagnostic& diagnostic : report.diagnostics) {
-    diagnostics.push_back(DiagnosticToJson(diagnostic));
-  }
-  node["diagnostics"] = std::move(diagnostics);
+  node["diagnostics"] = ToJson(report.diagnostics);
   if (report.mask_aware)
     node["mask_aware"] = MaskAwareToJson(*report.mask_aware);
   if (report.bytes) node["bytes"] = BytesToJson(*report.bytes);
@@ -467,13 +448,9 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
     TS_ASSIGN_OR_RETURN(std::string reason, entry.String("reason"));
     report.ignored_operators[name] = IgnoredOperator{calls, std::move(reason)};
   }
-  TS_ASSIGN_OR_RETURN(JsonArray diagnostics, object.Array("diagnostics"));
-  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
-    const JsonValue item = diagnostics.Item(i);
-    TS_ASSIGN_OR_RETURN(Diagnostic diagnostic,
-                        DiagnosticFromJson(item.node(), item.path()));
-    report.diagnostics.push_back(std::move(diagnostic));
-  }
+  TS_ASSIGN_OR_RETURN(JsonValue diagnostics, object.Member("diagnostics"));
+  TS_ASSIGN_OR_RETURN(report.diagnostics,
+                      FromJson<std::vector<Diagnostic>>(diagnostics));
   if (object.Contains("mask_aware")) {
     TS_ASSIGN_OR_RETURN(report.mask_aware, MaskAwareFromJson(object));
   }

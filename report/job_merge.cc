@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "report/aggregate.h"
 #include "report/diagnostic.h"
+#include "report/field_table.h"
 #include "report/json_reader.h"
 #include "report/precision.h"
 
@@ -419,7 +420,7 @@ Json JobReportToJson(const JobReport& report) {
     missing.message = absl::StrCat(
         "no report from rank(s) ", absl::StrJoin(report.missing_ranks, ", "),
         " of ", report.world_size, ": the job totals cover the others only");
-    diagnostics.push_back(DiagnosticToJson(missing));
+    diagnostics.push_back(ToJson(missing));
   }
   node["diagnostics"] = std::move(diagnostics);
   Json groups = Json::array();
