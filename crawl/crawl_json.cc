@@ -5,11 +5,9 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "formulas/module_call.h"
 #include "formulas/module_json.h"
@@ -160,151 +158,7 @@ Json CrawlPartsToJson(const report::AnalysisReport& report) {
   return parts;
 }
 
-namespace {
-
-// CrawlPartsToJson's document, written as compact text without building it
-// (the crawl's largest output: every layer's metrics). Scalars go through
-// nlohmann's own serializer, as in DumpJson.
-
-void AppendScalar(const Json& scalar, std::string& out) {
-  out += scalar.dump();
-}
-
-// A string as nlohmann writes it: printable ASCII without quotes or
-// backslashes as is, anything else through its serializer.
-void AppendString(absl::string_view text, std::string& out) {
-  for (const char c : text) {
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
-      AppendScalar(Json(std::string(text)), out);
-      return;
-    }
-  }
-  out += '"';
-  out.append(text.data(), text.size());
-  out += '"';
-}
-
-void AppendKey(absl::string_view key, std::string& out) {
-  AppendString(key, out);
-  out += ':';
-}
-
-void AppendMetricValue(const std::optional<report::MetricValue>& value,
-                       std::string& out) {
-  if (!value) {
-    out += "null";
-  } else if (const report::Count* count = std::get_if<report::Count>(&*value)) {
-    out += report::CountToString(*count);
-  } else if (const double* real = std::get_if<double>(&*value)) {
-    AppendScalar(Json(*real), out);
-  } else {
-    AppendString(std::get<std::string>(*value), out);
-  }
-}
-
-void AppendMetricResult(const report::MetricResult& result, std::string& out) {
-  out += "{\"status\":";
-  AppendString(report::MetricStatusName(result.status()), out);
-  out += ",\"value\":";
-  AppendMetricValue(result.value(), out);
-  out += ",\"known_value\":";
-  AppendMetricValue(result.known_value(), out);
-  out += ",\"unit\":";
-  AppendString(result.unit(), out);
-  out += ",\"scope\":";
-  AppendString(result.scope(), out);
-  out += ",\"method\":";
-  AppendString(result.method(), out);
-  out += '}';
-}
-
-void AppendMetricMap(const report::MetricMap& metrics, std::string& out) {
-  out += '{';
-  bool first = true;
-  for (const auto& [name, result] : metrics) {
-    if (!first) out += ',';
-    first = false;
-    AppendKey(name, out);
-    AppendMetricResult(result, out);
-  }
-  out += '}';
-}
-
-void AppendLayerCallFlops(const report::LayerOperatorFlops& entry,
-                          std::string& out) {
-  out += "{\"total\":";
-  AppendMetricResult(entry.total, out);
-  out += ",\"by_operator\":{";
-  bool first = true;
-  for (const auto& [op, flops] : entry.by_operator) {
-    if (!first) out += ',';
-    first = false;
-    AppendKey(op, out);
-    out += report::CountToString(flops);
-  }
-  out += "}}";
-}
-
-void AppendOptionalString(const std::optional<std::string>& value,
-                          std::string& out) {
-  if (value) {
-    AppendString(*value, out);
-  } else {
-    out += "null";
-  }
-}
-
-}  // namespace
-
-std::string CrawlPartsText(const report::AnalysisReport& report) {
-  std::string out;
-  out.reserve(1024 + 1024 * report.layers.size());
-  out += "{\"layer_metrics\":{";
-  bool first = true;
-  for (std::size_t i = 0; i < report.layers.size(); ++i) {
-    if (report.layers[i].metrics.empty()) continue;
-    if (!first) out += ',';
-    first = false;
-    out += '"';
-    out += std::to_string(i);
-    out += "\":";
-    AppendMetricMap(report.layers[i].metrics, out);
-  }
-  out += "},\"operator_flops\":";
-  out += report::DumpJson(report::FlopReportToJson(report.operator_flops));
-  if (report.layer_operator_flops) {
-    out += ",\"layer_operator_flops\":[";
-    first = true;
-    for (const report::LayerOperatorFlops& entry :
-         *report.layer_operator_flops) {
-      if (!first) out += ',';
-      first = false;
-      AppendLayerCallFlops(entry, out);
-    }
-    out += ']';
-  }
-  out += ",\"totals\":";
-  AppendMetricMap(report.totals, out);
-  out += ",\"diagnostics\":[";
-  first = true;
-  for (const report::Diagnostic& diagnostic : report.diagnostics) {
-    if (!first) out += ',';
-    first = false;
-    out += report::DumpJson(report::ToJson(diagnostic));
-  }
-  out += "],\"analysis_mode\":";
-  AppendOptionalString(report.context.analysis_mode, out);
-  out += ",\"incomplete\":";
-  AppendOptionalString(report::IsIncomplete(report)
-                           ? std::optional<std::string>(
-                                 report::IncompleteAnalysisMessage(report))
-                           : std::nullopt,
-                       out);
-  out += '}';
-  return out;
-}
-
-absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
+absl::StatusOr<Json> EvaluateMeasuredCrawlParts(
     const Json& node, report::FlopReport operator_flops,
     std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops) {
   TS_ASSIGN_OR_RETURN(CrawlRecord record,
@@ -324,7 +178,7 @@ absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
   record.operator_flops = std::move(operator_flops);
   TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
                       BuildAnalysisReport(std::move(record)));
-  return CrawlPartsText(report);
+  return CrawlPartsToJson(report);
 }
 
 absl::StatusOr<Json> EvaluateCrawlParts(const Json& node) {

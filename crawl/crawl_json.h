@@ -1,4 +1,4 @@
-// A Python front end's crawl, in JSON: the ExportedProgram crawler
+// A Python front end's crawl, as JSON data: the ExportedProgram crawler
 // (python/torchscan_dispatch/exported.py), whose layers come from the graph
 // rather than from module hooks. (crawl_module on an nn.Module records its
 // CrawlRecord natively: python/operators/crawl_recorder.cc.)
@@ -9,7 +9,7 @@
 // model totals and the leaf calls (module descriptions and calls,
 // formulas/module_json.h). A crawl that measured its operators in this process
 // hands their FlopReport and each layer call's operator FLOPs to
-// EvaluateMeasuredCrawlText directly; otherwise (the fuzzer, records from
+// EvaluateMeasuredCrawlParts directly; otherwise (the fuzzer, records from
 // elsewhere) they come in the JSON too:
 //
 //   {"mode": "full"|"structure", "layer_count": n, "torch_version": str,
@@ -37,7 +37,6 @@
 
 #include <cstddef>
 #include <map>
-#include <string>
 
 #include "absl/status/statusor.h"
 #include "crawl/crawl_record.h"
@@ -53,19 +52,16 @@ absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node);
 
 // The computed parts of a report built from such a record.
 report::Json CrawlPartsToJson(const report::AnalysisReport& report);
-// The same document as compact JSON text, written without building it
-// (scalars are serialized by nlohmann, as DumpJson serializes them).
-std::string CrawlPartsText(const report::AnalysisReport& report);
 
 // CrawlRecordFromJson, BuildAnalysisReport, CrawlPartsToJson.
 absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node);
 
-// The same, as CrawlPartsText, for a full-mode record whose operator FLOPs come
+// The same for a full-mode record whose operator FLOPs come
 // straight from the measurement that counted them (no JSON in between): `node`
 // carries neither "operator_flops" nor "layer_call_flops" (they are not read),
 // and `layer_call_flops` is keyed by layer index; an index past the record's
 // layers is InvalidArgument.
-absl::StatusOr<std::string> EvaluateMeasuredCrawlText(
+absl::StatusOr<report::Json> EvaluateMeasuredCrawlParts(
     const report::Json& node, report::FlopReport operator_flops,
     std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops);
 

@@ -1,13 +1,13 @@
 """Writes the seed corpus of the crawl-record fuzzer
 (crawl/testdata/crawl_fuzz_corpus) from real inputs: the crawl records
 Python's ExportedProgram crawler hands the library for a set of small
-models (full and structure mode), in the form torch.ops.torchscan.
-_evaluate_crawl reads, and module description + call documents from
+models (full and structure mode), in the form the extension module's
+evaluate_crawl reads (python/operators/crawl_functions.h), and module description + call documents from
 formulas/testdata/module_formula_goldens.json (one per module family).
 
 (crawl_module on an nn.Module builds its record natively and hands none
 over; the ExportedProgram crawler is the front end that still sends its
-record as JSON, crawl/crawl_json.h.)
+record as JSON data, crawl/crawl_json.h.)
 
 Run from the repository root with the library built:
     PYTHONPATH=python python3 crawl/fuzz/make_crawl_fuzz_corpus.py
@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 import torchscan_dispatch
+from torchscan_dispatch._library import hooks
 
 OUT = Path("crawl/testdata/crawl_fuzz_corpus")
 GOLDENS = Path("formulas/testdata/module_formula_goldens.json")
@@ -71,26 +72,25 @@ def models():
 
 def crawl_records():
     """(file name, record JSON) of each model's exported program, crawled.
-    A full-mode crawl hands _evaluate_measured_crawl a record without its
+    A full-mode crawl hands evaluate_measured_crawl a record without its
     operator FLOPs (the measurement holds them); they are added back from
-    the evaluation's answer, as _evaluate_crawl reads them."""
+    the evaluation's answer, as evaluate_crawl reads them."""
     captured = []
-    ops = torch.ops.torchscan
-    evaluate, evaluate_measured = ops._evaluate_crawl, ops._evaluate_measured_crawl
+    library = hooks()
+    evaluate, evaluate_measured = library.evaluate_crawl, library.evaluate_measured_crawl
 
-    def capture(record_json):
-        captured.append(record_json)
-        return evaluate(record_json)
+    def capture(record):
+        captured.append(json.dumps(record, separators=(",", ":")))
+        return evaluate(record)
 
-    def capture_measured(handle, record_json):
-        parts = evaluate_measured(handle, record_json)
-        record = json.loads(record_json)
-        record["operator_flops"] = json.loads(parts)["operator_flops"]
+    def capture_measured(handle, record):
+        parts = evaluate_measured(handle, record)
+        record = {**record, "operator_flops": parts["operator_flops"]}
         captured.append(json.dumps(record, separators=(",", ":")))
         return parts
 
-    # The crawler looks the operators up on every call.
-    ops._evaluate_crawl, ops._evaluate_measured_crawl = capture, capture_measured
+    # The crawler looks the functions up on every call.
+    library.evaluate_crawl, library.evaluate_measured_crawl = capture, capture_measured
     try:
         for name, model, inputs in models():
             args, kwargs = inputs.get("args"), inputs.get("kwargs", {})
@@ -103,7 +103,7 @@ def crawl_records():
                 torchscan_dispatch.crawl_module(program, args=args, kwargs=kwargs or None, mode=mode)
                 yield f"crawl_{name}_{mode}.json", captured.pop()
     finally:
-        ops._evaluate_crawl, ops._evaluate_measured_crawl = evaluate, evaluate_measured
+        library.evaluate_crawl, library.evaluate_measured_crawl = evaluate, evaluate_measured
 
 
 def module_documents():

@@ -1,11 +1,4 @@
-// What the Python package's torch.compile integration calls
-// (python/torchscan_dispatch/_compiler_integration.py): the operator every
-// compiled graph calls to record its tally, and C functions for the calls
-// made around every compiled call, through ctypes: through torch.ops a call
-// costs about a microsecond (arguments parsed against the schema and boxed),
-// through ctypes a fifth of that. Errors cannot cross a C boundary: a
-// failing call returns -1. docs/design.md ("torch.compile") has the whole
-// design.
+#include "python/operators/compiled_region_calls.h"  // Python.h first
 
 #include <c10/core/DispatchKeySet.h>
 #include <c10/util/Exception.h>
@@ -30,6 +23,8 @@
 
 namespace torchscan::dispatch {
 namespace {
+
+constexpr char kModule[] = "torchscan_dispatch._hooks";
 
 // The module label of each open compiled region's `self` on this thread
 // (nullopt: module tracking is off), innermost last.
@@ -117,90 +112,119 @@ const OwnOperators registration(
     },
     __FILE__, __LINE__);
 
-}  // namespace
-}  // namespace torchscan::dispatch
+// The functions below run around every compiled call and graph: each is a
+// few thread-local reads and writes, with no argument conversion beyond
+// ints and bytes, and none raises for a state it finds (a C++ exception is
+// caught and the call answers as documented in compiled_region_calls.h).
 
-using torchscan::dispatch::CountingSession;
-using torchscan::dispatch::ThisThreadState;
-
-extern "C" {
-
-// The raw DispatchKeySet bits of the counting key, which compiled calls take
-// out of the thread-local included set.
-__attribute__((visibility("default"))) std::uint64_t
-torchscan_counting_key_bits() noexcept {
-  return c10::DispatchKeySet(torchscan::dispatch::kCountingKey).raw_repr();
+// The module label of a compiled call's `self`: bytes, or None with module
+// tracking off (nullopt). False with an error set for another type.
+bool RootLabel(PyObject* label, std::optional<std::string>* out) {
+  if (label == Py_None) return true;
+  const char* text = PyBytes_AsString(label);
+  if (text == nullptr) return false;
+  out->emplace(text);
+  return true;
 }
 
-// A compiled call begins on this thread. When a measurement is counting here,
-// opens a hidden region (its eager calls are counted by the observer) with
-// `root_label` (nullable: module tracking off) as the label of the module
-// the compiled frame belongs to, and returns 1; otherwise does nothing and
-// returns 0. Pass the result to torchscan_exit_compiled_call.
-__attribute__((visibility("default"))) std::int32_t
-torchscan_enter_compiled_call(const char* root_label) noexcept {
+PyObject* CountingKeyBits(PyObject*, PyObject*) {
+  return PyLong_FromUnsignedLongLong(
+      c10::DispatchKeySet(kCountingKey).raw_repr());
+}
+
+PyObject* EnterCompiledCall(PyObject*, PyObject* label) {
+  std::optional<std::string> root;
+  if (!RootLabel(label, &root)) return nullptr;
+  long entered = 0;
   try {
-    if (CountingSession::Current() == nullptr) return 0;
-    torchscan::dispatch::compiled_roots.emplace_back(
-        root_label == nullptr ? std::nullopt
-                              : std::optional<std::string>(root_label));
-    torchscan::dispatch::EnterHiddenRegion();
-    return 1;
+    if (CountingSession::Current() != nullptr) {
+      compiled_roots.push_back(std::move(root));
+      EnterHiddenRegion();
+      entered = 1;
+    }
   } catch (...) {
-    return 0;
+    entered = 0;
   }
+  return PyLong_FromLong(entered);
 }
 
-__attribute__((visibility("default"))) void torchscan_exit_compiled_call(
-    std::int32_t entered) noexcept {
-  if (entered == 0) return;
-  torchscan::dispatch::ExitHiddenRegion();
-  if (!torchscan::dispatch::compiled_roots.empty()) {
-    torchscan::dispatch::compiled_roots.pop_back();
+PyObject* ExitCompiledCall(PyObject*, PyObject* entered) {
+  const long value = PyLong_AsLong(entered);
+  if (value == -1 && PyErr_Occurred()) return nullptr;
+  if (value != 0) {
+    ExitHiddenRegion();
+    if (!compiled_roots.empty()) compiled_roots.pop_back();
   }
+  Py_RETURN_NONE;
 }
 
-// PyTorch starts (+1) or ends (-1) compiling on this thread.
-__attribute__((visibility("default"))) void torchscan_change_compiling(
-    std::int32_t delta) noexcept {
-  ThisThreadState().execution.compiling_depth += delta;
+PyObject* ChangeCompiling(PyObject*, PyObject* delta) {
+  const long value = PyLong_AsLong(delta);
+  if (value == -1 && PyErr_Occurred()) return nullptr;
+  ThisThreadState().execution.compiling_depth += static_cast<int>(value);
+  Py_RETURN_NONE;
 }
 
-// A compiled graph starts running on this thread; returns the count of
-// tallies recorded so far, for torchscan_exit_compiled_graph.
-__attribute__((visibility("default"))) std::uint64_t
-torchscan_enter_compiled_graph() noexcept {
-  torchscan::dispatch::ExecutionState& state = ThisThreadState().execution;
+PyObject* EnterCompiledGraph(PyObject*, PyObject*) {
+  ExecutionState& state = ThisThreadState().execution;
   ++state.compiled_graph_depth;
-  return state.tallies_recorded;
+  return PyLong_FromUnsignedLongLong(state.tallies_recorded);
 }
 
-// The graph ended: returns 1 when a measurement is counting on this thread
-// and the graph recorded no tally (its work went unseen), else 0.
-__attribute__((visibility("default"))) std::int32_t
-torchscan_exit_compiled_graph(std::uint64_t tallies_before) noexcept {
-  torchscan::dispatch::ExecutionState& state = ThisThreadState().execution;
-  --state.compiled_graph_depth;
-  return CountingSession::Current() != nullptr && state.compiling_depth == 0 &&
-                 state.tallies_recorded == tallies_before
-             ? 1
-             : 0;
-}
-
-// Records work that ran where no operator call shows it: `what` names it
-// ("inductor.compiled_graph", "cuda.CUDAGraph.replay"), `reason` says why its
-// FLOPs are missing. 0 on success, -1 when nothing is counting or on error.
-__attribute__((visibility("default"))) std::int32_t torchscan_record_unseen(
-    const char* what, const char* reason) noexcept {
-  try {
-    CountingSession* session = CountingSession::Current();
-    if (session == nullptr || what == nullptr || reason == nullptr) return -1;
-    session->RecordCall(
-        torchscan::dispatch::SyntheticOperatorInfo(what, nullptr, reason));
-    return 0;
-  } catch (...) {
-    return -1;
+PyObject* ExitCompiledGraph(PyObject*, PyObject* before) {
+  const unsigned long long tallies_before = PyLong_AsUnsignedLongLong(before);
+  if (tallies_before == static_cast<unsigned long long>(-1) &&
+      PyErr_Occurred()) {
+    return nullptr;
   }
+  ExecutionState& state = ThisThreadState().execution;
+  --state.compiled_graph_depth;
+  return PyLong_FromLong(CountingSession::Current() != nullptr &&
+                                 state.compiling_depth == 0 &&
+                                 state.tallies_recorded == tallies_before
+                             ? 1
+                             : 0);
 }
 
-}  // extern "C"
+PyObject* RecordUnseen(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!CheckArguments(kModule, "record_unseen", nargs, 2)) return nullptr;
+  const char* what = PyBytes_AsString(args[0]);
+  const char* reason = what == nullptr ? nullptr : PyBytes_AsString(args[1]);
+  if (reason == nullptr) return nullptr;
+  long result = -1;
+  try {
+    if (CountingSession* session = CountingSession::Current()) {
+      session->RecordCall(SyntheticOperatorInfo(what, nullptr, reason));
+      result = 0;
+    }
+  } catch (...) {
+    result = -1;
+  }
+  return PyLong_FromLong(result);
+}
+
+PyMethodDef kFunctions[] = {
+    {"counting_key_bits", CountingKeyBits, METH_NOARGS,
+     "counting_key_bits() -> int: the counting key's DispatchKeySet bits."},
+    {"enter_compiled_call", EnterCompiledCall, METH_O,
+     "enter_compiled_call(root_label) -> int: a compiled call begins."},
+    {"exit_compiled_call", ExitCompiledCall, METH_O,
+     "exit_compiled_call(entered): the compiled call ended."},
+    {"change_compiling", ChangeCompiling, METH_O,
+     "change_compiling(delta): PyTorch starts (1) or ends (-1) compiling."},
+    {"enter_compiled_graph", EnterCompiledGraph, METH_NOARGS,
+     "enter_compiled_graph() -> int: a compiled graph starts running."},
+    {"exit_compiled_graph", ExitCompiledGraph, METH_O,
+     "exit_compiled_graph(before) -> int: 1 when it ran without a tally."},
+    {"record_unseen", AsCFunction(RecordUnseen), METH_FASTCALL,
+     "record_unseen(what, reason) -> int: records work no call shows."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool AddCompiledRegionFunctions(PyObject* module) {
+  return PyModule_AddFunctions(module, kFunctions) == 0;
+}
+
+}  // namespace torchscan::dispatch

@@ -1,65 +1,41 @@
-// Operators through which Python's crawl_module reaches C++: the evaluation of
-// the crawls it records (the module formulas and the report assembly,
-// crawl/crawl_json.h), and the analysis of a TorchScript module. Python's
-// forward hooks never fire inside TorchScript, so a torch.jit.ScriptModule
-// (loaded from a file, scripted or traced) goes through the C++ TorchScript
-// front end (torchscan/crawl.h), which observes every submodule call of the
-// interpreted graphs.
+// The operator through which Python's crawl_module analyses a TorchScript
+// module. Python's forward hooks never fire inside TorchScript, so a
+// torch.jit.ScriptModule (loaded from a file, scripted or traced) goes
+// through the C++ TorchScript front end (torchscan/crawl.h), which observes
+// every submodule call of the interpreted graphs. (The crawls Python records
+// are evaluated by the extension module's functions, crawl_functions.h.)
+//
+// NOTE [Why the TorchScript crawl is an operator]
+// Everything else Python calls goes through the extension module
+// (hooks_module.cc), Python objects in and out. That module uses only
+// CPython's stable ABI and reads torch's Python objects through attributes
+// (NOTE [The stable ABI]), and no attribute of a Python ScriptModule leads
+// to the torch::jit::Module behind it: ScriptModule._c is a pybind11 object,
+// whose C++ value only pybind11's own (non-stable) machinery can reach.
+// PyTorch's operator unboxing is the one way in without that: an `Any`
+// argument arrives as the module's IValue. So this stays a torch.ops
+// operator, and its result stays JSON text that Python reads with
+// json.loads (handing the text to the extension module to convert would
+// parse the same text in C++ instead, for nothing).
 
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/library.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <map>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "absl/status/statusor.h"
-#include "crawl/crawl_json.h"
-#include "python/operators/open_measurements.h"
-#include "python/operators/value_arguments.h"
 #include "report/analysis_report.h"
-#include "report/flop_report.h"
 #include "report/json_io.h"
 #include "report/strict.h"
 #include "torchscan/crawl.h"
-#include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/own_operators.h"
 
 namespace torchscan::dispatch {
 namespace {
 
 using report::Json;
-
-// The computed parts of a crawl's report (crawl/crawl_json.h).
-std::string EvaluateCrawl(std::string crawl_json) {
-  absl::StatusOr<Json> parts =
-      crawl::EvaluateCrawlParts(ParseJsonArgument(crawl_json));
-  CheckValue(parts.status());
-  return report::DumpJson(*parts);
-}
-
-// The same for a full-mode crawl measured by session `handle`: its
-// operator FlopReport and layer calls' operator FLOPs are read from the
-// session, not from the record.
-std::string EvaluateMeasuredCrawl(std::int64_t handle, std::string crawl_json) {
-  CountingSession& session = OpenMeasurements::Get().Session(handle);
-  absl::StatusOr<report::FlopReport> flops = session.BuildReport();
-  TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().ToString());
-  absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
-      layer_call_flops = session.BuildLayerCallFlops();
-  TORCH_CHECK(layer_call_flops.ok(),
-              "torchscan: ", layer_call_flops.status().ToString());
-  absl::StatusOr<std::string> parts = crawl::EvaluateMeasuredCrawlText(
-      ParseJsonArgument(crawl_json), *std::move(flops),
-      *std::move(layer_call_flops));
-  CheckValue(parts.status());
-  return *std::move(parts);
-}
 
 // `module`: a ScriptModule's object; `args`: the forward arguments (a
 // tuple); `mode`: "full" or "structure". Returns
@@ -89,12 +65,8 @@ std::string CrawlScriptModuleOperator(c10::IValue module, c10::IValue args,
 }
 
 const OwnOperators registration(
-    torch::Library::FRAGMENT,
-    {"_evaluate_crawl", "_evaluate_measured_crawl", "_crawl_script_module"},
+    torch::Library::FRAGMENT, {"_crawl_script_module"},
     [](torch::Library& library) {
-      library.def("_evaluate_crawl(str crawl) -> str", &EvaluateCrawl);
-      library.def("_evaluate_measured_crawl(int handle, str crawl) -> str",
-                  &EvaluateMeasuredCrawl);
       library.def("_crawl_script_module(Any module, Any args, str mode) -> str",
                   &CrawlScriptModuleOperator);
     },

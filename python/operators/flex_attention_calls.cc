@@ -1,12 +1,4 @@
-// What the Python package's flex attention hook
-// (python/torchscan_dispatch/_flex_attention.py) calls, through ctypes, for
-// each eager call of flex attention's dense kernel: whether a measurement
-// counts here, a region whose operator calls are our own work (the
-// evaluation of the block mask's mask_mod), and the record of the call's
-// mask exclusion (RecordFlexAttentionMask, attention_masks.h). These are C
-// functions, not torchscan operators: nothing of them enters the dispatcher,
-// so nothing of them can be counted. Errors cannot cross a C boundary: a
-// failing call returns -1 (or nullptr).
+#include "python/operators/flex_attention_calls.h"  // Python.h first
 
 #include <c10/core/Device.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
@@ -26,6 +18,8 @@
 namespace torchscan::dispatch {
 namespace {
 
+constexpr char kModule[] = "torchscan_dispatch._hooks";
+
 // The operators whose dense kernels the Python hook sees: a record names one
 // of them, never an arbitrary name.
 bool IsFlexAttention(std::string_view packet) {
@@ -33,92 +27,108 @@ bool IsFlexAttention(std::string_view packet) {
          packet == "higher_order::flex_attention_backward";
 }
 
-}  // namespace
-}  // namespace torchscan::dispatch
-
-using torchscan::dispatch::CountingSession;
-using torchscan::dispatch::ThisThreadState;
-
-extern "C" {
-
-// 1 when a measurement counts on this thread and PyTorch is not compiling
-// here (a call's mask is worth evaluating), else 0.
-__attribute__((visibility("default"))) std::int32_t
-torchscan_counting_here() noexcept {
-  return CountingSession::Current() != nullptr &&
-                 ThisThreadState().execution.compiling_depth == 0
-             ? 1
-             : 0;
+PyObject* CountingHere(PyObject*, PyObject*) {
+  return PyLong_FromLong(CountingSession::Current() != nullptr &&
+                                 ThisThreadState().execution.compiling_depth ==
+                                     0
+                             ? 1
+                             : 0);
 }
 
-// 1 when the current stream of `device` ("cuda:0") is being captured into a
-// graph (reading a value there would break the user's capture), 0 when not
-// or for the CPU, -1 for a device this build cannot ask.
-__attribute__((visibility("default"))) std::int32_t torchscan_stream_capturing(
-    const char* device) noexcept {
+PyObject* StreamCapturing(PyObject*, PyObject* device) {
+  const char* text = PyBytes_AsString(device);
+  if (text == nullptr) return nullptr;
+  long capturing = -1;
   try {
-    if (device == nullptr) return -1;
-    const c10::Device parsed(device);
-    if (parsed.is_cpu()) return 0;
-    const c10::impl::VirtualGuardImpl guard(parsed.type());
-    return guard.getStream(parsed).is_capturing() ? 1 : 0;
+    const c10::Device parsed(text);
+    if (parsed.is_cpu()) {
+      capturing = 0;
+    } else {
+      const c10::impl::VirtualGuardImpl guard(parsed.type());
+      capturing = guard.getStream(parsed).is_capturing() ? 1 : 0;
+    }
   } catch (...) {
-    return -1;
+    capturing = -1;
   }
+  return PyLong_FromLong(capturing);
 }
 
-// Operator calls from now until torchscan_exit_not_counted of the returned
-// token (on this thread, innermost first) are our own work: neither the
-// counting key nor a hidden region's observer sees them (NOTE [Reading
-// values without being counted], call_recording.h). nullptr on failure.
-__attribute__((visibility("default"))) void*
-torchscan_enter_not_counted() noexcept {
+PyObject* EnterNotCounted(PyObject*, PyObject*) {
+  NotCounted* token = nullptr;
   try {
-    return new torchscan::dispatch::NotCounted();
+    token = new NotCounted();
   } catch (...) {
+    Py_RETURN_NONE;
+  }
+  return PyLong_FromVoidPtr(token);
+}
+
+PyObject* ExitNotCounted(PyObject*, PyObject* token) {
+  if (token == Py_None) Py_RETURN_NONE;
+  void* address = PyLong_AsVoidPtr(token);
+  if (address == nullptr && PyErr_Occurred()) return nullptr;
+  delete static_cast<NotCounted*>(address);
+  Py_RETURN_NONE;
+}
+
+PyObject* RecordMask(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!CheckArguments(kModule, "record_flex_attention_mask", nargs, 5)) {
     return nullptr;
   }
-}
-
-__attribute__((visibility("default"))) void torchscan_exit_not_counted(
-    void* token) noexcept {
-  delete static_cast<torchscan::dispatch::NotCounted*>(token);
-}
-
-// Records the mask of one eager flex attention call of `packet`
-// ("higher_order::flex_attention" or "higher_order::flex_attention_backward")
-// in the measurement counting on this thread: `executed` product FLOPs over
-// `all_pairs` pairs, `allowed_pairs` of them allowed; or, with
-// `unread_reason` non-null, the mask was not read and the whole products
-// are left out of the mask-aware count. 0 on success, -1 when nothing is
-// counting here, for another name or on error.
-__attribute__((visibility("default"))) std::int32_t
-torchscan_record_flex_attention_mask(const char* packet, std::int64_t executed,
-                                     std::int64_t all_pairs,
-                                     std::int64_t allowed_pairs,
-                                     const char* unread_reason) noexcept {
+  const char* packet = PyBytes_AsString(args[0]);
+  if (packet == nullptr) return nullptr;
+  long long counts[3];  // executed, all pairs, allowed pairs
+  for (int i = 0; i < 3; ++i) {
+    counts[i] = PyLong_AsLongLong(args[i + 1]);
+    if (counts[i] == -1 && PyErr_Occurred()) return nullptr;
+  }
+  const auto [executed, all_pairs, allowed_pairs] = counts;
+  const char* unread_reason = nullptr;
+  if (args[4] != Py_None) {
+    unread_reason = PyBytes_AsString(args[4]);
+    if (unread_reason == nullptr) return nullptr;
+  }
+  long result = -1;
   try {
     CountingSession* session = CountingSession::Current();
-    if (session == nullptr || packet == nullptr ||
-        !torchscan::dispatch::IsFlexAttention(packet) || executed < 0 ||
-        all_pairs < 0) {
-      return -1;
+    if (session != nullptr && IsFlexAttention(packet) && executed >= 0 &&
+        all_pairs >= 0) {
+      const absl::StatusOr<Count> allowed =
+          unread_reason == nullptr
+              ? absl::StatusOr<Count>(allowed_pairs)
+              : absl::FailedPreconditionError(unread_reason);
+      // The same entry a compiled graph's call of the operator records to
+      // (with the operator's formula), so both report under one name.
+      const OperatorInfo& info = SyntheticOperatorInfo(
+          packet, formulas::FindOperatorFormula(packet), "");
+      RecordFlexAttentionMask(info, executed, all_pairs, allowed, *session);
+      result = 0;
     }
-    const absl::StatusOr<torchscan::dispatch::Count> allowed =
-        unread_reason == nullptr
-            ? absl::StatusOr<torchscan::dispatch::Count>(allowed_pairs)
-            : absl::FailedPreconditionError(unread_reason);
-    // The same entry a compiled graph's call of the operator records to
-    // (with the operator's formula), so both report under one name.
-    const torchscan::dispatch::OperatorInfo& info =
-        torchscan::dispatch::SyntheticOperatorInfo(
-            packet, torchscan::formulas::FindOperatorFormula(packet), "");
-    torchscan::dispatch::RecordFlexAttentionMask(info, executed, all_pairs,
-                                                 allowed, *session);
-    return 0;
   } catch (...) {
-    return -1;
+    result = -1;
   }
+  return PyLong_FromLong(result);
 }
 
-}  // extern "C"
+PyMethodDef kFunctions[] = {
+    {"counting_here", CountingHere, METH_NOARGS,
+     "counting_here() -> int: 1 when a call's mask is worth evaluating."},
+    {"stream_capturing", StreamCapturing, METH_O,
+     "stream_capturing(device) -> int: 1 when its stream is captured."},
+    {"enter_not_counted", EnterNotCounted, METH_NOARGS,
+     "enter_not_counted() -> int: operator calls from now on are ours."},
+    {"exit_not_counted", ExitNotCounted, METH_O,
+     "exit_not_counted(token): ends enter_not_counted's region."},
+    {"record_flex_attention_mask", AsCFunction(RecordMask), METH_FASTCALL,
+     "record_flex_attention_mask(packet, executed, all_pairs, allowed, "
+     "unread_reason) -> int: records one call's mask."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool AddFlexAttentionFunctions(PyObject* module) {
+  return PyModule_AddFunctions(module, kFunctions) == 0;
+}
+
+}  // namespace torchscan::dispatch

@@ -1,7 +1,11 @@
 // The library's CPython extension module, torchscan_dispatch._hooks: how
 // the Python package calls the library, Python objects in and out. It holds
 // the native bodies of the package's per-call hooks (module_scope_hooks.h,
-// crawl_recorder.h) and the report functions (report_functions.h).
+// crawl_recorder.h), the report functions (report_functions.h), the
+// evaluation of recorded crawls (crawl_functions.h), the peak memory
+// measurement (memory_functions.h), and the calls around compiled code
+// (compiled_region_calls.h) and eager flex attention
+// (flex_attention_calls.h).
 //
 // Python imports it from the copy of the library torch.ops.load_library
 // loaded (python/torchscan_dispatch/_library.py), so the operators and these
@@ -15,7 +19,11 @@
 // torch's own Python objects: a tensor's TensorImpl is read from
 // Tensor._cdata, everything else through attributes.
 
-#include "python/operators/crawl_recorder.h"  // Python.h first
+#include "python/operators/compiled_region_calls.h"  // Python.h first
+#include "python/operators/crawl_functions.h"
+#include "python/operators/crawl_recorder.h"
+#include "python/operators/flex_attention_calls.h"
+#include "python/operators/memory_functions.h"
 #include "python/operators/module_scope_hooks.h"
 #include "python/operators/python_objects.h"
 #include "python/operators/report_functions.h"
@@ -37,7 +45,10 @@ PyMODINIT_FUNC PyInit__hooks() {
   using namespace torchscan::dispatch;
   OwnedRef module(PyModule_Create(&kModule));
   if (!module || !AddModuleScopeTracker(module.get()) ||
-      !AddCrawlRecorder(module.get()) || !AddReportFunctions(module.get())) {
+      !AddCrawlRecorder(module.get()) || !AddReportFunctions(module.get()) ||
+      !AddCrawlFunctions(module.get()) || !AddMemoryFunctions(module.get()) ||
+      !AddCompiledRegionFunctions(module.get()) ||
+      !AddFlexAttentionFunctions(module.get())) {
     return nullptr;
   }
   return module.release();

@@ -17,6 +17,11 @@ bool RaiseStatus(const absl::Status& status) {
   return false;
 }
 
+bool RaiseValueError(const absl::Status& status) {
+  PyErr_SetString(PyExc_ValueError, std::string(status.message()).c_str());
+  return false;
+}
+
 PyObject* NoneOrRaise(bool ok) {
   if (!ok) return nullptr;
   Py_RETURN_NONE;

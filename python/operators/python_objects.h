@@ -17,10 +17,12 @@
 
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "report/json_io.h"
 
@@ -66,6 +68,45 @@ bool Utf8(PyObject* text, std::string* out);
 
 // A RuntimeError with the status's message; returns false.
 bool RaiseStatus(const absl::Status& status);
+
+// A ValueError with the status's message; returns false.
+bool RaiseValueError(const absl::Status& status);
+
+// NOTE [The GIL while the library works]
+// The library's work behind a function (a report rendered, a crawl
+// evaluated, a device's memory statistics read) touches no Python object and
+// may take tens of milliseconds. torch.ops released the GIL around the
+// operators these functions replace, so other Python threads ran meanwhile;
+// the functions release it too, between converting their arguments and
+// building their result, which need it.
+
+// Runs `body` (returning absl::StatusOr<T>) without the GIL. Its value goes
+// to *out, then true. An error status is raised by `raise_status` (one of
+// the Raise* functions above), a C++ exception is a RuntimeError with its
+// message (a c10::Error's without its backtrace); then false.
+template <typename T, typename Body, typename RaiseFunction>
+bool WithoutGil(Body body, T* out, RaiseFunction raise_status) {
+  std::optional<absl::StatusOr<T>> result;
+  std::string exception;
+  PyThreadState* thread = PyEval_SaveThread();
+  try {
+    result.emplace(body());
+  } catch (const c10::Error& error) {
+    exception = error.what_without_backtrace();
+  } catch (const std::exception& error) {
+    exception = error.what();
+  } catch (...) {
+    exception = "an unknown C++ exception";
+  }
+  PyEval_RestoreThread(thread);
+  if (!result) {
+    PyErr_SetString(PyExc_RuntimeError, exception.c_str());
+    return false;
+  }
+  if (!result->ok()) return raise_status(result->status());
+  *out = *std::move(*result);
+  return true;
+}
 
 // None for `ok`, else nullptr (the error is set): a method's result.
 PyObject* NoneOrRaise(bool ok);

@@ -1,6 +1,5 @@
 #include "python/operators/report_functions.h"  // Python.h first
 
-#include <exception>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,43 +69,6 @@ bool OptionalReportArgument(PyObject* value, absl::string_view name,
   return ReportArgument(value, name, &out->emplace());
 }
 
-// NOTE [The GIL while rendering]
-// The report library's work touches no Python object, and a large model's
-// page takes tens of milliseconds. torch.ops released the GIL around the
-// operators these functions replace, so other Python threads ran meanwhile;
-// these functions release it too, between converting the arguments and
-// building the result, which need it.
-
-// Runs `body` (returning absl::StatusOr<T>) without the GIL. Its value goes
-// to *out; an error status is a ValueError (a report the report library
-// cannot read, as the operators raised it), a C++ exception a RuntimeError;
-// then false.
-template <typename T, typename Body>
-bool WithoutGil(Body body, T* out) {
-  std::optional<absl::StatusOr<T>> result;
-  std::string exception;
-  PyThreadState* thread = PyEval_SaveThread();
-  try {
-    result.emplace(body());
-  } catch (const std::exception& error) {
-    exception = error.what();
-  } catch (...) {
-    exception = "an unknown C++ exception";
-  }
-  PyEval_RestoreThread(thread);
-  if (!result) {
-    PyErr_SetString(PyExc_RuntimeError, exception.c_str());
-    return false;
-  }
-  if (!result->ok()) {
-    PyErr_SetString(PyExc_ValueError,
-                    std::string(result->status().message()).c_str());
-    return false;
-  }
-  *out = *std::move(*result);
-  return true;
-}
-
 PyObject* Text(const std::string& text) {
   return PyUnicode_FromStringAndSize(text.data(), text.size());
 }
@@ -127,7 +89,7 @@ PyObject* RenderSummary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
                             ReadSummaryOptions(options));
         return report::RenderSummary(parsed, summary);
       },
-      &text);
+      &text, RaiseValueError);
   return ok ? Text(text) : nullptr;
 }
 
@@ -139,8 +101,9 @@ PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   Json diff;
-  const bool ok = WithoutGil(
-      [&] { return report::CompareReportsJson(before, after); }, &diff);
+  const bool ok =
+      WithoutGil([&] { return report::CompareReportsJson(before, after); },
+                 &diff, RaiseValueError);
   return ok ? FromJson(diff) : nullptr;
 }
 
@@ -162,7 +125,7 @@ PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
             document, before ? &*before : nullptr, after ? &*after : nullptr,
             options);
       },
-      &html);
+      &html, RaiseValueError);
   return ok ? Text(html) : nullptr;
 }
 
@@ -181,7 +144,7 @@ PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
         return report::render::FoldedOfDocument(
             document, before ? &*before : nullptr, after ? &*after : nullptr);
       },
-      &folded);
+      &folded, RaiseValueError);
   if (!ok) return nullptr;
   OwnedRef notes(PyList_New(0));
   if (!notes) return nullptr;
@@ -206,7 +169,7 @@ PyObject* ListDiagnostics(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   std::string listing;
   const bool ok = WithoutGil(
       [&] { return report::render::DiagnosticsOfDocument(document, summary); },
-      &listing);
+      &listing, RaiseValueError);
   return ok ? Text(listing) : nullptr;
 }
 

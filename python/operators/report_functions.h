@@ -35,7 +35,7 @@
 //       with its Python hint replaced by the listing.
 //
 // The GIL is released while the report library works (NOTE [The GIL
-// while rendering] in report_functions.cc).
+// while the library works] in python_objects.h).
 
 #ifndef TORCHSCAN_PYTHON_OPERATORS_REPORT_FUNCTIONS_H_
 #define TORCHSCAN_PYTHON_OPERATORS_REPORT_FUNCTIONS_H_

@@ -48,8 +48,9 @@ def mark_compilation() -> None:
 # that calls it runs eagerly: a graph break, a skipped frame) goes to Dynamo
 # to be compiled, our own module hooks and the compiled-call guard's methods
 # (_compiled_calls.py) included. Compiled, a hook would be traced with
-# torch.compiler.is_compiling() true (empty), and a frame that calls ctypes
-# would be compiled, fail and run anyway. They are marked to run as plain
+# torch.compiler.is_compiling() true (empty), and a frame that calls the
+# library's functions (C functions Dynamo cannot trace) would be compiled,
+# fail and run anyway. They are marked to run as plain
 # Python, with everything they call. This does not stop Dynamo from inlining
 # a hook into a module call it traces (there the hook is traced as empty, so
 # no graph break).

@@ -6,7 +6,6 @@ to C++ and assembles the report around the layer records.
 
 from __future__ import annotations
 
-import json
 import platform
 from collections.abc import Iterable, Mapping
 from itertools import starmap
@@ -17,6 +16,7 @@ from torch import nn
 
 from torchscan_dispatch import _version
 from torchscan_dispatch._describe import describe_call
+from torchscan_dispatch._library import hooks
 from torchscan_dispatch._native import Measurement
 from torchscan_dispatch.report import IncompleteAnalysisError
 
@@ -195,12 +195,9 @@ def finish_report(
     ``layer_call_flops``: C++ reads them from the measurement itself.
     """
     if measurement is None:
-        text = torch.ops.torchscan._evaluate_crawl(json.dumps(record, separators=(",", ":")))
+        parts = hooks().evaluate_crawl(record)
     else:
-        text = torch.ops.torchscan._evaluate_measured_crawl(
-            measurement.handle, json.dumps(record, separators=(",", ":"))
-        )
-    parts = json.loads(text)
+        parts = hooks().evaluate_measured_crawl(measurement.handle, record)
     for index, metrics in parts["layer_metrics"].items():
         layers[int(index)]["metrics"].update(metrics)
     if parts["analysis_mode"] is not None:

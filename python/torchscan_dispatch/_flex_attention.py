@@ -200,7 +200,7 @@ def _record(calls: Any, packet: str, products: Any, arguments: inspect.BoundArgu
         reason = f"evaluating mask_mod failed: {type(error).__name__}: {message[0] if message else ''}"
     if executed >= 2**63:
         allowed, reason = 0, "the call's FLOPs exceed 64 bits"
-    calls.record_mask(packet.encode(), executed, all_pairs, allowed, None if reason is None else reason.encode())
+    calls.record_flex_attention_mask(packet.encode(), executed, all_pairs, allowed, None if reason is None else reason.encode())
 
 
 # The wrap of each original kernel, made once: a counter opened per
@@ -233,7 +233,7 @@ def _make_wrap(original: Any, packet: str, products: Any) -> Any:
             _record(calls, packet, products, arguments)
         except Exception as error:  # the workload's call succeeded: never fail it
             reason = f"recording the call failed: {type(error).__name__}"
-            calls.record_mask(packet.encode(), 0, 0, 0, reason.encode())
+            calls.record_flex_attention_mask(packet.encode(), 0, 0, 0, reason.encode())
         return result
 
     kernel.__wrapped__ = original

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import importlib.machinery
 import importlib.util
@@ -10,7 +9,6 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -148,53 +146,6 @@ def _check_at_import() -> None:
 _check_at_import()
 
 
-def _c_function(library: ctypes.CDLL, name: str, argtypes: list[Any], restype: Any) -> Any:
-    """The library's C function `name`, typed."""
-    function = getattr(library, name)
-    function.argtypes = argtypes
-    function.restype = restype
-    return function
-
-
-class CompiledRegionCalls:
-    """The library's C functions for the calls made around every compiled
-    call and compiled graph (python/operators/compiled_region_calls.cc),
-    through ctypes: torch.ops costs five times as much per call. Each returns
-    -1 on error."""
-
-    def __init__(self, library: ctypes.CDLL) -> None:
-        self.counting_key_bits = _c_function(library, "torchscan_counting_key_bits", [], ctypes.c_uint64)
-        self.enter_compiled_call = _c_function(
-            library, "torchscan_enter_compiled_call", [ctypes.c_char_p], ctypes.c_int32
-        )
-        self.exit_compiled_call = _c_function(library, "torchscan_exit_compiled_call", [ctypes.c_int32], None)
-        self.change_compiling = _c_function(library, "torchscan_change_compiling", [ctypes.c_int32], None)
-        self.enter_compiled_graph = _c_function(library, "torchscan_enter_compiled_graph", [], ctypes.c_uint64)
-        self.exit_compiled_graph = _c_function(
-            library, "torchscan_exit_compiled_graph", [ctypes.c_uint64], ctypes.c_int32
-        )
-        self.record_unseen = _c_function(
-            library, "torchscan_record_unseen", [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int32
-        )
-
-
-class FlexAttentionCalls:
-    """The library's C functions for the eager flex attention hook
-    (python/operators/flex_attention_calls.cc, _flex_attention.py)."""
-
-    def __init__(self, library: ctypes.CDLL) -> None:
-        self.counting_here = _c_function(library, "torchscan_counting_here", [], ctypes.c_int32)
-        self.stream_capturing = _c_function(library, "torchscan_stream_capturing", [ctypes.c_char_p], ctypes.c_int32)
-        self.enter_not_counted = _c_function(library, "torchscan_enter_not_counted", [], ctypes.c_void_p)
-        self.exit_not_counted = _c_function(library, "torchscan_exit_not_counted", [ctypes.c_void_p], None)
-        self.record_mask = _c_function(
-            library,
-            "torchscan_record_flex_attention_mask",
-            [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p],
-            ctypes.c_int32,
-        )
-
-
 def _loaded_library_path() -> str:
     """The path of the loaded copy of the library (dlopen of a loaded path
     returns that copy)."""
@@ -203,15 +154,11 @@ def _loaded_library_path() -> str:
 
 
 @functools.cache
-def _loaded_library() -> ctypes.CDLL:
-    return ctypes.CDLL(_loaded_library_path())
-
-
-@functools.cache
 def hooks():
-    """The library's CPython extension module, the native bodies of the
-    module hooks of by_module and crawl_module (python/operators/
-    hooks_module.cc), imported from the loaded copy of the library."""
+    """The library's CPython extension module (python/operators/
+    hooks_module.cc): the native bodies of the module hooks of by_module and
+    crawl_module and the library's functions Python calls, imported from
+    the loaded copy of the library."""
     name = "torchscan_dispatch._hooks"
     loader = importlib.machinery.ExtensionFileLoader(name, _loaded_library_path())
     spec = importlib.util.spec_from_loader(name, loader)
@@ -220,13 +167,14 @@ def hooks():
     return module
 
 
-@functools.cache
-def compiled_region_calls() -> CompiledRegionCalls:
-    """The compiled-region C functions of the loaded copy of the library."""
-    return CompiledRegionCalls(_loaded_library())
+def compiled_region_calls():
+    """The extension module, for its functions called around every compiled
+    call and compiled graph (python/operators/compiled_region_calls.h):
+    plain C calls, a tenth of a torch.ops call's cost."""
+    return hooks()
 
 
-@functools.cache
-def flex_attention_calls() -> FlexAttentionCalls:
-    """The flex attention C functions of the loaded copy of the library."""
-    return FlexAttentionCalls(_loaded_library())
+def flex_attention_calls():
+    """The extension module, for its functions called by the eager flex
+    attention hook (python/operators/flex_attention_calls.h)."""
+    return hooks()

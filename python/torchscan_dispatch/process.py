@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 import torch
 
-from torchscan_dispatch._library import load_library
+from torchscan_dispatch._library import hooks
 
 __all__ = ["measure_peak_memory"]
 
@@ -29,10 +28,10 @@ def measure_peak_memory(workload: Callable[[], object], *, device: str | torch.d
     Calls may nest.
     """
     normalized = torch.device(device)  # PyTorch's own error for a bad string
-    load_library()
-    handle = torch.ops.torchscan._begin_peak_memory(str(normalized))
+    library = hooks()
+    handle = library.begin_peak_memory(str(normalized))
     try:
         workload()
     finally:
-        result = torch.ops.torchscan._end_peak_memory(handle)
-    return json.loads(result)
+        result = library.end_peak_memory(handle)
+    return result

@@ -1,9 +1,12 @@
 """measure_peak_memory with exact expectations (the CPU allocator reports the
 requested bytes exactly) and its error and fault behaviour."""
 
+import threading
+
 import pytest
 import torch
 
+from torchscan_dispatch._library import hooks
 from torchscan_dispatch.process import measure_peak_memory
 
 FLOAT = 4  # bytes per float32 element
@@ -109,3 +112,62 @@ def test_refuses_to_hide_a_running_profilers_memory_events():
         torch.empty(123)
     # The profiler still saw its own allocation.
     assert any(event.cpu_memory_usage == 123 * FLOAT for event in profiler.events())
+
+
+# The extension module's functions behind measure_peak_memory
+# (python/operators/memory_functions.h), called directly.
+
+
+def test_begin_and_end_report_the_exact_peak_as_a_dict():
+    library = hooks()
+    handle = library.begin_peak_memory("cpu")
+    kept = torch.empty(250)  # 1000 bytes
+    torch.empty(100)  # 400 more, freed at once
+    memory = library.end_peak_memory(handle)
+    assert memory == {
+        "device": "cpu",
+        "metric": "pytorch_tensor_bytes",
+        "baseline_bytes": 0,
+        "peak_bytes": 350 * FLOAT,
+        "delta_bytes": 350 * FLOAT,
+    }
+    del kept
+
+
+def test_ending_an_unknown_measurement_is_a_runtime_error():
+    with pytest.raises(RuntimeError) as raised:
+        hooks().end_peak_memory(10**9)
+    assert str(raised.value) == "torchscan: no open memory measurement 1000000000"
+
+
+def test_only_the_thread_that_began_a_measurement_ends_it():
+    library = hooks()
+    handle = library.begin_peak_memory("cpu")
+    errors = []
+
+    def end_elsewhere():
+        try:
+            library.end_peak_memory(handle)
+        except RuntimeError as error:
+            errors.append(str(error))
+
+    thread = threading.Thread(target=end_elsewhere)
+    thread.start()
+    thread.join()
+    assert errors == [f"torchscan: memory measurement {handle} must be ended on the thread that began it"]
+    assert library.end_peak_memory(handle)["peak_bytes"] == 0  # still open here
+
+
+def test_bad_devices_and_arguments_are_one_line_errors():
+    library = hooks()
+    with pytest.raises(RuntimeError) as raised:
+        library.begin_peak_memory("not-a-device")
+    assert str(raised.value) == "Invalid device string: 'not-a-device'"
+    with pytest.raises(NotImplementedError) as raised:
+        library.begin_peak_memory("meta")
+    assert str(raised.value) == f"Peak memory measurement is not implemented for 'meta' in PyTorch {torch.__version__}."
+    with pytest.raises(TypeError) as raised:
+        library.begin_peak_memory(torch.device("cpu"))
+    assert str(raised.value) == "begin_peak_memory: device must be a str"
+    with pytest.raises(TypeError, match="^'str' object cannot be interpreted as an integer$"):
+        library.end_peak_memory("1")
