@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -11,6 +12,7 @@
 #include "base/status_macros.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
+#include "report/job_merge.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
 #include "report/render/report_documents.h"
@@ -173,6 +175,39 @@ PyObject* ListDiagnostics(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ok ? Text(listing) : nullptr;
 }
 
+// `reports` and `names`: lists of one length, of reports and of str.
+PyObject* MergeRankReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!CheckArguments(kModule, "merge_rank_reports", nargs, 2)) return nullptr;
+  if (!PyList_Check(args[0]) || !PyList_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "merge_rank_reports(reports, names) takes two lists");
+    return nullptr;
+  }
+  const Py_ssize_t count = PyList_Size(args[0]);
+  if (PyList_Size(args[1]) != count) {
+    PyErr_SetString(PyExc_ValueError,
+                    "merge_rank_reports: one name per report is needed");
+    return nullptr;
+  }
+  std::vector<std::string> names(count);
+  std::vector<Json> reports(count);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (!Utf8(PyList_GetItem(args[1], i), &names[i]) ||
+        !ReportArgument(PyList_GetItem(args[0], i), names[i], &reports[i])) {
+      return nullptr;
+    }
+  }
+  Json job;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<Json> {
+        TS_ASSIGN_OR_RETURN(report::JobReport merged,
+                            report::MergeRankReportsJson(reports, names));
+        return report::JobReportToJson(merged);
+      },
+      &job, RaiseValueError);
+  return ok ? FromJson(job) : nullptr;
+}
+
 PyMethodDef kFunctions[] = {
     {"render_summary", AsCFunction(RenderSummary), METH_FASTCALL,
      "render_summary(report, options) -> str: what summary() prints."},
@@ -184,6 +219,8 @@ PyMethodDef kFunctions[] = {
      "folded_stacks(report, before, after) -> (text, partial, notes)."},
     {"list_diagnostics", AsCFunction(ListDiagnostics), METH_FASTCALL,
      "list_diagnostics(report, summary) -> str: the diagnostics listing."},
+    {"merge_rank_reports", AsCFunction(MergeRankReports), METH_FASTCALL,
+     "merge_rank_reports(reports, names) -> dict: one job report."},
     {nullptr, nullptr, 0, nullptr},
 };
 

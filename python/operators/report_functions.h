@@ -1,9 +1,10 @@
 // The report functions of the library's CPython extension module
 // (hooks_module.cc): the summary table, the comparison of two reports, the
-// HTML page, folded stacks and the diagnostics listing, which Python's
-// format_summary, compare_reports, to_html, to_folded, list_diagnostics and
-// the command line call. Each runs in the report library (report/summary.h,
-// report/compare.h, report/render/report_documents.h).
+// HTML page, folded stacks, the diagnostics listing and the merge of rank
+// reports, which Python's format_summary, compare_reports, to_html,
+// to_folded, list_diagnostics, merge_rank_reports and the command line call.
+// Each runs in the report library (report/summary.h, report/compare.h,
+// report/render/report_documents.h).
 //
 // Python data in, Python data out: a report is the dict crawl_module,
 // measure_flops or compare_reports returned (or json.load read), converted
@@ -33,6 +34,10 @@
 //   list_diagnostics(report, summary) -> str
 //       The diagnostics listing; with a `summary` text (not ""), that text
 //       with its Python hint replaced by the listing.
+//   merge_rank_reports(reports, names) -> dict
+//       One job report of per-rank FLOP reports (report/job_merge.h);
+//       `names` (a list of str, one per report) start the paths of bad
+//       values and name the reports in the merge's errors.
 //
 // The GIL is released while the report library works (NOTE [The GIL
 // while the library works] in python_objects.h).

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from torchscan_dispatch._native import _ops
+from torchscan_dispatch._library import hooks
 
 
 def _initialized() -> bool:
@@ -186,8 +186,7 @@ def merge_rank_reports(
         names = [f"report {index}" for index in range(len(reports))]
     if len(names) != len(reports):
         raise ValueError(f"{len(reports)} reports but {len(names)} names")
-    texts = [json.dumps(report) for report in reports]
-    return json.loads(_ops()._merge_rank_reports(texts, list(names)))
+    return hooks().merge_rank_reports(list(reports), list(names))
 
 
 def gather_job_report(

@@ -286,3 +286,34 @@ def test_tuples_and_subclasses_are_json_as_json_dumps_writes_them():
     report["layers"] = tuple(report["layers"])
     assert text(tsd.compare_reports(BEFORE, expected)) == text(tsd.compare_reports(BEFORE, report))
     assert tsd.format_summary(expected) == tsd.format_summary(report)
+
+
+def rank_report(rank, world_size=2):
+    """A measured [4,5] @ [5,6] report, as rank `rank` of a job would write it."""
+    a, b = torch.ones(4, 5), torch.ones(5, 6)
+    report = tsd.measure_flops(lambda: a @ b)
+    report["distributed"] = {"job_id": "job", "rank": rank, "world_size": world_size, "backend": "gloo",
+                             "groups": []}
+    return report
+
+
+def test_merge_rank_reports_sums_the_ranks():
+    job = hooks().merge_rank_reports([rank_report(0), rank_report(1)], ["r0", "r1"])
+    # By hand: 2 * 4 * 5 * 6 FLOPs per rank.
+    assert (2 * 240, "complete", []) == (job["total"]["value"], job["total"]["status"], job["missing_ranks"])
+    assert {"0": 240, "1": 240} == {rank: entry["value"] for rank, entry in job["per_rank"].items()}
+    assert job == tsd.merge_rank_reports([rank_report(0), rank_report(1)], ["r0", "r1"])
+
+
+def test_merge_rank_reports_names_the_report_and_path_of_a_bad_value():
+    bad = rank_report(1)
+    bad["total"]["value"] = float("nan")
+    with pytest.raises(ValueError, match=r"^r1 is not a JSON report: r1\.total\.value: nan is not a JSON number$"):
+        hooks().merge_rank_reports([rank_report(0), bad], ["r0", "r1"])
+
+
+def test_merge_rank_reports_wants_one_name_per_report():
+    with pytest.raises(ValueError, match="one name per report"):
+        hooks().merge_rank_reports([rank_report(0)], [])
+    with pytest.raises(TypeError, match="takes two lists"):
+        hooks().merge_rank_reports((rank_report(0),), ["r0"])
