@@ -3,8 +3,8 @@
 //
 // Python's measure_flops spans many calls, so a measurement is driven by
 // handle: begin, (scopes set by module hooks), stop, evaluate the deferred
-// custom_mapping calls in Python with counting off, resolve them, report,
-// finish.
+// custom_mapping calls in Python with counting off, resolve them, read the
+// report (measurement_functions.h, in the extension module), finish.
 
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
@@ -28,11 +28,9 @@
 #include "formulas/operator_formulas.h"
 #include "python/operators/gradient_watches.h"
 #include "python/operators/open_measurements.h"
-#include "report/communication.h"
-#include "report/flop_report.h"
+#include "report/count.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
-#include "report/metric_result.h"
 #include "torchscan_dispatch/active_counting.h"
 #include "torchscan_dispatch/counting_options.h"
 #include "torchscan_dispatch/counting_session.h"
@@ -245,62 +243,6 @@ void ResolveDeferred(std::int64_t handle, std::string results_json) {
   TORCH_CHECK(resolved.ok(), "torchscan: ", resolved.message());
 }
 
-std::string FlopReportJson(std::int64_t handle) {
-  absl::StatusOr<report::FlopReport> report =
-      OpenMeasurements::Get().Session(handle).BuildReport();
-  TORCH_CHECK(report.ok(), "torchscan: ", report.status().ToString());
-  report::Json json = report::FlopReportToJson(*report);
-  const report::CommunicationReport communication =
-      OpenMeasurements::Get().Session(handle).Communication();
-  if (!communication.empty()) {
-    json["communication"] = report::CommunicationToJson(communication);
-  }
-  return report::DumpJson(json);
-}
-
-const char* LoggedCallKindName(LoggedCallKind kind) {
-  switch (kind) {
-    case LoggedCallKind::kCounted:
-      return "counted";
-    case LoggedCallKind::kUncounted:
-      return "uncounted";
-    case LoggedCallKind::kFailed:
-      return "failed";
-    case LoggedCallKind::kDeferred:
-      return "deferred";
-  }
-  return "unknown";
-}
-
-// The per-call record (call_log.h) as JSON: {"calls": [[record_function,
-// thread, operator, kind, flops, bytes_read, bytes_written, bytes_known,
-// module_scope, seen_instead], ...], "module_scopes": {"<id>": [labels]}};
-// operator as reports print it ("aten.mm").
-std::string CallLogJson(std::int64_t handle) {
-  const CountingSession& session = OpenMeasurements::Get().Session(handle);
-  const CallLog* log = session.call_log();
-  TORCH_CHECK(log != nullptr, "torchscan: measurement ", handle,
-              " keeps no per-call record (record_calls was not set)");
-  Json calls = Json::array();
-  Json scopes = Json::object();
-  for (const LoggedCall& call : log->Calls()) {
-    calls.push_back(Json::array(
-        {call.record_function, call.thread,
-         OperatorInfoById(call.operator_id).report_name,
-         LoggedCallKindName(call.kind), report::CountToJson(call.flops),
-         call.bytes_read, call.bytes_written, call.bytes_known,
-         call.module_scope, call.seen_instead}));
-    const std::string scope = std::to_string(call.module_scope);
-    if (!scopes.contains(scope)) {
-      scopes[scope] = session.ModuleScopeLabels(call.module_scope);
-    }
-  }
-  Json document = Json::object();
-  document["calls"] = std::move(calls);
-  document["module_scopes"] = std::move(scopes);
-  return report::DumpJson(document);
-}
-
 void FinishCounting(std::int64_t handle) {
   PendingCalls::Get().Take(handle);
   OpenMeasurements::Get().Finish(handle);
@@ -341,10 +283,10 @@ std::string BuildInfo() {
 const OwnOperators registration(
     torch::Library::DEF,
     {"_begin_counting", "_stop_counting", "_take_deferred_calls",
-     "_resolve_deferred", "_flop_report", "_finish_counting", "_build_info",
-     "_enter_layer", "_exit_layer", "_change_scope_label",
-     "_end_gradient_watches", "_join_counting", "_leave_counting",
-     "_unseen_thread_watches", "_has_formula", "_call_log"},
+     "_resolve_deferred", "_finish_counting", "_build_info", "_enter_layer",
+     "_exit_layer", "_change_scope_label", "_end_gradient_watches",
+     "_join_counting", "_leave_counting", "_unseen_thread_watches",
+     "_has_formula"},
     [](torch::Library& library) {
       library.def("_begin_counting(str options) -> int", &BeginCounting);
       library.def("_stop_counting(int handle) -> ()", &StopCounting);
@@ -352,7 +294,6 @@ const OwnOperators registration(
                   &TakeDeferredCalls);
       library.def("_resolve_deferred(int handle, str results) -> ()",
                   &ResolveDeferred);
-      library.def("_flop_report(int handle) -> str", &FlopReportJson);
       library.def("_finish_counting(int handle) -> ()", &FinishCounting);
       library.def("_build_info() -> str", &BuildInfo);
       library.def("_enter_layer(int handle, int layer, str module_label) -> ()",
@@ -369,7 +310,6 @@ const OwnOperators registration(
       library.def("_leave_counting(int token) -> ()", &LeaveCounting);
       library.def("_unseen_thread_watches() -> int", &UnseenThreadWatches);
       library.def("_has_formula(str packet) -> bool", &HasFormula);
-      library.def("_call_log(int handle) -> str", &CallLogJson);
     },
     __FILE__, __LINE__);
 

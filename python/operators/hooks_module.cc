@@ -23,6 +23,7 @@
 #include "python/operators/crawl_functions.h"
 #include "python/operators/crawl_recorder.h"
 #include "python/operators/flex_attention_calls.h"
+#include "python/operators/measurement_functions.h"
 #include "python/operators/memory_functions.h"
 #include "python/operators/module_scope_hooks.h"
 #include "python/operators/python_objects.h"
@@ -47,6 +48,7 @@ PyMODINIT_FUNC PyInit__hooks() {
   if (!module || !AddModuleScopeTracker(module.get()) ||
       !AddCrawlRecorder(module.get()) || !AddReportFunctions(module.get()) ||
       !AddCrawlFunctions(module.get()) || !AddMemoryFunctions(module.get()) ||
+      !AddMeasurementFunctions(module.get()) ||
       !AddCompiledRegionFunctions(module.get()) ||
       !AddFlexAttentionFunctions(module.get())) {
     return nullptr;

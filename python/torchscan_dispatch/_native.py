@@ -1,4 +1,5 @@
-"""Thin wrappers over the library's control operators (torch.ops.torchscan)."""
+"""Thin wrappers over the library's control operators (torch.ops.torchscan)
+and the extension module's measurement functions (measurement_functions.h)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import torch
 
 from torchscan_dispatch import _compiler_integration
-from torchscan_dispatch._library import load_library
+from torchscan_dispatch._library import hooks, load_library
 
 MODULE_SCOPES = 0
 LAYER_CALL_SCOPES = 1
@@ -72,14 +73,14 @@ class Measurement:
         self._ops._resolve_deferred(self.handle, json.dumps(results))
 
     def flop_report(self) -> dict[str, Any]:
-        return json.loads(self._ops._flop_report(self.handle))
+        return hooks().flop_report(self.handle)
 
     def call_log(self) -> dict[str, Any]:
         """The per-call record (only with ``record_calls``): {"calls": [[
         record_function, thread, operator, kind, flops, bytes_read,
         bytes_written, bytes_known, module_scope, seen_instead], ...],
         "module_scopes": {"<id>": [labels]}} (torchscan_dispatch/call_log.h)."""
-        return json.loads(self._ops._call_log(self.handle))
+        return hooks().call_log(self.handle)
 
     def finish(self) -> None:
         if not self._finished:

@@ -229,3 +229,30 @@ def test_kept_names_follow_a_changed_model():
     assert torchscan_dispatch.measure_flops(sub_then_root)["by_module"] == _by_module_of_flop_counter_mode(
         sub_then_root
     )
+
+
+def test_the_report_read_through_the_extension_module_is_the_measurements():
+    from torchscan_dispatch._library import hooks
+    from torchscan_dispatch._native import Measurement
+
+    a, b = torch.ones(4, 5), torch.ones(5, 6)
+    measurement = Measurement()  # counting from here
+    try:
+        a @ b
+        measurement.stop()
+        report = hooks().flop_report(measurement.handle)
+    finally:
+        measurement.finish()
+    # By hand: 2 * 4 * 5 * 6.
+    assert (240, {"aten.mm": 240}) == (report["total"]["value"], report["by_operator"])
+
+
+def test_reading_a_measurement_that_is_not_open_is_a_runtime_error():
+    from torchscan_dispatch._library import hooks
+
+    with pytest.raises(RuntimeError, match="torchscan: no open measurement 123456789"):
+        hooks().flop_report(123456789)
+    with pytest.raises(RuntimeError, match="torchscan: no open measurement 123456789"):
+        hooks().call_log(123456789)
+    with pytest.raises(TypeError):
+        hooks().flop_report("1")
