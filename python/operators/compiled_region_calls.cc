@@ -24,8 +24,6 @@
 namespace torchscan::dispatch {
 namespace {
 
-constexpr char kModule[] = "torchscan_dispatch._hooks";
-
 // The module label of each open compiled region's `self` on this thread
 // (nullopt: module tracking is off), innermost last.
 thread_local std::vector<std::optional<std::string>> compiled_roots;
@@ -187,7 +185,8 @@ PyObject* ExitCompiledGraph(PyObject*, PyObject* before) {
 }
 
 PyObject* RecordUnseen(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (!CheckArguments(kModule, "record_unseen", nargs, 2)) return nullptr;
+  if (!CheckArguments(kExtensionModule, "record_unseen", nargs, 2))
+    return nullptr;
   const char* what = PyBytes_AsString(args[0]);
   const char* reason = what == nullptr ? nullptr : PyBytes_AsString(args[1]);
   if (reason == nullptr) return nullptr;

@@ -19,8 +19,6 @@ namespace {
 
 using report::Json;
 
-constexpr char kModule[] = "torchscan_dispatch._hooks";
-
 // The crawl record argument as JSON, its bad values named from "crawl".
 bool CrawlArgument(PyObject* value, Json* out) {
   return ToJson(value, "crawl", out, "crawl is not a JSON crawl record: ");
@@ -28,7 +26,7 @@ bool CrawlArgument(PyObject* value, Json* out) {
 
 PyObject* EvaluateCrawl(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Json crawl;
-  if (!CheckArguments(kModule, "evaluate_crawl", nargs, 1) ||
+  if (!CheckArguments(kExtensionModule, "evaluate_crawl", nargs, 1) ||
       !CrawlArgument(args[0], &crawl)) {
     return nullptr;
   }
@@ -55,13 +53,14 @@ absl::StatusOr<Json> EvaluateMeasured(std::int64_t handle, const Json& crawl) {
 
 PyObject* EvaluateMeasuredCrawl(PyObject*, PyObject* const* args,
                                 Py_ssize_t nargs) {
-  if (!CheckArguments(kModule, "evaluate_measured_crawl", nargs, 2)) {
+  if (!CheckArguments(kExtensionModule, "evaluate_measured_crawl", nargs, 2)) {
     return nullptr;
   }
-  const long long handle = PyLong_AsLongLong(args[0]);
-  if (handle == -1 && PyErr_Occurred()) return nullptr;
+  std::int64_t handle = 0;
   Json crawl;
-  if (!CrawlArgument(args[1], &crawl)) return nullptr;
+  if (!Handle(args[0], &handle) || !CrawlArgument(args[1], &crawl)) {
+    return nullptr;
+  }
   Json parts;
   const bool ok = WithoutGil([&] { return EvaluateMeasured(handle, crawl); },
                              &parts, RaiseValueError);

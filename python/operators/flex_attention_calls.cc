@@ -18,8 +18,6 @@
 namespace torchscan::dispatch {
 namespace {
 
-constexpr char kModule[] = "torchscan_dispatch._hooks";
-
 // The operators whose dense kernels the Python hook sees: a record names one
 // of them, never an arbitrary name.
 bool IsFlexAttention(std::string_view packet) {
@@ -72,7 +70,8 @@ PyObject* ExitNotCounted(PyObject*, PyObject* token) {
 }
 
 PyObject* RecordMask(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (!CheckArguments(kModule, "record_flex_attention_mask", nargs, 5)) {
+  if (!CheckArguments(kExtensionModule, "record_flex_attention_mask", nargs,
+                      5)) {
     return nullptr;
   }
   const char* packet = PyBytes_AsString(args[0]);

@@ -21,8 +21,6 @@ namespace {
 
 using report::Json;
 
-constexpr char kModule[] = "torchscan_dispatch._hooks";
-
 absl::StatusOr<Json> FlopReportOf(std::int64_t handle) {
   const CountingSession& session = OpenMeasurements::Get().Session(handle);
   absl::StatusOr<report::FlopReport> report = session.BuildReport();
@@ -80,18 +78,10 @@ absl::StatusOr<Json> CallLogOf(std::int64_t handle) {
   return document;
 }
 
-// A measurement handle (an int).
-bool HandleArgument(PyObject* value, std::int64_t* handle) {
-  const long long read = PyLong_AsLongLong(value);
-  if (read == -1 && PyErr_Occurred()) return false;
-  *handle = read;
-  return true;
-}
-
 PyObject* FlopReport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   std::int64_t handle = 0;
-  if (!CheckArguments(kModule, "flop_report", nargs, 1) ||
-      !HandleArgument(args[0], &handle)) {
+  if (!CheckArguments(kExtensionModule, "flop_report", nargs, 1) ||
+      !Handle(args[0], &handle)) {
     return nullptr;
   }
   Json report;
@@ -102,8 +92,8 @@ PyObject* FlopReport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 PyObject* CallLogFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   std::int64_t handle = 0;
-  if (!CheckArguments(kModule, "call_log", nargs, 1) ||
-      !HandleArgument(args[0], &handle)) {
+  if (!CheckArguments(kExtensionModule, "call_log", nargs, 1) ||
+      !Handle(args[0], &handle)) {
     return nullptr;
   }
   Json log;

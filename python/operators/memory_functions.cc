@@ -20,8 +20,6 @@
 namespace torchscan::dispatch {
 namespace {
 
-constexpr char kModule[] = "torchscan_dispatch._hooks";
-
 // The Python exception TorchScan 0.2 raises for the same problem:
 // NotImplementedError for an unsupported backend, RuntimeError otherwise.
 bool RaiseMemoryError(const absl::Status& status) {
@@ -84,7 +82,8 @@ class OpenMemoryMeasurements {
 };
 
 PyObject* BeginPeakMemory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (!CheckArguments(kModule, "begin_peak_memory", nargs, 1)) return nullptr;
+  if (!CheckArguments(kExtensionModule, "begin_peak_memory", nargs, 1))
+    return nullptr;
   if (!PyUnicode_Check(args[0])) {
     PyErr_SetString(PyExc_TypeError, "begin_peak_memory: device must be a str");
     return nullptr;
@@ -99,9 +98,10 @@ PyObject* BeginPeakMemory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* EndPeakMemory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (!CheckArguments(kModule, "end_peak_memory", nargs, 1)) return nullptr;
-  const long long handle = PyLong_AsLongLong(args[0]);
-  if (handle == -1 && PyErr_Occurred()) return nullptr;
+  if (!CheckArguments(kExtensionModule, "end_peak_memory", nargs, 1))
+    return nullptr;
+  std::int64_t handle = 0;
+  if (!Handle(args[0], &handle)) return nullptr;
   PeakMemory memory;
   const bool ok =
       WithoutGil([&] { return OpenMemoryMeasurements::Get().End(handle); },

@@ -59,6 +59,13 @@ bool Utf8(PyObject* text, std::string* out) {
   return true;
 }
 
+bool Handle(PyObject* value, std::int64_t* out) {
+  const long long handle = PyLong_AsLongLong(value);
+  if (handle == -1 && PyErr_Occurred()) return false;
+  *out = handle;
+  return true;
+}
+
 namespace {
 
 // NOTE [Paths of bad values]

@@ -15,6 +15,7 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -65,6 +66,10 @@ bool RaisingPythonErrors(Body body) {
 
 // `text` (a str) as UTF-8.
 bool Utf8(PyObject* text, std::string* out);
+
+// `value` (an int) as a measurement handle; a TypeError or OverflowError
+// otherwise.
+bool Handle(PyObject* value, std::int64_t* out);
 
 // A RuntimeError with the status's message; returns false.
 bool RaiseStatus(const absl::Status& status);
@@ -135,6 +140,10 @@ bool ToJson(PyObject* value, absl::string_view name, report::Json* out,
 // (DumpJson), without the text; integers beyond 64 bits are exact ints. A
 // new reference, or nullptr with an error set.
 PyObject* FromJson(const report::Json& value);
+
+// The extension module's name as Python imports it (_library.hooks()): the
+// `type` its functions' argument errors name.
+inline constexpr char kExtensionModule[] = "torchscan_dispatch._hooks";
 
 // A TypeError unless a method of `type` got `expected` arguments.
 bool CheckArguments(const char* type, const char* method, Py_ssize_t nargs,

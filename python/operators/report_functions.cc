@@ -25,8 +25,6 @@ using report::Json;
 using report::JsonObject;
 using report::JsonValue;
 
-constexpr char kModule[] = "torchscan_dispatch._hooks";
-
 // Options: {"wrap_mode": str|null, "max_depth": int|null,
 //           "receptive_field": bool, "effective_rf_stats": bool}, each
 // optional (absent: SummaryOptions' default).
@@ -77,7 +75,7 @@ PyObject* Text(const std::string& text) {
 
 PyObject* RenderSummary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Json report, options;
-  if (!CheckArguments(kModule, "render_summary", nargs, 2) ||
+  if (!CheckArguments(kExtensionModule, "render_summary", nargs, 2) ||
       !ReportArgument(args[0], "report", &report) ||
       !ToJson(args[1], "options", &options)) {
     return nullptr;
@@ -97,7 +95,7 @@ PyObject* RenderSummary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Json before, after;
-  if (!CheckArguments(kModule, "compare_reports", nargs, 2) ||
+  if (!CheckArguments(kExtensionModule, "compare_reports", nargs, 2) ||
       !ReportArgument(args[0], "before", &before) ||
       !ReportArgument(args[1], "after", &after)) {
     return nullptr;
@@ -113,7 +111,7 @@ PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Json document;
   std::optional<Json> before, after;
   report::render::HtmlOptions options;
-  if (!CheckArguments(kModule, "render_html", nargs, 4) ||
+  if (!CheckArguments(kExtensionModule, "render_html", nargs, 4) ||
       !ReportArgument(args[0], "report", &document) ||
       !OptionalReportArgument(args[1], "before", &before) ||
       !OptionalReportArgument(args[2], "after", &after) ||
@@ -134,7 +132,7 @@ PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Json document;
   std::optional<Json> before, after;
-  if (!CheckArguments(kModule, "folded_stacks", nargs, 3) ||
+  if (!CheckArguments(kExtensionModule, "folded_stacks", nargs, 3) ||
       !ReportArgument(args[0], "report", &document) ||
       !OptionalReportArgument(args[1], "before", &before) ||
       !OptionalReportArgument(args[2], "after", &after)) {
@@ -163,7 +161,7 @@ PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* ListDiagnostics(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Json document;
   std::string summary;
-  if (!CheckArguments(kModule, "list_diagnostics", nargs, 2) ||
+  if (!CheckArguments(kExtensionModule, "list_diagnostics", nargs, 2) ||
       !ReportArgument(args[0], "report", &document) ||
       !Utf8(args[1], &summary)) {
     return nullptr;
@@ -177,7 +175,8 @@ PyObject* ListDiagnostics(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 // `reports` and `names`: lists of one length, of reports and of str.
 PyObject* MergeRankReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (!CheckArguments(kModule, "merge_rank_reports", nargs, 2)) return nullptr;
+  if (!CheckArguments(kExtensionModule, "merge_rank_reports", nargs, 2))
+    return nullptr;
   if (!PyList_Check(args[0]) || !PyList_Check(args[1])) {
     PyErr_SetString(PyExc_TypeError,
                     "merge_rank_reports(reports, names) takes two lists");

@@ -122,9 +122,9 @@ def _device_times(events: list[dict[str, Any]], matched: dict[int, dict[str, Any
     for record_function, event in matched.items():
         thread = (event.get("pid"), event.get("tid"))
         start, end = float(event["ts"]), float(event["ts"]) + float(event["dur"])
-        spans = by_thread.get(thread, [])
-        first = bisect.bisect_left(starts.get(thread, []), start)
-        last = bisect.bisect_right(starts.get(thread, []), end)
+        spans, span_starts = by_thread.get(thread, []), starts.get(thread, [])
+        first = bisect.bisect_left(span_starts, start)
+        last = bisect.bisect_right(span_starts, end)
         times[record_function] = sum(kernel_us for _, stop, kernel_us in spans[first:last] if stop <= end)
     return times
 
