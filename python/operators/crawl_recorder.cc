@@ -325,9 +325,10 @@ class CrawlRecorder {
   }
 
   static bool TypeName(PyObject* module, RegisteredModule* registered) {
+    static PyObject* const kName = PyUnicode_InternFromString("__name__");
     if (Py_TYPE(module) == registered->type) return true;
-    OwnedRef name(PyObject_GetAttrString(
-        reinterpret_cast<PyObject*>(Py_TYPE(module)), "__name__"));
+    OwnedRef name(
+        PyObject_GetAttr(reinterpret_cast<PyObject*>(Py_TYPE(module)), kName));
     if (!name || !Utf8(name.get(), &registered->type_name)) return false;
     registered->type = Py_TYPE(module);
     return true;
@@ -345,7 +346,10 @@ class CrawlRecorder {
       return true;
     }
     PyObject* recurse = registered->recurse ? Py_True : Py_False;
-    OwnedRef parameter_list = ListOf(module, "parameters", recurse);
+    static PyObject* const kParameters =
+        PyUnicode_InternFromString("parameters");
+    static PyObject* const kBuffers = PyUnicode_InternFromString("buffers");
+    OwnedRef parameter_list = ListOf(module, kParameters, recurse);
     if (!parameter_list) return false;
     for (Py_ssize_t i = 0, n = PyList_Size(parameter_list.get()); i < n; ++i) {
       PyObject* parameter = PyList_GetItem(parameter_list.get(), i);
@@ -360,7 +364,7 @@ class CrawlRecorder {
           size.numel;
       parameters->bytes += size.numel * size.element_size;
     }
-    OwnedRef buffer_list = ListOf(module, "buffers", recurse);
+    OwnedRef buffer_list = ListOf(module, kBuffers, recurse);
     if (!buffer_list) return false;
     for (Py_ssize_t i = 0, n = PyList_Size(buffer_list.get()); i < n; ++i) {
       PyObject* buffer = PyList_GetItem(buffer_list.get(), i);
@@ -383,9 +387,10 @@ class CrawlRecorder {
   }
 
   // module.<method>(recurse) as a list.
-  static OwnedRef ListOf(PyObject* module, const char* method,
+  static OwnedRef ListOf(PyObject* module, PyObject* method,
                          PyObject* recurse) {
-    OwnedRef iterable(PyObject_CallMethod(module, method, "(O)", recurse));
+    OwnedRef iterable(
+        PyObject_CallMethodObjArgs(module, method, recurse, nullptr));
     if (!iterable) return OwnedRef();
     return OwnedRef(PySequence_List(iterable.get()));
   }
@@ -410,9 +415,15 @@ class CrawlRecorder {
         return true;
       });
     }
-    OwnedRef numel(PyObject_CallMethod(tensor, "numel", nullptr));
-    OwnedRef element_size(PyObject_CallMethod(tensor, "element_size", nullptr));
-    OwnedRef requires_grad(PyObject_GetAttrString(tensor, "requires_grad"));
+    static PyObject* const kNumel = PyUnicode_InternFromString("numel");
+    static PyObject* const kElementSize =
+        PyUnicode_InternFromString("element_size");
+    static PyObject* const kRequiresGrad =
+        PyUnicode_InternFromString("requires_grad");
+    OwnedRef numel(PyObject_CallMethodObjArgs(tensor, kNumel, nullptr));
+    OwnedRef element_size(
+        PyObject_CallMethodObjArgs(tensor, kElementSize, nullptr));
+    OwnedRef requires_grad(PyObject_GetAttr(tensor, kRequiresGrad));
     if (!numel || !element_size || !requires_grad) return false;
     size->numel = PyLong_AsLongLong(numel.get());
     size->element_size = PyLong_AsLongLong(element_size.get());
@@ -494,12 +505,14 @@ class CrawlRecorder {
     } catch (const c10::Error&) {
       return DescribeInPython(tensor, out);
     }
+    static PyObject* const kDtype = PyUnicode_InternFromString("dtype");
+    static PyObject* const kDevice = PyUnicode_InternFromString("device");
     const std::string* dtype_name =
-        PythonString(dtype_names_, static_cast<int>(dtype), tensor, "dtype");
+        PythonString(dtype_names_, static_cast<int>(dtype), tensor, kDtype);
     const std::string* device_name = PythonString(
         device_names_,
         (static_cast<int>(device.type()) << 16) + device.index() + 1, tensor,
-        "device");
+        kDevice);
     if (dtype_name == nullptr || device_name == nullptr) return false;
     *out = ValueMetadata::Tensor(std::move(shape), *dtype_name, *device_name,
                                  requires_grad);
@@ -509,9 +522,9 @@ class CrawlRecorder {
   // str(getattr(tensor, attribute)), cached under `key`.
   static const std::string* PythonString(std::map<int, std::string>& cache,
                                          int key, PyObject* tensor,
-                                         const char* attribute) {
+                                         PyObject* attribute) {
     if (auto it = cache.find(key); it != cache.end()) return &it->second;
-    OwnedRef value(PyObject_GetAttrString(tensor, attribute));
+    OwnedRef value(PyObject_GetAttr(tensor, attribute));
     OwnedRef text(value ? PyObject_Str(value.get()) : nullptr);
     std::string name;
     if (!text || !Utf8(text.get(), &name)) return nullptr;

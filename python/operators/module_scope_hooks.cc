@@ -263,7 +263,9 @@ class ModuleScopeTracker {
     if (!flag) {
       // A torch without the flag: ask the public function.
       PyErr_Clear();
-      flag.reset(PyObject_CallMethod(compiler_, "is_compiling", nullptr));
+      static PyObject* const kIsCompiling =
+          PyUnicode_InternFromString("is_compiling");
+      flag.reset(PyObject_CallMethodObjArgs(compiler_, kIsCompiling, nullptr));
       if (!flag) return false;
     }
     const int value = PyObject_IsTrue(flag.get());

@@ -229,8 +229,9 @@ class PythonToJson {
 
   // The name of `value`'s type ("Tensor"), for messages.
   static std::string TypeName(PyObject* value) {
-    OwnedRef name(PyObject_GetAttrString(
-        reinterpret_cast<PyObject*>(Py_TYPE(value)), "__name__"));
+    static PyObject* const kName = PyUnicode_InternFromString("__name__");
+    OwnedRef name(
+        PyObject_GetAttr(reinterpret_cast<PyObject*>(Py_TYPE(value)), kName));
     std::string text;
     if (!name || !PyUnicode_Check(name.get()) || !Utf8(name.get(), &text)) {
       PyErr_Clear();
