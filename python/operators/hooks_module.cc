@@ -1,11 +1,12 @@
 // The library's CPython extension module, torchscan_dispatch._hooks: how
 // the Python package calls the library, Python objects in and out. It holds
 // the native bodies of the package's per-call hooks (module_scope_hooks.h,
-// crawl_recorder.h), the report functions (report_functions.h), the
-// evaluation of recorded crawls (crawl_functions.h), the peak memory
-// measurement (memory_functions.h), and the calls around compiled code
-// (compiled_region_calls.h) and eager flex attention
-// (flex_attention_calls.h).
+// crawl_recorder.h), the control of a measurement (counting_functions.h)
+// and what is read of it (measurement_functions.h), the report functions
+// (report_functions.h), the evaluation of recorded crawls
+// (crawl_functions.h), the peak memory measurement (memory_functions.h),
+// and the calls around compiled code (compiled_region_calls.h) and eager
+// flex attention (flex_attention_calls.h).
 //
 // Python imports it from the copy of the library torch.ops.load_library
 // loaded (python/torchscan_dispatch/_library.py), so the operators and these
@@ -20,6 +21,7 @@
 // Tensor._cdata, everything else through attributes.
 
 #include "python/operators/compiled_region_calls.h"  // Python.h first
+#include "python/operators/counting_functions.h"
 #include "python/operators/crawl_functions.h"
 #include "python/operators/crawl_recorder.h"
 #include "python/operators/flex_attention_calls.h"
@@ -48,6 +50,7 @@ PyMODINIT_FUNC PyInit__hooks() {
   if (!module || !AddModuleScopeTracker(module.get()) ||
       !AddCrawlRecorder(module.get()) || !AddReportFunctions(module.get()) ||
       !AddCrawlFunctions(module.get()) || !AddMemoryFunctions(module.get()) ||
+      !AddCountingFunctions(module.get()) ||
       !AddMeasurementFunctions(module.get()) ||
       !AddCompiledRegionFunctions(module.get()) ||
       !AddFlexAttentionFunctions(module.get())) {

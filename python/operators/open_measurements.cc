@@ -69,4 +69,21 @@ ActiveCounting& OpenMeasurements::FindLocked(std::int64_t handle) {
   return *it->second;
 }
 
+HandedOutCalls& HandedOutCalls::Get() {
+  static HandedOutCalls* handed_out = new HandedOutCalls();
+  return *handed_out;
+}
+
+void HandedOutCalls::Add(std::int64_t handle, std::vector<DeferredCall> calls) {
+  absl::MutexLock lock(&mu_);
+  std::vector<DeferredCall>& list = calls_[handle];
+  for (DeferredCall& call : calls) list.push_back(std::move(call));
+}
+
+std::vector<DeferredCall> HandedOutCalls::Take(std::int64_t handle) {
+  absl::MutexLock lock(&mu_);
+  auto node = calls_.extract(handle);
+  return node.empty() ? std::vector<DeferredCall>{} : std::move(node.mapped());
+}
+
 }  // namespace torchscan::dispatch

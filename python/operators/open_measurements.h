@@ -1,4 +1,5 @@
-// The measurements Python has begun and not finished, by handle.
+// The measurements Python has begun and not finished, by handle, and the
+// deferred calls handed to Python for evaluation.
 //
 // Python's measure_flops and crawl_module span many calls into the library
 // (begin, scope changes from module hooks, stop, deferred formulas, report,
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -46,6 +48,25 @@ class OpenMeasurements {
   // Ordered by handle, so later entries were begun later.
   std::map<std::int64_t, std::unique_ptr<ActiveCounting>> open_
       ABSL_GUARDED_BY(mu_);
+};
+
+// The deferred calls of each measurement that Python took (the
+// _take_deferred_calls operator, counting_ops.cc) and has not resolved yet
+// (resolve_deferred, counting_functions.h): their arguments and results
+// stay alive here until then.
+class HandedOutCalls {
+ public:
+  static HandedOutCalls& Get();
+
+  // Appends `calls` to those of `handle`.
+  void Add(std::int64_t handle, std::vector<DeferredCall> calls);
+  // The calls of `handle`, in the order they were added, and forgets them.
+  // The caller destroys them, outside the lock.
+  std::vector<DeferredCall> Take(std::int64_t handle);
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::int64_t, std::vector<DeferredCall>> calls_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace torchscan::dispatch

@@ -276,7 +276,7 @@ class ModuleScopes:
             self._handles.clear()
             self._grad_hooks.clear()
             if self._tracker.watching():
-                self._measurement._ops._end_gradient_watches(self._measurement.handle)
+                self._measurement.end_gradient_watches()
         finally:
             _compiled_calls.swap_module_namer(self._previous)
 

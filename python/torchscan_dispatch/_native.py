@@ -1,9 +1,11 @@
-"""Thin wrappers over the library's control operators (torch.ops.torchscan)
-and the extension module's measurement functions (measurement_functions.h)."""
+"""Thin wrappers over the extension module's counting functions
+(python/operators/counting_functions.h) and measurement functions
+(measurement_functions.h), and the one control operator that stays an
+operator, _take_deferred_calls (NOTE [Deferred calls cross as IValues] in
+python/operators/counting_ops.cc)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import torch
@@ -34,10 +36,10 @@ class Measurement:
         options: dict[str, Any] = {"deferred_packets": deferred_packets or []}
         if record_calls:
             options["record_calls"] = True
-        self._ops = _ops()
+        self._native = native = hooks()
         _compiler_integration.begin_measurement()
         try:
-            self.handle = int(self._ops._begin_counting(json.dumps(options)))
+            self.handle = native.begin_counting(options)
         except BaseException:
             _compiler_integration.end_measurement()
             raise
@@ -45,19 +47,19 @@ class Measurement:
         self._finished = False
 
     def enter_layer(self, layer: int, module_label: str) -> None:
-        self._ops._enter_layer(self.handle, layer, module_label)
+        self._native.enter_layer(self.handle, layer, module_label)
 
     def exit_layer(self, layer: int, module_label: str) -> None:
-        self._ops._exit_layer(self.handle, layer, module_label)
+        self._native.exit_layer(self.handle, layer, module_label)
 
     def change_scope_label(self, channel: int, label: str, present: bool) -> None:
         """Adds ``label`` to (``present``) or removes it from the scope of
         ``channel`` (MODULE_SCOPES, LAYER_CALL_SCOPES)."""
-        self._ops._change_scope_label(self.handle, channel, label, present)
+        self._native.change_scope_label(self.handle, channel, label, present)
 
     def stop(self) -> None:
         try:
-            self._ops._stop_counting(self.handle)
+            self._native.stop_counting(self.handle)
         finally:
             self._end_measurement()
 
@@ -67,26 +69,32 @@ class Measurement:
             _compiler_integration.end_measurement()
 
     def take_deferred_calls(self) -> list[tuple[str, str, list[Any], list[Any]]]:
-        return list(self._ops._take_deferred_calls(self.handle))
+        return list(_ops()._take_deferred_calls(self.handle))
 
     def resolve_deferred(self, results: list[dict[str, Any]]) -> None:
-        self._ops._resolve_deferred(self.handle, json.dumps(results))
+        """The FLOPs of the calls take_deferred_calls gave, in order:
+        {"flops": int} or {"error": str} each."""
+        self._native.resolve_deferred(self.handle, results)
+
+    def end_gradient_watches(self) -> None:
+        """Ends the measurement's native gradient watches (module tracking)."""
+        self._native.end_gradient_watches(self.handle)
 
     def flop_report(self) -> dict[str, Any]:
-        return hooks().flop_report(self.handle)
+        return self._native.flop_report(self.handle)
 
     def call_log(self) -> dict[str, Any]:
         """The per-call record (only with ``record_calls``): {"calls": [[
         record_function, thread, operator, kind, flops, bytes_read,
         bytes_written, bytes_known, module_scope, seen_instead], ...],
         "module_scopes": {"<id>": [labels]}} (torchscan_dispatch/call_log.h)."""
-        return hooks().call_log(self.handle)
+        return self._native.call_log(self.handle)
 
     def finish(self) -> None:
         if not self._finished:
             self._finished = True
             try:
-                self._ops._finish_counting(self.handle)
+                self._native.finish_counting(self.handle)
             finally:
                 self._end_measurement()
 
@@ -94,18 +102,18 @@ class Measurement:
 def join_counting(handle: int) -> int:
     """The calling thread counts into measurement ``handle`` until
     ``leave_counting`` of the returned token (on this thread)."""
-    return int(_ops()._join_counting(handle))
+    return hooks().join_counting(handle)
 
 
 def leave_counting(token: int) -> None:
-    _ops()._leave_counting(token)
+    hooks().leave_counting(token)
 
 
 def unseen_thread_watches() -> int:
     """How many measurements watch for unseen threads (0: nothing installed)."""
-    return int(_ops()._unseen_thread_watches())
+    return hooks().unseen_thread_watches()
 
 
 def has_formula(packet: str) -> bool:
     """Whether the built-in formula table counts ``packet`` ("aten::mm")."""
-    return bool(_ops()._has_formula(packet))
+    return hooks().has_formula(packet)

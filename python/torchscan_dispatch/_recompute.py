@@ -90,7 +90,7 @@ def _change(entry: _Open, present: bool) -> None:
         return
     from torchscan_dispatch._native import MODULE_SCOPES
 
-    measurement._ops._change_scope_label(measurement.handle, MODULE_SCOPES, RECOMPUTE_LABEL, present)
+    measurement.change_scope_label(MODULE_SCOPES, RECOMPUTE_LABEL, present)
 
 
 def _targets() -> list[_Open]:

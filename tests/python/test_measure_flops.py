@@ -256,3 +256,73 @@ def test_reading_a_measurement_that_is_not_open_is_a_runtime_error():
         hooks().call_log(123456789)
     with pytest.raises(TypeError):
         hooks().flop_report("1")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"record_calls": "yes"}, "torchscan: options.record_calls: expected a boolean, got string"),
+        ({"colour": "red"}, "torchscan: options.colour: unknown field"),
+        ({"deferred_packets": ["aten.sin", 3]}, "torchscan: options.deferred_packets[1]: expected a string, got integer"),
+        ({"record_calls": float("nan")}, "torchscan: options.record_calls: nan is not a JSON number"),
+        ([], "torchscan: options: expected an object, got array"),
+    ],
+)
+def test_a_bad_counting_option_is_a_one_line_value_error_naming_it(options, message):
+    from torchscan_dispatch._library import hooks
+
+    with pytest.raises(ValueError) as raised:
+        hooks().begin_counting(options)
+    assert message == str(raised.value)
+    # Nothing was begun: the thread measures as before.
+    assert 240 == torchscan_dispatch.measure_flops(lambda: torch.ones(4, 5) @ torch.ones(5, 6))["total"]["value"]
+
+
+def test_deferred_results_given_by_hand_are_the_reports():
+    from torchscan_dispatch._native import Measurement
+
+    x = torch.ones(3, 4)
+    measurement = Measurement(["aten.sin"])
+    try:
+        torch.sin(x)
+        measurement.stop()
+        calls = measurement.take_deferred_calls()
+        measurement.resolve_deferred([{"flops": 7}])
+        report = measurement.flop_report()
+    finally:
+        measurement.finish()
+    assert [("aten::sin", "")] == [(name, overload) for name, overload, _, _ in calls]
+    assert (7, {"aten.sin": 7}) == (report["total"]["value"], report["by_operator"])
+
+
+@pytest.mark.parametrize(
+    ("results", "message"),
+    [
+        ([{"flops": "many"}], 'torchscan: results[0].flops: expected an integer, got string "many"'),
+        ([{"flops": 1, "note": "x"}], "torchscan: results[0].note: unknown field"),
+        ([], "torchscan: results: expected 1 results, got 0"),
+    ],
+)
+def test_a_bad_deferred_result_is_a_one_line_value_error_naming_it(results, message):
+    from torchscan_dispatch._native import Measurement
+
+    measurement = Measurement(["aten.sin"])
+    try:
+        torch.sin(torch.ones(2))
+        measurement.stop()
+        measurement.take_deferred_calls()
+        with pytest.raises(ValueError) as raised:
+            measurement.resolve_deferred(results)
+    finally:
+        measurement.finish()
+    assert message == str(raised.value)
+
+
+def test_controlling_a_measurement_that_is_not_open_is_a_runtime_error():
+    from torchscan_dispatch._library import hooks
+
+    for control in (hooks().stop_counting, hooks().finish_counting, hooks().join_counting):
+        with pytest.raises(RuntimeError, match="torchscan: no open measurement 123456789"):
+            control(123456789)
+    with pytest.raises(RuntimeError, match="torchscan: no open measurement 123456789"):
+        hooks().change_scope_label(123456789, 0, "phase:x", True)
