@@ -136,7 +136,7 @@ Json CrawlPartsToJson(const report::AnalysisReport& report) {
   for (std::size_t i = 0; i < report.layers.size(); ++i) {
     if (report.layers[i].metrics.empty()) continue;
     parts["layer_metrics"][std::to_string(i)] =
-        report::MetricMapToJson(report.layers[i].metrics);
+        report::ToJson(report.layers[i].metrics);
   }
   parts["operator_flops"] = report::FlopReportToJson(report.operator_flops);
   if (report.layer_operator_flops) {
@@ -147,7 +147,7 @@ Json CrawlPartsToJson(const report::AnalysisReport& report) {
           report::LayerCallFlopsToJson(entry));
     }
   }
-  parts["totals"] = report::MetricMapToJson(report.totals);
+  parts["totals"] = report::ToJson(report.totals);
   parts["diagnostics"] = report::ToJson(report.diagnostics);
   parts["analysis_mode"] = report.context.analysis_mode
                                ? Json(*report.context.analysis_mode)

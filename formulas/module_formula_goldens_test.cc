@@ -82,7 +82,7 @@ report::MetricValue ExpectedValue(const Json& node) {
 }
 
 std::string KindAndValue(const report::MetricValue& value) {
-  return report::DumpJson(report::MetricValueToJson(value));
+  return report::DumpJson(report::ToJson(value));
 }
 
 template <typename T>

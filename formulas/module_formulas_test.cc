@@ -59,7 +59,7 @@ FormulaError ErrorOf(const absl::StatusOr<FormulaOutcome<Count>>& outcome) {
 
 // The JSON text of a value tells 1 (int) from 1.0 (float) from "same".
 std::string Text(const MetricValue& value) {
-  return report::DumpJson(report::MetricValueToJson(value));
+  return report::DumpJson(report::ToJson(value));
 }
 std::string FieldText(const ModuleDescription& m, const ModuleCall& c) {
   absl::StatusOr<FormulaOutcome<ReceptiveField>> field =

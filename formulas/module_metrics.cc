@@ -152,7 +152,7 @@ report::Json ModuleMetricsToJson(const ModuleMetrics& metrics) {
   report::Json node = report::Json::object();
   node["metrics"] = report::Json::object();
   for (const NamedMetric& metric : metrics.metrics) {
-    node["metrics"][metric.name] = report::MetricResultToJson(metric.result);
+    node["metrics"][metric.name] = report::ToJson(metric.result);
   }
   node["diagnostics"] = report::ToJson(metrics.diagnostics);
   return node;

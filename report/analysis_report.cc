@@ -16,11 +16,10 @@ struct LayerCallFlops {
   MetricResult total = MetricResult::Unavailable({});
   std::map<std::string, Count> by_operator;
 
-  static constexpr auto kFields = std::make_tuple(
-      FieldAs<JsonFunctions<MetricResultToJson, MetricResultFromJson>>(
-          "total", &LayerCallFlops::total),
-      FieldAs<MapOf<NonNegativeCountCodec>>("by_operator",
-                                            &LayerCallFlops::by_operator));
+  static constexpr auto kFields =
+      std::make_tuple(Field("total", &LayerCallFlops::total),
+                      FieldAs<MapOf<NonNegativeCountCodec>>(
+                          "by_operator", &LayerCallFlops::by_operator));
 };
 
 }  // namespace

@@ -111,8 +111,7 @@ struct LayerOperatorFlops {
   static constexpr auto kFields = std::make_tuple(
       Field("path", &LayerOperatorFlops::path),
       FieldAs<IndexCodec>("call_index", &LayerOperatorFlops::call_index),
-      FieldAs<JsonFunctions<MetricResultToJson, MetricResultFromJson>>(
-          "total", &LayerOperatorFlops::total),
+      Field("total", &LayerOperatorFlops::total),
       FieldAs<MapOf<NonNegativeCountCodec>>("by_operator",
                                             &LayerOperatorFlops::by_operator));
 };
@@ -160,8 +159,7 @@ struct AnalysisReport {
           "operator_flops", &AnalysisReport::operator_flops),
       Field("layer_operator_flops", &AnalysisReport::layer_operator_flops,
             kOptional),
-      FieldAs<JsonFunctions<MetricMapToJson, MetricMapFromJson>>(
-          "totals", &AnalysisReport::totals),
+      Field("totals", &AnalysisReport::totals),
       Field("diagnostics", &AnalysisReport::diagnostics));
 };
 

@@ -173,8 +173,7 @@ absl::StatusOr<ComparableReport> ComparableReportFromJson(
   TS_ASSIGN_OR_RETURN(JsonObject object,
                       JsonValue(node, std::string(field)).Object());
   TS_ASSIGN_OR_RETURN(JsonValue totals, object.Member("totals"));
-  TS_ASSIGN_OR_RETURN(report.totals,
-                      MetricMapFromJson(totals.node(), totals.path()));
+  TS_ASSIGN_OR_RETURN(report.totals, FromJson<MetricMap>(totals));
   TS_ASSIGN_OR_RETURN(JsonArray layers, object.Array("layers"));
   for (std::size_t i = 0; i < layers.size(); ++i) {
     TS_ASSIGN_OR_RETURN(JsonObject entry, layers.Item(i).Object());
@@ -182,8 +181,7 @@ absl::StatusOr<ComparableReport> ComparableReportFromJson(
     TS_ASSIGN_OR_RETURN(layer.path, entry.String("path"));
     TS_ASSIGN_OR_RETURN(layer.call_index, entry.Index("call_index"));
     TS_ASSIGN_OR_RETURN(JsonValue metrics, entry.Member("metrics"));
-    TS_ASSIGN_OR_RETURN(layer.metrics,
-                        MetricMapFromJson(metrics.node(), metrics.path()));
+    TS_ASSIGN_OR_RETURN(layer.metrics, FromJson<MetricMap>(metrics));
     report.layers.push_back(std::move(layer));
   }
   return report;

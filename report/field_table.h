@@ -96,6 +96,18 @@
 //                        or more than one, is "<path>: needs exactly one of
 //                        'path' and 'operator'" (the tag's keys are not
 //                        among RequiredFieldNames: none of them alone is).
+//   FieldsOf(&T::member)
+//                        a member record (a type with its own table) whose
+//                        keys sit in the record's own object, beside the
+//                        record's other keys, not nested under a key of their
+//                        own: {"status": ..., "unit": ..., "by_module": ...}
+//                        for a record holding a MetricResult `total`. Its
+//                        rows are written and read where the row stands in
+//                        the table, its Validate (below) runs after them with
+//                        the record's path, and its keys count as the
+//                        record's (unknown-key rejection, RequiredFieldNames,
+//                        the round-trip tests). The member's table must not
+//                        keep unknown keys.
 //   static constexpr Json T::*kUnknownKeys = &T::extra;
 //                        keys the table does not list are kept, in document
 //                        order, in that Json object member instead of being
@@ -110,7 +122,10 @@
 // set, two lengths that must agree) with a member
 //   absl::Status Validate(absl::string_view path) const;
 // called after its fields are read, with the record's path, for errors
-// through FieldError(MemberPath(path, "key"), ...).
+// through FieldError(MemberPath(path, "key"), ...). A Validate that is not
+// const may also complete the record from what was read (a complete
+// MetricResult's known_value is its value, whether the document wrote it or
+// null): reading is then the table's rows and that one step.
 //
 // The table is a static constexpr member named kFields: a std::tuple of
 // Field values. Records with a table also get the round-trip tests of
@@ -197,6 +212,18 @@ constexpr KeyedField<T, E, M> FieldKeyedBy(E T::*tag, M T::*member) {
   return KeyedField<T, E, M>{tag, member};
 }
 
+// A row whose member record `member` of T writes and reads its own table's
+// fields in T's object (see the file comment).
+template <typename T, typename M>
+struct InlineField {
+  M T::*member;
+};
+
+template <typename T, typename M>
+constexpr InlineField<T, M> FieldsOf(M T::*member) {
+  return InlineField<T, M>{member};
+}
+
 // JSON null as a member: a value that is only its key ({"none": null}).
 struct JsonNull {
   bool operator==(const JsonNull&) const = default;
@@ -222,6 +249,12 @@ void AddNames(const KeyedField<T, E, M>&,
   for (const auto& [tag, key] : EnumNames(E{})) names.push_back(key);
 }
 
+template <typename T, typename M>
+void AddNames(const InlineField<T, M>&, std::vector<absl::string_view>& names) {
+  std::apply([&](const auto&... field) { (AddNames(field, names), ...); },
+             M::kFields);
+}
+
 // Adds a row's name when it is required of `record` (nullptr: of every
 // record).
 template <typename T, typename M, typename C>
@@ -237,6 +270,15 @@ template <typename T, typename E, typename M>
 void AddRequired(const KeyedField<T, E, M>&, const T*,
                  std::vector<absl::string_view>&) {
   // One of its keys is required, but no key alone.
+}
+
+template <typename T, typename M>
+void AddRequired(const InlineField<T, M>& field, const T* record,
+                 std::vector<absl::string_view>& names) {
+  const M* member = record == nullptr ? nullptr : &(record->*field.member);
+  std::apply(
+      [&](const auto&... row) { (AddRequired(row, member, names), ...); },
+      M::kFields);
 }
 
 template <typename T>
@@ -256,6 +298,13 @@ template <typename T, typename E, typename M>
 void AddTagKeys(const KeyedField<T, E, M>& field,
                 std::vector<std::vector<absl::string_view>>& keys) {
   AddNames(field, keys.emplace_back());
+}
+
+template <typename T, typename M>
+void AddTagKeys(const InlineField<T, M>&,
+                std::vector<std::vector<absl::string_view>>& keys) {
+  std::apply([&](const auto&... row) { (AddTagKeys(row, keys), ...); },
+             M::kFields);
 }
 
 }  // namespace field_table_internal
@@ -687,14 +736,6 @@ bool HasKey(const KeyedField<T, E, M>& field, const T& record,
   return key == TagKey(record.*field.tag);
 }
 
-// Whether a row named `key` belongs to `record`.
-template <typename T>
-bool AnyRowBelongs(const T& record, absl::string_view key) {
-  return std::apply(
-      [&](const auto&... field) { return (HasKey(field, record, key) || ...); },
-      T::kFields);
-}
-
 // Whether a row has a condition (When). A FieldKeyedBy row has none: its
 // reading checks its keys itself.
 template <typename T, typename M, typename C>
@@ -705,6 +746,85 @@ constexpr bool IsConditional(const Field<T, M, C>& field) {
 template <typename T, typename E, typename M>
 constexpr bool IsConditional(const KeyedField<T, E, M>&) {
   return false;
+}
+
+// A FieldsOf row: conditional when one of its member's rows is.
+template <typename T, typename M>
+constexpr bool IsConditional(const InlineField<T, M>&) {
+  return std::apply(
+      [](const auto&... row) { return (IsConditional(row) || ...); },
+      M::kFields);
+}
+
+// The FieldsOf rows, defined below the helpers they use.
+template <typename T, typename M>
+void WriteField(const InlineField<T, M>& field, const T& record, Json& object);
+template <typename T, typename M>
+absl::Status ReadField(const InlineField<T, M>& field, const JsonObject& object,
+                       T& record);
+template <typename T, typename M>
+bool HasKey(const InlineField<T, M>& field, const T& record,
+            absl::string_view key);
+
+// Whether a row named `key` belongs to `record`.
+template <typename T>
+bool AnyRowBelongs(const T& record, absl::string_view key) {
+  return std::apply(
+      [&](const auto&... field) { return (HasKey(field, record, key) || ...); },
+      T::kFields);
+}
+
+// Writes the rows of `record`'s table into `object`.
+template <typename T>
+void WriteRows(const T& record, Json& object) {
+  std::apply(
+      [&](const auto&... field) { (WriteField(field, record, object), ...); },
+      T::kFields);
+}
+
+// Reads the rows of `record`'s table from `object`, in table order,
+// stopping at the first error.
+template <typename T>
+absl::Status ReadRows(const JsonObject& object, T& record) {
+  absl::Status status;
+  std::apply(
+      [&](const auto&... field) {
+        static_cast<void>(
+            ((status = ReadField(field, object, record), status.ok()) && ...));
+      },
+      T::kFields);
+  return status;
+}
+
+// Runs the record's Validate, when it has one, with its path.
+template <typename T>
+absl::Status Validated(T& record, absl::string_view path) {
+  if constexpr (requires { record.Validate(path); }) {
+    return record.Validate(path);
+  } else {
+    return absl::OkStatus();
+  }
+}
+
+template <typename T, typename M>
+void WriteField(const InlineField<T, M>& field, const T& record, Json& object) {
+  WriteRows(record.*field.member, object);
+}
+
+template <typename T, typename M>
+absl::Status ReadField(const InlineField<T, M>& field, const JsonObject& object,
+                       T& record) {
+  static_assert(!KeepsUnknownKeys<M>,
+                "the keys of a FieldsOf member are the record's own");
+  M& member = record.*field.member;
+  TS_RETURN_IF_ERROR(ReadRows(object, member));
+  return Validated(member, object.path());
+}
+
+template <typename T, typename M>
+bool HasKey(const InlineField<T, M>& field, const T& record,
+            absl::string_view key) {
+  return AnyRowBelongs(record.*field.member, key);
 }
 
 // Guards the reading depth of a recursive record (kMaxNesting).
@@ -732,11 +852,7 @@ template <HasFieldTable T>
 struct JsonCodec<T> {
   static Json Write(const T& record) {
     Json object = Json::object();
-    std::apply(
-        [&](const auto&... field) {
-          (field_table_internal::WriteField(field, record, object), ...);
-        },
-        T::kFields);
+    field_table_internal::WriteRows(record, object);
     if constexpr (KeepsUnknownKeys<T>) {
       const Json& others = record.*T::kUnknownKeys;
       if (others.is_object()) {
@@ -766,17 +882,7 @@ struct JsonCodec<T> {
       TS_RETURN_IF_ERROR(object.RejectUnknownKeys(kNames));
     }
     T record{};
-    absl::Status status;
-    // Fields in table order, stopping at the first error.
-    std::apply(
-        [&](const auto&... field) {
-          static_cast<void>(
-              ((status = field_table_internal::ReadField(field, object, record),
-                status.ok()) &&
-               ...));
-        },
-        T::kFields);
-    TS_RETURN_IF_ERROR(status);
+    TS_RETURN_IF_ERROR(field_table_internal::ReadRows(object, record));
     // A key whose every row has a condition that does not hold (When).
     static constexpr bool kConditional = std::apply(
         [](const auto&... field) {
@@ -797,9 +903,7 @@ struct JsonCodec<T> {
 
  private:
   static absl::StatusOr<T> Finish(const JsonValue& node, T& record) {
-    if constexpr (requires { record.Validate(node.path()); }) {
-      TS_RETURN_IF_ERROR(record.Validate(node.path()));
-    }
+    TS_RETURN_IF_ERROR(field_table_internal::Validated(record, node.path()));
     return std::move(record);
   }
 };

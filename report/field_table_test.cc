@@ -146,6 +146,36 @@ struct Open {
       Field("name", &Open::name), Field("ordered", &Open::ordered, kOptional));
 };
 
+// A record whose Validate completes it: an end left out is the start.
+struct Interval {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+
+  bool operator==(const Interval&) const = default;
+  absl::Status Validate(absl::string_view path) {
+    if (end == 0) end = start;
+    if (end < start) {
+      return FieldError(MemberPath(path, "end"), "is before start");
+    }
+    return absl::OkStatus();
+  }
+  static constexpr auto kFields =
+      std::make_tuple(Field("start", &Interval::start),
+                      Field("end", &Interval::end, kOptional));
+};
+
+// A member record whose keys sit beside the record's own (FieldsOf).
+struct Labeled {
+  std::string label;
+  Interval interval;
+  std::string note;
+
+  bool operator==(const Labeled&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      Field("label", &Labeled::label), FieldsOf(&Labeled::interval),
+      Field("note", &Labeled::note, kOptional));
+};
+
 // A member read by functions of its own, and counts by name.
 Json PointAsText(const Point& point) {
   return std::to_string(point.x) + "," + std::to_string(point.y);
@@ -231,6 +261,14 @@ struct FieldTableSamples<Open> {
   }
 };
 template <>
+struct FieldTableSamples<Interval> {
+  static std::vector<Interval> Get() { return {{2, 2}, {1, 5}}; }
+};
+template <>
+struct FieldTableSamples<Labeled> {
+  static std::vector<Labeled> Get() { return {{"a", {1, 5}, "n"}}; }
+};
+template <>
 struct FieldTableSamples<Counted> {
   static std::vector<Counted> Get() {
     return {{{1, -2}, {{"aten.mm", Count(1) << 90}, {"aten.add", 0}}}};
@@ -239,8 +277,8 @@ struct FieldTableSamples<Counted> {
 
 namespace {
 
-using Records =
-    ::testing::Types<Point, Everything, Range, Shape, Pet, Tree, Open, Counted>;
+using Records = ::testing::Types<Point, Everything, Range, Shape, Pet, Tree,
+                                 Open, Counted, Interval, Labeled>;
 INSTANTIATE_TYPED_TEST_SUITE_P(FieldTableTest, FieldTableRoundTrip, Records);
 
 template <typename T>
@@ -422,6 +460,44 @@ TEST(FieldTableTest, CodecsOfRowsCheckTheirRange) {
             ReadError<Counted>(R"({"at":"1,2","counts":{"a":-3}})"));
   EXPECT_EQ("record.at: expected \"x,y\"",
             ReadError<Counted>(R"({"at":"1","counts":{}})"));
+}
+
+TEST(FieldTableTest, AFieldsOfRowWritesItsMembersKeysInPlace) {
+  EXPECT_EQ(R"({"label":"a","start":1,"end":5,"note":"n"})",
+            DumpJson(ToJson(Labeled{"a", {1, 5}, "n"})));
+  EXPECT_EQ((std::vector<absl::string_view>{"label", "start", "end", "note"}),
+            FieldNames<Labeled>());
+  EXPECT_EQ((std::vector<absl::string_view>{"label", "start"}),
+            RequiredFieldNames<Labeled>());
+}
+
+TEST(FieldTableTest, AFieldsOfRowReadsItsMembersKeysWithTheRecordsPath) {
+  absl::StatusOr<Labeled> read =
+      FromJsonText<Labeled>(R"({"label":"a","start":1,"end":5})", "record");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((Labeled{"a", {1, 5}, ""}), *read);
+  EXPECT_EQ("record.start: is missing",
+            ReadError<Labeled>(R"({"label":"a","end":5})"));
+  EXPECT_EQ("record.stop: unknown field",
+            ReadError<Labeled>(R"({"label":"a","start":1,"stop":5})"));
+  EXPECT_EQ("record.start: expected an integer, got string",
+            ReadError<Labeled>(R"({"label":"a","start":"1"})"));
+}
+
+// The member's Validate runs after its rows, before the record's rows that
+// follow, with the record's path.
+TEST(FieldTableTest, AFieldsOfMemberIsValidatedWithTheRecordsPath) {
+  EXPECT_EQ(
+      "record.end: is before start",
+      ReadError<Labeled>(R"({"label":"a","start":5,"end":1,"note":false})"));
+}
+
+TEST(FieldTableTest, ValidateMayCompleteTheRecord) {
+  absl::StatusOr<Labeled> read =
+      FromJsonText<Labeled>(R"({"label":"a","start":3})", "record");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((Interval{3, 3}), read->interval);
+  EXPECT_EQ(R"({"label":"a","start":3,"end":3})", DumpJson(ToJson(*read)));
 }
 
 }  // namespace

@@ -155,31 +155,6 @@ OperatorPrecisionsFromJson(const JsonObject& parent,
   return split;
 }
 
-// The mask-aware member: the total's metric members, then its by_module
-// and diagnostics.
-Json MaskAwareToJson(const MaskAwareFlops& mask_aware) {
-  Json node = MetricResultToJson(mask_aware.total);
-  node["by_module"] = CountMapToJson(mask_aware.by_module);
-  node["diagnostics"] = ToJson(mask_aware.diagnostics);
-  return node;
-}
-
-absl::StatusOr<MaskAwareFlops> MaskAwareFromJson(const JsonObject& parent) {
-  TS_ASSIGN_OR_RETURN(JsonValue node, parent.Member("mask_aware"));
-  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  MaskAwareFlops mask_aware;
-  TS_ASSIGN_OR_RETURN(mask_aware.total,
-                      MetricResultFromJson(node.node(), node.path()));
-  TS_ASSIGN_OR_RETURN(mask_aware.by_module,
-                      CountMapFromJson(object, "by_module"));
-  TS_ASSIGN_OR_RETURN(JsonValue diagnostics, object.Member("diagnostics"));
-  TS_ASSIGN_OR_RETURN(mask_aware.diagnostics,
-                      FromJson<std::vector<Diagnostic>>(diagnostics));
-  TS_RETURN_IF_ERROR(
-      ValidateMetricValue("mask_aware", mask_aware.total, node.path()));
-  return mask_aware;
-}
-
 // The mask-aware member of a report whose executed total is `total`:
 // `known` less what the masks excluded, complete when the total is and
 // every mask was read.
@@ -221,55 +196,6 @@ absl::StatusOr<MaskAwareFlops> BuildMaskAware(
   return mask_aware;
 }
 
-Json BytesToJson(const BytesMoved& bytes) {
-  Json node = MetricResultToJson(bytes.total);
-  node["read"] = CountToJson(bytes.read);
-  node["written"] = CountToJson(bytes.written);
-  Json by_operator = Json::object();
-  for (const auto& [name, op] : bytes.by_operator) {
-    by_operator[name] = Json::object();
-    by_operator[name]["read"] = CountToJson(op.read);
-    by_operator[name]["written"] = CountToJson(op.written);
-  }
-  node["by_operator"] = std::move(by_operator);
-  node["by_module"] = CountMapToJson(bytes.by_module);
-  node["diagnostics"] = ToJson(bytes.diagnostics);
-  return node;
-}
-
-absl::StatusOr<BytesMoved> BytesFromJson(const JsonObject& parent) {
-  TS_ASSIGN_OR_RETURN(JsonValue node, parent.Member("bytes"));
-  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  BytesMoved bytes;
-  TS_ASSIGN_OR_RETURN(bytes.total,
-                      MetricResultFromJson(node.node(), node.path()));
-  TS_ASSIGN_OR_RETURN(bytes.read, object.NonNegativeCount("read"));
-  TS_ASSIGN_OR_RETURN(bytes.written, object.NonNegativeCount("written"));
-  TS_ASSIGN_OR_RETURN(JsonObject by_operator, object.Object("by_operator"));
-  for (auto& [name, value] : by_operator.Members()) {
-    TS_ASSIGN_OR_RETURN(JsonObject entry, value.Object());
-    OperatorBytes op;
-    TS_ASSIGN_OR_RETURN(op.read, entry.NonNegativeCount("read"));
-    TS_ASSIGN_OR_RETURN(op.written, entry.NonNegativeCount("written"));
-    bytes.by_operator.emplace(name, op);
-  }
-  TS_ASSIGN_OR_RETURN(bytes.by_module, CountMapFromJson(object, "by_module"));
-  TS_ASSIGN_OR_RETURN(JsonValue diagnostics, object.Member("diagnostics"));
-  TS_ASSIGN_OR_RETURN(bytes.diagnostics,
-                      FromJson<std::vector<Diagnostic>>(diagnostics));
-  TS_RETURN_IF_ERROR(ValidateMetricValue("bytes", bytes.total, node.path()));
-  const std::optional<MetricValue>& known = bytes.total.known_value();
-  if (known && std::holds_alternative<Count>(*known) &&
-      std::get<Count>(*known) != bytes.read + bytes.written) {
-    return FieldError(node.path(),
-                      absl::StrCat("read + written (",
-                                   CountToString(bytes.read + bytes.written),
-                                   ") is not the known value ",
-                                   CountToString(std::get<Count>(*known))));
-  }
-  return bytes;
-}
-
 // The bytes member: the observations' bytes summed, complete when every
 // call's bytes were known.
 absl::StatusOr<BytesMoved> BuildBytes(
@@ -304,6 +230,23 @@ absl::StatusOr<BytesMoved> BuildBytes(
 }
 
 }  // namespace
+
+absl::Status MaskAwareFlops::Validate(absl::string_view path) const {
+  return ValidateMetricValue("mask_aware", total, path);
+}
+
+absl::Status BytesMoved::Validate(absl::string_view path) const {
+  TS_RETURN_IF_ERROR(ValidateMetricValue("bytes", total, path));
+  const std::optional<MetricValue>& known = total.known_value();
+  if (known && std::holds_alternative<Count>(*known) &&
+      std::get<Count>(*known) != read + written) {
+    return FieldError(
+        path, absl::StrCat("read + written (", CountToString(read + written),
+                           ") is not the known value ",
+                           CountToString(std::get<Count>(*known))));
+  }
+  return absl::OkStatus();
+}
 
 MetricKind BytesMovedKind() {
   return MetricKind{"bytes", "workload", std::string(kBytesMethod)};
@@ -394,7 +337,7 @@ Json FlopReportToJson(const FlopReport& report) {
   node["context"] = Json::object();
   node["context"]["torch_version"] = report.torch_version;
   node["context"]["method"] = report.method;
-  node["total"] = MetricResultToJson(report.total);
+  node["total"] = ToJson(report.total);
   node["by_module"] = CountMapToJson(report.by_module);
   node["by_operator"] = CountMapToJson(report.by_operator);
   if (!report.by_precision.empty()) {
@@ -407,17 +350,10 @@ Json FlopReportToJson(const FlopReport& report) {
     }
     node["by_operator_precision"] = std::move(split);
   }
-  Json ignored = Json::object();
-  for (const auto& [name, entry] : report.ignored_operators) {
-    ignored[name] = Json::object();
-    ignored[name]["calls"] = CountToJson(entry.calls);
-    ignored[name]["reason"] = entry.reason;
-  }
-  node["ignored_operators"] = std::move(ignored);
+  node["ignored_operators"] = ToJson(report.ignored_operators);
   node["diagnostics"] = ToJson(report.diagnostics);
-  if (report.mask_aware)
-    node["mask_aware"] = MaskAwareToJson(*report.mask_aware);
-  if (report.bytes) node["bytes"] = BytesToJson(*report.bytes);
+  if (report.mask_aware) node["mask_aware"] = ToJson(*report.mask_aware);
+  if (report.bytes) node["bytes"] = ToJson(*report.bytes);
   return node;
 }
 
@@ -436,26 +372,24 @@ absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
   TS_ASSIGN_OR_RETURN(report.torch_version, context.String("torch_version"));
   TS_ASSIGN_OR_RETURN(report.method, context.String("method"));
   TS_ASSIGN_OR_RETURN(JsonValue total, object.Member("total"));
-  TS_ASSIGN_OR_RETURN(report.total,
-                      MetricResultFromJson(total.node(), total.path()));
+  TS_ASSIGN_OR_RETURN(report.total, FromJson<MetricResult>(total));
   TS_ASSIGN_OR_RETURN(report.by_module, CountMapFromJson(object, "by_module"));
   TS_ASSIGN_OR_RETURN(report.by_operator,
                       CountMapFromJson(object, "by_operator"));
-  TS_ASSIGN_OR_RETURN(JsonObject ignored, object.Object("ignored_operators"));
-  for (auto& [name, value] : ignored.Members()) {
-    TS_ASSIGN_OR_RETURN(JsonObject entry, value.Object());
-    TS_ASSIGN_OR_RETURN(Count calls, entry.NonNegativeCount("calls"));
-    TS_ASSIGN_OR_RETURN(std::string reason, entry.String("reason"));
-    report.ignored_operators[name] = IgnoredOperator{calls, std::move(reason)};
-  }
+  TS_ASSIGN_OR_RETURN(JsonValue ignored, object.Member("ignored_operators"));
+  TS_ASSIGN_OR_RETURN(
+      report.ignored_operators,
+      (FromJson<std::map<std::string, IgnoredOperator>>(ignored)));
   TS_ASSIGN_OR_RETURN(JsonValue diagnostics, object.Member("diagnostics"));
   TS_ASSIGN_OR_RETURN(report.diagnostics,
                       FromJson<std::vector<Diagnostic>>(diagnostics));
-  if (object.Contains("mask_aware")) {
-    TS_ASSIGN_OR_RETURN(report.mask_aware, MaskAwareFromJson(object));
+  if (std::optional<JsonValue> mask_aware =
+          object.OptionalMember("mask_aware")) {
+    TS_ASSIGN_OR_RETURN(report.mask_aware,
+                        FromJson<MaskAwareFlops>(*mask_aware));
   }
-  if (object.Contains("bytes")) {
-    TS_ASSIGN_OR_RETURN(report.bytes, BytesFromJson(object));
+  if (std::optional<JsonValue> bytes = object.OptionalMember("bytes")) {
+    TS_ASSIGN_OR_RETURN(report.bytes, FromJson<BytesMoved>(*bytes));
   }
   // Checked last so that errors in the maps above keep being reported first.
   TS_RETURN_IF_ERROR(

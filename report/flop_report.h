@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "report/count.h"
 #include "report/diagnostic.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
 #include "report/metric_result.h"
 #include "report/precision.h"
@@ -53,6 +54,9 @@ struct OperatorBytes {
   Count written = 0;
 
   bool operator==(const OperatorBytes&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<NonNegativeCountCodec>("read", &OperatorBytes::read),
+      FieldAs<NonNegativeCountCodec>("written", &OperatorBytes::written));
 };
 
 // Bytes moved beside the FLOPs, over the same calls: `total` is read +
@@ -60,6 +64,7 @@ struct OperatorBytes {
 // are not (a sparse or nested tensor, a compiled graph's call, unseen work)
 // adds nothing to the known value and is named in `diagnostics`.
 // `by_module` holds each module label's inclusive read + written bytes.
+// Its JSON is the total's metric keys, then the members below.
 struct BytesMoved {
   MetricResult total = MetricResult::Complete(Count(0), BytesMovedKind());
   Count read = 0;
@@ -69,6 +74,16 @@ struct BytesMoved {
   std::vector<Diagnostic> diagnostics;
 
   bool operator==(const BytesMoved&) const = default;
+  // A count of bytes, and read + written is its known value.
+  absl::Status Validate(absl::string_view path) const;
+  static constexpr auto kFields = std::make_tuple(
+      FieldsOf(&BytesMoved::total),
+      FieldAs<NonNegativeCountCodec>("read", &BytesMoved::read),
+      FieldAs<NonNegativeCountCodec>("written", &BytesMoved::written),
+      Field("by_operator", &BytesMoved::by_operator),
+      FieldAs<MapOf<NonNegativeCountCodec>>("by_module",
+                                            &BytesMoved::by_module),
+      Field("diagnostics", &BytesMoved::diagnostics));
 };
 
 struct IgnoredOperator {
@@ -76,6 +91,9 @@ struct IgnoredOperator {
   std::string reason;
 
   bool operator==(const IgnoredOperator&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<NonNegativeCountCodec>("calls", &IgnoredOperator::calls),
+      Field("reason", &IgnoredOperator::reason));
 };
 
 // The second count beside the executed one: `total` with each attention
@@ -83,12 +101,20 @@ struct IgnoredOperator {
 // operator as executed. Complete when the total is and every mask was read;
 // a call whose mask could not be read contributes nothing to the known value
 // (a lower bound) and is named in `diagnostics`. `by_module` as the report's.
+// Its JSON is the total's metric keys, then by_module and diagnostics.
 struct MaskAwareFlops {
   MetricResult total = MetricResult::Complete(Count(0), MaskAwareFlopsKind());
   std::map<std::string, Count> by_module;
   std::vector<Diagnostic> diagnostics;
 
   bool operator==(const MaskAwareFlops&) const = default;
+  // A count of FLOPs.
+  absl::Status Validate(absl::string_view path) const;
+  static constexpr auto kFields =
+      std::make_tuple(FieldsOf(&MaskAwareFlops::total),
+                      FieldAs<MapOf<NonNegativeCountCodec>>(
+                          "by_module", &MaskAwareFlops::by_module),
+                      Field("diagnostics", &MaskAwareFlops::diagnostics));
 };
 
 struct FlopReport {

@@ -1,7 +1,12 @@
 #include "report/flop_report.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "report/field_table_testing.h"
 
 namespace torchscan::report {
 namespace {
@@ -394,6 +399,75 @@ TEST(FlopReportTest, ReadingChecksByOperatorPrecision) {
                 .message(),
             "flop_report.by_operator_precision.aten.mm.fp4: unknown precision "
             "'fp4' (fp64, fp32, tf32, bf16, fp16, fp8, int8 or unknown)");
+}
+
+// A report with every optional member, and diagnostics in each.
+FlopReport EveryMember() {
+  OperatorObservation mm = Counted("aten.mm", 1, 48);
+  mm.bytes_read = 224;
+  mm.bytes_written = 48;
+  mm.mask_unread_calls = 1;
+  mm.mask_unread_message = "a tensor subclass";
+  OperatorObservation sparse = Counted("aten._sparse_mm", 1, 2);
+  sparse.bytes_unknown_calls = 1;
+  sparse.bytes_unknown_message = "a sparse tensor";
+  absl::StatusOr<FlopReport> report =
+      BuildFlopReport("2.13.0", {mm, sparse, Seen("aten.view", 2, "a view")},
+                      {{"L", 50}}, {}, {{"L", 272}});
+  EXPECT_TRUE(report.ok()) << report.status();
+  return *report;
+}
+
+}  // namespace
+
+template <>
+struct FieldTableSamples<OperatorBytes> {
+  static std::vector<OperatorBytes> Get() { return {{}, {Count(1) << 80, 3}}; }
+};
+template <>
+struct FieldTableSamples<IgnoredOperator> {
+  static std::vector<IgnoredOperator> Get() { return {{2, "a view"}}; }
+};
+template <>
+struct FieldTableSamples<MaskAwareFlops> {
+  static std::vector<MaskAwareFlops> Get() {
+    return {MaskAwareFlops{}, *EveryMember().mask_aware};
+  }
+};
+template <>
+struct FieldTableSamples<BytesMoved> {
+  static std::vector<BytesMoved> Get() {
+    return {BytesMoved{}, *EveryMember().bytes};
+  }
+};
+
+namespace {
+
+using FlopReportRecords = ::testing::Types<OperatorBytes, IgnoredOperator,
+                                           MaskAwareFlops, BytesMoved>;
+INSTANTIATE_TYPED_TEST_SUITE_P(FlopReport, FieldTableRoundTrip,
+                               FlopReportRecords);
+
+// Each object of a report refuses a key it does not know, with its path
+// (the report's own level keeps accepting others: a rank's report carries
+// "distributed" and "communication").
+TEST(FlopReportTest, AnUnknownKeyInsideAMemberIsRefusedWithItsPath) {
+  const Json json = FlopReportToJson(EveryMember());
+  ASSERT_TRUE(FlopReportFromJson(json).ok());
+  for (const std::string at :
+       {"/total", "/mask_aware", "/bytes", "/bytes/by_operator/aten.mm",
+        "/ignored_operators/aten.view"}) {
+    Json edited = json;
+    edited[Json::json_pointer(at)]["extra"] = 1;
+    absl::StatusOr<FlopReport> read = FlopReportFromJson(edited);
+    ASSERT_FALSE(read.ok()) << at;
+    std::string path = "flop_report" + at + ".extra";
+    std::replace(path.begin(), path.end(), '/', '.');
+    EXPECT_EQ(path + ": unknown field", read.status().message());
+  }
+  Json rank = json;
+  rank["distributed"] = Json::object();
+  EXPECT_TRUE(FlopReportFromJson(rank).ok());
 }
 
 }  // namespace

@@ -352,12 +352,12 @@ Json JobReportToJson(const JobReport& report) {
   node["backend"] = report.backend;
   node["ranks"] = report.ranks;
   node["missing_ranks"] = report.missing_ranks;
-  node["total"] = MetricResultToJson(report.total);
+  node["total"] = ToJson(report.total);
   Json per_rank = Json::object();
   std::optional<Count> low, high;
   Count sum = 0;
   for (const auto& [rank, result] : report.per_rank) {
-    per_rank[absl::StrCat(rank)] = MetricResultToJson(result);
+    per_rank[absl::StrCat(rank)] = ToJson(result);
     const Count known = KnownFlops(result);
     low = low ? std::min(*low, known) : known;
     high = high ? std::max(*high, known) : known;
@@ -394,10 +394,10 @@ Json JobReportToJson(const JobReport& report) {
     node["by_operator_precision"] = std::move(split);
   }
   if (report.bytes) {
-    Json bytes = MetricResultToJson(*report.bytes);
+    Json bytes = ToJson(*report.bytes);
     Json bytes_per_rank = Json::object();
     for (const auto& [rank, result] : report.bytes_per_rank) {
-      bytes_per_rank[absl::StrCat(rank)] = MetricResultToJson(result);
+      bytes_per_rank[absl::StrCat(rank)] = ToJson(result);
     }
     bytes["per_rank"] = std::move(bytes_per_rank);
     node["bytes"] = std::move(bytes);

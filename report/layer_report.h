@@ -74,8 +74,7 @@ struct LayerReport {
       Field("output", &LayerReport::output),
       Field("parameters", &LayerReport::parameters),
       Field("buffers", &LayerReport::buffers),
-      FieldAs<JsonFunctions<MetricMapToJson, MetricMapFromJson>>(
-          "metrics", &LayerReport::metrics));
+      Field("metrics", &LayerReport::metrics));
 };
 
 // The name TorchScan gives a layer: the last dotted component of `path`, or

@@ -78,32 +78,17 @@ absl::Status ValidateMetricValue(absl::string_view name,
   return absl::OkStatus();
 }
 
-Json MetricMapToJson(const MetricMap& metrics) {
+Json JsonCodec<MetricMap>::Write(const MetricMap& metrics) {
   Json node = Json::object();
-  for (const auto& [name, result] : metrics) {
-    node[name] = MetricResultToJson(result);
-  }
+  for (const auto& [name, result] : metrics) node[name] = ToJson(result);
   return node;
 }
 
-absl::StatusOr<MetricResult> MetricEntryFromJson(const Json& node,
-                                                 absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(MetricResult result, MetricResultFromJson(node, field));
-  TS_ASSIGN_OR_RETURN(JsonObject entry,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(entry.RejectUnknownKeys(
-      {"status", "value", "known_value", "unit", "scope", "method"}));
-  return result;
-}
-
-absl::StatusOr<MetricMap> MetricMapFromJson(const Json& node,
-                                            absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
+absl::StatusOr<MetricMap> JsonCodec<MetricMap>::Read(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
   MetricMap metrics;
   for (auto& [name, entry] : object.Members()) {
-    TS_ASSIGN_OR_RETURN(MetricResult result,
-                        MetricEntryFromJson(entry.node(), entry.path()));
+    TS_ASSIGN_OR_RETURN(MetricResult result, FromJson<MetricResult>(entry));
     TS_RETURN_IF_ERROR(ValidateMetricValue(name, result, entry.path()));
     metrics.Set(name, std::move(result));
   }

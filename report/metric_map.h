@@ -12,7 +12,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 #include "report/metric_result.h"
 
 namespace torchscan::report {
@@ -55,16 +57,15 @@ absl::Status ValidateMetricValue(absl::string_view name,
                                  const MetricResult& result,
                                  absl::string_view field);
 
-// A MetricResult with exactly the six MetricResult keys, as a metric map
-// entry and either side of a MetricDiff hold it.
-absl::StatusOr<MetricResult> MetricEntryFromJson(const Json& node,
-                                                 absl::string_view field);
-
-Json MetricMapToJson(const MetricMap& metrics);
-// Each entry is a MetricResult with exactly the six MetricResult keys and a
-// value ValidateMetricValue accepts; duplicate names are rejected by ParseJson.
-absl::StatusOr<MetricMap> MetricMapFromJson(const Json& node,
-                                            absl::string_view field);
+// An object of metrics by name, in insertion order (report::ToJson,
+// report::FromJson<MetricMap>). Each entry is a MetricResult (its field
+// table: exactly its six keys) with a value ValidateMetricValue accepts;
+// duplicate names are rejected by ParseJson.
+template <>
+struct JsonCodec<MetricMap> {
+  static Json Write(const MetricMap& metrics);
+  static absl::StatusOr<MetricMap> Read(const JsonValue& node);
+};
 
 // The text a value prints as in messages: 12, 1.5, 'same'.
 std::string DescribeMetricValue(const MetricValue& value);

@@ -9,40 +9,6 @@
 #include "report/json_reader.h"
 
 namespace torchscan::report {
-namespace {
-
-absl::StatusOr<std::optional<MetricValue>> OptionalValueFromJson(
-    const JsonValue& node) {
-  if (node.is_null()) return std::optional<MetricValue>();
-  if (IsJsonInteger(node.node())) {
-    TS_ASSIGN_OR_RETURN(Count count, node.Integer());
-    return std::optional<MetricValue>(count);
-  }
-  if (node.node().is_number_float()) {
-    const double number = node.node().get<double>();
-    if (!std::isfinite(number)) return node.Error("is not finite");
-    return std::optional<MetricValue>(number);
-  }
-  if (node.node().is_string()) {
-    return std::optional<MetricValue>(node.node().get<std::string>());
-  }
-  return node.Expected("a number or null");
-}
-
-// A metric's status, unit, scope or method. NOTE: these name a wrong JSON
-// type as nlohmann does ("got number" for 3 where JsonValue::String says
-// "got integer"): a wording report/analysis_report_test.cc pins.
-absl::StatusOr<std::string> MetricString(const JsonObject& metric,
-                                         absl::string_view key) {
-  TS_ASSIGN_OR_RETURN(JsonValue value, metric.Member(key));
-  if (!value.node().is_string()) {
-    return value.Error(
-        absl::StrCat("expected a string, got ", value.node().type_name()));
-  }
-  return value.node().get<std::string>();
-}
-
-}  // namespace
 
 absl::string_view MetricStatusName(MetricStatus status) {
   switch (status) {
@@ -90,11 +56,43 @@ bool MetricValuesEqual(const MetricValue& a, const MetricValue& b) {
   return as_double(a) == as_double(b);
 }
 
-Json MetricValueToJson(const MetricValue& value) {
+Json JsonCodec<MetricValue>::Write(const MetricValue& value) {
   if (const Count* count = std::get_if<Count>(&value))
     return CountToJson(*count);
   if (const double* real = std::get_if<double>(&value)) return *real;
   return std::get<std::string>(value);
+}
+
+absl::StatusOr<MetricValue> JsonCodec<MetricValue>::Read(
+    const JsonValue& node) {
+  if (IsJsonInteger(node.node())) {
+    TS_ASSIGN_OR_RETURN(Count count, node.Integer());
+    return MetricValue(count);
+  }
+  if (node.node().is_number_float()) {
+    const double number = node.node().get<double>();
+    if (!std::isfinite(number)) return node.Error("is not finite");
+    return MetricValue(number);
+  }
+  if (node.node().is_string()) {
+    return MetricValue(node.node().get<std::string>());
+  }
+  return node.Expected("a number or null");
+}
+
+absl::StatusOr<std::string> MetricStringCodec::Read(const JsonValue& node) {
+  if (!node.node().is_string()) {
+    return node.Error(
+        absl::StrCat("expected a string, got ", node.node().type_name()));
+  }
+  return node.node().get<std::string>();
+}
+
+absl::StatusOr<MetricStatus> MetricStatusCodec::Read(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(std::string name, MetricStringCodec::Read(node));
+  absl::StatusOr<MetricStatus> status = ParseMetricStatus(name);
+  if (!status.ok()) return node.Error(status.status().message());
+  return *status;
 }
 
 MetricResult::MetricResult(MetricStatus status,
@@ -131,65 +129,36 @@ bool MetricResult::operator==(const MetricResult& other) const {
          same(known_value_, other.known_value_) && kind_ == other.kind_;
 }
 
-Json MetricResultToJson(const MetricResult& result) {
-  Json node = Json::object();
-  node["status"] = std::string(MetricStatusName(result.status()));
-  node["value"] = result.value() ? MetricValueToJson(*result.value()) : Json();
-  node["known_value"] =
-      result.known_value() ? MetricValueToJson(*result.known_value()) : Json();
-  node["unit"] = result.unit();
-  node["scope"] = result.scope();
-  node["method"] = result.method();
-  return node;
-}
-
-absl::StatusOr<MetricResult> MetricResultFromJson(const Json& node,
-                                                  absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject metric,
-                      JsonValue(node, std::string(field)).Object());
-  TS_ASSIGN_OR_RETURN(std::string status_name, MetricString(metric, "status"));
-  absl::StatusOr<MetricStatus> status = ParseMetricStatus(status_name);
-  if (!status.ok()) {
-    return FieldError(metric.PathOf("status"), status.status().message());
-  }
-  MetricKind kind;
-  TS_ASSIGN_OR_RETURN(kind.unit, MetricString(metric, "unit"));
-  TS_ASSIGN_OR_RETURN(kind.scope, MetricString(metric, "scope"));
-  TS_ASSIGN_OR_RETURN(kind.method, MetricString(metric, "method"));
-  TS_ASSIGN_OR_RETURN(JsonValue value_node, metric.Member("value"));
-  TS_ASSIGN_OR_RETURN(std::optional<MetricValue> value,
-                      OptionalValueFromJson(value_node));
-  TS_ASSIGN_OR_RETURN(JsonValue known_node, metric.Member("known_value"));
-  TS_ASSIGN_OR_RETURN(std::optional<MetricValue> known,
-                      OptionalValueFromJson(known_node));
-
-  switch (*status) {
+absl::Status MetricResult::Validate(absl::string_view path) {
+  switch (status_) {
     case MetricStatus::kComplete:
-      if (!value.has_value()) {
-        return metric.Error("a complete metric requires a value");
+      if (!value_.has_value()) {
+        return FieldError(path, "a complete metric requires a value");
       }
-      if (known.has_value() && !MetricValuesEqual(*known, *value)) {
-        return metric.Error(
-            "a complete metric must have known_value equal to value");
+      if (known_value_.has_value() &&
+          !MetricValuesEqual(*known_value_, *value_)) {
+        return FieldError(
+            path, "a complete metric must have known_value equal to value");
       }
-      return MetricResult::Complete(*value, std::move(kind));
+      known_value_ = value_;
+      return absl::OkStatus();
     case MetricStatus::kPartial:
-      if (value.has_value()) {
-        return metric.Error("a partial metric must have a null value");
+      if (value_.has_value()) {
+        return FieldError(path, "a partial metric must have a null value");
       }
-      if (!known.has_value()) {
-        return metric.Error(
-            "a partial metric requires a known_value lower bound");
+      if (!known_value_.has_value()) {
+        return FieldError(
+            path, "a partial metric requires a known_value lower bound");
       }
-      return MetricResult::Partial(*known, std::move(kind));
+      return absl::OkStatus();
     case MetricStatus::kUnavailable:
-      if (value.has_value() || known.has_value()) {
-        return metric.Error(
-            "an unavailable metric must have null value and known_value");
+      if (value_.has_value() || known_value_.has_value()) {
+        return FieldError(
+            path, "an unavailable metric must have null value and known_value");
       }
-      return MetricResult::Unavailable(std::move(kind));
+      return absl::OkStatus();
   }
-  return metric.Error("unknown status");
+  return FieldError(path, "unknown status");
 }
 
 }  // namespace torchscan::report

@@ -5,6 +5,12 @@
 //   partial      value null, known_value is a lower bound
 //   unavailable  both null
 // so a zero can only ever be reported as a complete zero.
+//
+// Its JSON form, {"status", "value", "known_value", "unit", "scope",
+// "method"} in that order, is declared by the field tables below
+// (field_table.h): report::ToJson(result) writes it and
+// report::FromJson<MetricResult>(node) reads it, refusing unknown keys and a
+// document that breaks the rules, with the metric's path.
 
 #ifndef TORCHSCAN_REPORT_METRIC_RESULT_H_
 #define TORCHSCAN_REPORT_METRIC_RESULT_H_
@@ -16,7 +22,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "report/count.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report {
 
@@ -31,7 +39,34 @@ using MetricValue = std::variant<Count, double, std::string>;
 
 // Numeric equality across kinds (1 == 1.0), as Python compares.
 bool MetricValuesEqual(const MetricValue& a, const MetricValue& b);
-Json MetricValueToJson(const MetricValue& value);
+
+// A value keeps its JSON kind: 1 stays 1, 1.0 stays 1.0. Reading refuses a
+// non-finite number ("is not finite") and anything but a number or a string
+// ("expected a number or null, got boolean"; null is the nullopt of the
+// value fields around it).
+template <>
+struct JsonCodec<MetricValue> {
+  static Json Write(const MetricValue& value);
+  static absl::StatusOr<MetricValue> Read(const JsonValue& node);
+};
+
+// A metric's status, unit, scope or method. NOTE [Metric strings]: a wrong
+// JSON type is named as nlohmann names it ("expected a string, got number"
+// for 3, where JsonValue::String says "got integer"): a wording
+// report/analysis_report_test.cc pins.
+struct MetricStringCodec {
+  static Json Write(const std::string& text) { return text; }
+  static absl::StatusOr<std::string> Read(const JsonValue& node);
+};
+
+// "complete", "partial", "unavailable"; any other word is "status must be
+// 'complete', 'partial', or 'unavailable', got 'done'".
+struct MetricStatusCodec {
+  static Json Write(MetricStatus status) {
+    return std::string(MetricStatusName(status));
+  }
+  static absl::StatusOr<MetricStatus> Read(const JsonValue& node);
+};
 
 // The scope of a metric of one call of one module (a layer record's
 // metrics, a layer call's operator FLOPs).
@@ -49,6 +84,10 @@ struct MetricKind {
   std::string method;
 
   bool operator==(const MetricKind&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<MetricStringCodec>("unit", &MetricKind::unit),
+      FieldAs<MetricStringCodec>("scope", &MetricKind::scope),
+      FieldAs<MetricStringCodec>("method", &MetricKind::method));
 };
 
 class MetricResult {
@@ -71,20 +110,33 @@ class MetricResult {
   // Deep equality with numeric comparison across int and float.
   bool operator==(const MetricResult& other) const;
 
+  // After reading (field_table.h): the status rules, with the metric's
+  // `path` ("totals.macs: a partial metric must have a null value"). A
+  // complete metric's known_value becomes its value, so one read with
+  // known_value null is written back with known_value = value.
+  absl::Status Validate(absl::string_view path);
+
  private:
+  // Reading starts from an unavailable metric of no kind.
+  friend struct JsonCodec<MetricResult>;
+  MetricResult() = default;
   MetricResult(MetricStatus status, std::optional<MetricValue> known_value,
                MetricKind kind);
 
-  MetricStatus status_;
+  MetricStatus status_ = MetricStatus::kUnavailable;
   std::optional<MetricValue> value_;
   std::optional<MetricValue> known_value_;
   MetricKind kind_;
-};
 
-Json MetricResultToJson(const MetricResult& result);
-// `field` names the metric in error messages (e.g. "totals.macs").
-absl::StatusOr<MetricResult> MetricResultFromJson(const Json& node,
-                                                  absl::string_view field);
+ public:
+  // After the members it names (a static member's initializer sees only
+  // what is declared above it). value and known_value are nullable.
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<MetricStatusCodec>("status", &MetricResult::status_),
+      Field("value", &MetricResult::value_),
+      Field("known_value", &MetricResult::known_value_),
+      FieldsOf(&MetricResult::kind_));
+};
 
 }  // namespace torchscan::report
 

@@ -14,8 +14,7 @@ absl::StatusOr<std::optional<MetricResult>> OptionalMetric(
     const JsonObject& diff, absl::string_view key) {
   TS_ASSIGN_OR_RETURN(JsonValue side, diff.Member(key));
   if (side.is_null()) return std::optional<MetricResult>();
-  TS_ASSIGN_OR_RETURN(MetricResult result,
-                      MetricEntryFromJson(side.node(), side.path()));
+  TS_ASSIGN_OR_RETURN(MetricResult result, FromJson<MetricResult>(side));
   return std::optional<MetricResult>(std::move(result));
 }
 
@@ -60,8 +59,7 @@ absl::StatusOr<std::vector<LayerSnapshot>> SnapshotsFromJson(
     TS_ASSIGN_OR_RETURN(
         JsonValue metrics,
         ReadLayerKey(list.Item(i), snapshot.path, snapshot.call_index));
-    TS_ASSIGN_OR_RETURN(snapshot.metrics,
-                        MetricMapFromJson(metrics.node(), metrics.path()));
+    TS_ASSIGN_OR_RETURN(snapshot.metrics, FromJson<MetricMap>(metrics));
     snapshots.push_back(std::move(snapshot));
   }
   return snapshots;
@@ -101,9 +99,9 @@ MetricStatus ExpectedStatus(const MetricDiff& diff) {
 Json MetricDiffToJson(const MetricDiff& diff) {
   Json node = Json::object();
   node["status"] = std::string(MetricStatusName(diff.status));
-  node["delta"] = diff.delta ? MetricValueToJson(*diff.delta) : Json();
-  node["before"] = diff.before ? MetricResultToJson(*diff.before) : Json();
-  node["after"] = diff.after ? MetricResultToJson(*diff.after) : Json();
+  node["delta"] = ToJson(diff.delta);
+  node["before"] = ToJson(diff.before);
+  node["after"] = ToJson(diff.after);
   return node;
 }
 
@@ -164,7 +162,7 @@ Json ReportDiffToJson(const ReportDiff& diff) {
       Json entry = Json::object();
       entry["path"] = snapshot.path;
       entry["call_index"] = snapshot.call_index;
-      entry["metrics"] = MetricMapToJson(snapshot.metrics);
+      entry["metrics"] = ToJson(snapshot.metrics);
       layers[key].push_back(std::move(entry));
     }
   }

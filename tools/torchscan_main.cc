@@ -248,7 +248,7 @@ absl::StatusOr<int> Compare(const std::vector<char*>& positional) {
     if (metric.delta) {
       std::cout << ", delta "
                 << torchscan::report::DumpJson(
-                       torchscan::report::MetricValueToJson(*metric.delta));
+                       torchscan::report::ToJson(*metric.delta));
     }
     std::cout << "\n";
   }
