@@ -44,30 +44,14 @@ absl::Status AnalysisReport::Validate(absl::string_view path) const {
   return absl::OkStatus();
 }
 
-Json JsonCodec<InputsMetadata>::Write(const InputsMetadata& inputs) {
-  Json node = Json::object();
-  node["source"] = inputs.source;
-  Json call = ToJson(inputs.call);
-  for (auto& [key, value] : call.items()) node[key] = std::move(value);
-  return node;
-}
-
-absl::StatusOr<InputsMetadata> JsonCodec<InputsMetadata>::Read(
+absl::StatusOr<std::string> InputsMetadata::SourceCodec::Read(
     const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"source", "args", "kwargs"}));
-  InputsMetadata inputs;
-  TS_ASSIGN_OR_RETURN(inputs.source, object.String("source"));
-  if (inputs.source != kGeneratedInputs && inputs.source != kProvidedInputs) {
-    return FieldError(object.PathOf("source"),
-                      absl::StrCat("must be 'generated' or 'provided', got '",
-                                   inputs.source, "'"));
+  TS_ASSIGN_OR_RETURN(std::string source, node.String());
+  if (source != kGeneratedInputs && source != kProvidedInputs) {
+    return node.Error(
+        absl::StrCat("must be 'generated' or 'provided', got '", source, "'"));
   }
-  Json call = node.node();
-  call.erase("source");
-  TS_ASSIGN_OR_RETURN(inputs.call,
-                      FromJson<CallMetadata>(JsonValue(call, node.path())));
-  return inputs;
+  return source;
 }
 
 Json ReportContextToJson(const ReportContext& context) {

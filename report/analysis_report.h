@@ -64,24 +64,22 @@ struct ReportContext {
 inline constexpr absl::string_view kGeneratedInputs = "generated";
 inline constexpr absl::string_view kProvidedInputs = "provided";
 
+// {"source", "args", "kwargs"}: the call's own keys beside the source.
 struct InputsMetadata {
   // "generated" (from input_shape) or "provided" (args / kwargs).
   std::string source = std::string(kGeneratedInputs);
   CallMetadata call;
 
   bool operator==(const InputsMetadata&) const = default;
-};
 
-// NOTE [Inputs without a table]
-// The inputs object is {"source", "args", "kwargs"}: the call's own keys
-// beside the source, not nested under a key, which a table (one row per
-// member) cannot say without rows that reach into a member's members. Its
-// codec writes and reads the source and hands the rest to CallMetadata's
-// table.
-template <>
-struct JsonCodec<InputsMetadata> {
-  static Json Write(const InputsMetadata& inputs);
-  static absl::StatusOr<InputsMetadata> Read(const JsonValue& node);
+  // "must be 'generated' or 'provided', got 'magic'".
+  struct SourceCodec {
+    static Json Write(const std::string& source) { return source; }
+    static absl::StatusOr<std::string> Read(const JsonValue& node);
+  };
+  static constexpr auto kFields =
+      std::make_tuple(FieldAs<SourceCodec>("source", &InputsMetadata::source),
+                      FieldsOf(&InputsMetadata::call));
 };
 
 // The totals every report carries, in the order TorchScan emits them.

@@ -308,6 +308,14 @@ struct FieldTableSamples<ReportContext> {
   static std::vector<ReportContext> Get() { return {FullReport().context}; }
 };
 template <>
+struct FieldTableSamples<InputsMetadata> {
+  static std::vector<InputsMetadata> Get() {
+    InputsMetadata provided = FullReport().inputs;
+    provided.source = std::string(kProvidedInputs);
+    return {FullReport().inputs, provided};
+  }
+};
+template <>
 struct FieldTableSamples<LayerOperatorFlops> {
   static std::vector<LayerOperatorFlops> Get() {
     return *FullReport().layer_operator_flops;
@@ -328,7 +336,8 @@ namespace {
 
 using ReportRecords =
     ::testing::Types<ParameterAttribution, BufferAttribution, LayerReport,
-                     ReportContext, LayerOperatorFlops, AnalysisReport>;
+                     ReportContext, InputsMetadata, LayerOperatorFlops,
+                     AnalysisReport>;
 INSTANTIATE_TYPED_TEST_SUITE_P(AnalysisReport, FieldTableRoundTrip,
                                ReportRecords);
 
