@@ -57,14 +57,6 @@ absl::Status GroupSizeMismatch(absl::string_view name, std::int64_t size,
                    " ranks in one place and ", other_size, " in another"));
 }
 
-Json TotalsToJson(const CommunicationTotals& totals) {
-  Json node = Json::object();
-  node["calls"] = CountToJson(totals.calls);
-  node["payload_bytes"] = CountToJson(totals.payload_bytes);
-  node["bus_bytes"] = CountToJson(totals.bus_bytes);
-  return node;
-}
-
 }  // namespace
 
 absl::string_view CollectiveKindName(CollectiveKind kind) {
@@ -193,13 +185,10 @@ Json ByGroupToJson(const CommunicationReport& report) {
   for (const auto& [name, group] : report.by_group) {
     Json entry = Json::object();
     entry["size"] = group.size;
-    const CommunicationTotals totals = CommunicationReport::GroupTotals(group);
-    entry["calls"] = CountToJson(totals.calls);
-    entry["payload_bytes"] = CountToJson(totals.payload_bytes);
-    entry["bus_bytes"] = CountToJson(totals.bus_bytes);
+    entry.update(ToJson(CommunicationReport::GroupTotals(group)));
     Json by_kind = Json::object();
     for (const auto& [kind, tally] : group.by_kind) {
-      by_kind[std::string(CollectiveKindName(kind))] = TotalsToJson(
+      by_kind[std::string(CollectiveKindName(kind))] = ToJson(
           CommunicationTotals{tally.calls, tally.payload_bytes,
                               BusBytes(kind, group.size, tally.payload_bytes)});
     }
@@ -264,13 +253,13 @@ absl::Status CheckGroupsMatchKinds(const CommunicationReport& report,
 Json CommunicationToJson(const CommunicationReport& report) {
   Json node = Json::object();
   node["status"] = report.complete() ? "complete" : "partial";
-  node["total"] = TotalsToJson(report.Totals());
+  node["total"] = ToJson(report.Totals());
   Json by_kind = Json::object();
   for (const auto& [kind, sizes] : report.by_kind) {
-    Json entry = TotalsToJson(report.KindTotals(kind));
+    Json entry = ToJson(report.KindTotals(kind));
     Json by_size = Json::object();
     for (const auto& [size, tally] : sizes) {
-      by_size[absl::StrCat(size)] = TotalsToJson(
+      by_size[absl::StrCat(size)] = ToJson(
           CommunicationTotals{tally.calls, tally.payload_bytes,
                               BusBytes(kind, size, tally.payload_bytes)});
     }
@@ -283,19 +272,15 @@ Json CommunicationToJson(const CommunicationReport& report) {
     by_operator[op] = CountToJson(calls);
   }
   node["by_operator"] = std::move(by_operator);
-  Json unreadable = Json::object();
   Json diagnostics = Json::array();
   for (const auto& [op, entry] : report.unreadable) {
-    unreadable[op] = Json::object();
-    unreadable[op]["calls"] = CountToJson(entry.calls);
-    unreadable[op]["reason"] = entry.reason;
     diagnostics.push_back(ToJson(Diagnostic::ForOperator(
         std::string(kUnreadableCollective), "communication", op,
         absl::StrCat(
             op, " ran ", CountToString(entry.calls),
             " time(s) but its volume could not be read: ", entry.reason))));
   }
-  node["unreadable"] = std::move(unreadable);
+  node["unreadable"] = ToJson(report.unreadable);
   node["diagnostics"] = std::move(diagnostics);
   // Last, so that the members before it read as they did before it existed.
   node["by_group"] = ByGroupToJson(report);
@@ -335,15 +320,10 @@ absl::StatusOr<CommunicationReport> CommunicationFromJson(
   for (const auto& [op, calls] : by_operator.Members()) {
     TS_ASSIGN_OR_RETURN(report.by_operator[op], calls.NonNegativeCount());
   }
-  TS_ASSIGN_OR_RETURN(const JsonObject unreadable, object.Object("unreadable"));
-  for (const auto& [op, entry] : unreadable.Members()) {
-    TS_ASSIGN_OR_RETURN(const JsonObject entry_object, entry.Object());
-    TS_RETURN_IF_ERROR(entry_object.RejectUnknownKeys({"calls", "reason"}));
-    TS_ASSIGN_OR_RETURN(const Count calls,
-                        entry_object.NonNegativeCount("calls"));
-    TS_ASSIGN_OR_RETURN(std::string reason, entry_object.String("reason"));
-    report.unreadable[op] = UnreadableCollective{calls, std::move(reason)};
-  }
+  TS_ASSIGN_OR_RETURN(const JsonValue unreadable, object.Member("unreadable"));
+  TS_ASSIGN_OR_RETURN(
+      report.unreadable,
+      (FromJson<std::map<std::string, UnreadableCollective>>(unreadable)));
   TS_ASSIGN_OR_RETURN(const JsonObject by_group, object.Object("by_group"));
   TS_ASSIGN_OR_RETURN(report.by_group, ByGroupFromJson(by_group));
   TS_RETURN_IF_ERROR(CheckGroupsMatchKinds(report, object));

@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "report/count.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
 
 namespace torchscan::report {
@@ -76,6 +77,12 @@ struct CommunicationTotals {
   Count bus_bytes = 0;
 
   bool operator==(const CommunicationTotals&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<NonNegativeCountCodec>("calls", &CommunicationTotals::calls),
+      FieldAs<NonNegativeCountCodec>("payload_bytes",
+                                     &CommunicationTotals::payload_bytes),
+      FieldAs<NonNegativeCountCodec>("bus_bytes",
+                                     &CommunicationTotals::bus_bytes));
 };
 
 // The collectives of one process group, by kind. A group is named by its
@@ -95,6 +102,9 @@ struct UnreadableCollective {
   std::string reason;
 
   bool operator==(const UnreadableCollective&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<NonNegativeCountCodec>("calls", &UnreadableCollective::calls),
+      Field("reason", &UnreadableCollective::reason));
 };
 
 struct CommunicationReport {

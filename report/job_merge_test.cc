@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "report/communication.h"
+#include "report/field_table_testing.h"
 #include "report/json_io.h"
 
 namespace torchscan::report {
@@ -41,6 +42,26 @@ CommunicationReport SampleCommunication() {
           .ok());
   return report;
 }
+
+}  // namespace
+
+template <>
+struct FieldTableSamples<CommunicationTotals> {
+  static std::vector<CommunicationTotals> Get() {
+    return {{}, {3, Count(1) << 70, 548}};
+  }
+};
+template <>
+struct FieldTableSamples<UnreadableCollective> {
+  static std::vector<UnreadableCollective> Get() { return {{2, "no group"}}; }
+};
+
+namespace {
+
+using CommunicationRecords =
+    ::testing::Types<CommunicationTotals, UnreadableCollective>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Communication, FieldTableRoundTrip,
+                               CommunicationRecords);
 
 TEST(CommunicationTest, TotalsSumKinds) {
   const CommunicationReport report = SampleCommunication();
