@@ -622,5 +622,23 @@ TEST(CompiledGraphTallyTest, TheLowerBoundBelongsToTheCompiledModule) {
   EXPECT_EQ(kMmReluLower, report.bytes->by_module.at("Net"));
 }
 
+// A nested measurement's graphs reach the enclosing one when it ends.
+TEST(CompiledGraphTallyTest, ANestedMeasurementsGraphBoundsReachTheOuterOne) {
+  std::unique_ptr<CompiledGraphTally> tally = Parse(MmReluSpec("8"));
+  ASSERT_NE(nullptr, tally);
+  FlopCountingGuard outer;
+  {
+    FlopCountingGuard inner;
+    tally->Record(*CountingSession::Current(), {}, std::nullopt);
+  }
+  report::FlopReport report = ReportOf(outer);
+  EXPECT_EQ(report::MetricValue(kMmReluLower),
+            *report.bytes->total.known_value());
+  EXPECT_EQ(report::MetricValue(kMmReluUpper),
+            *report.bytes->upper_bound->value());
+  ASSERT_EQ(1u, report.bytes->diagnostics.size());
+  EXPECT_EQ("compiled_region_bytes", report.bytes->diagnostics[0].code);
+}
+
 }  // namespace
 }  // namespace torchscan::dispatch

@@ -151,6 +151,7 @@ bool CountingSession::Unused(const ThreadEntry& entry) {
          stats.calls == 0 && stats.counted_calls == 0 &&
          stats.failed_calls == 0 && stats.mask_excluded == 0 &&
          stats.mask_unread_calls == 0 && stats.bytes_unknown_calls == 0 &&
+         stats.bytes_read == 0 && stats.bytes_written == 0 &&
          entry.bytes_read.load(std::memory_order_relaxed) == 0 &&
          entry.bytes_written.load(std::memory_order_relaxed) == 0;
 }
