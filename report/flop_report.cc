@@ -196,11 +196,42 @@ absl::StatusOr<MaskAwareFlops> BuildMaskAware(
   return mask_aware;
 }
 
+// One compiled graph's diagnostic: its name, its runs and both bounds.
+Diagnostic CompiledRegionDiagnostic(const CompiledRegionBytes& region) {
+  std::string lower = absl::StrCat(
+      "its own inputs read and outputs written move ",
+      CountToString(region.inputs_read + region.outputs_written),
+      " bytes (the lower bound, counted under ", kCompiledGraphOperator, ")");
+  if (region.unknown_values > 0) {
+    absl::StrAppend(&lower, ", leaving out ",
+                    CountToString(region.unknown_values),
+                    " input(s) or output(s) of unknown size");
+  }
+  std::string upper =
+      absl::StrCat("the unfused sum of its operator calls is ",
+                   CountToString(region.unfused),
+                   " bytes (the upper bound, in bytes.upper_bound)");
+  if (region.unfused_unknown_calls > 0) {
+    absl::StrAppend(&upper, ", leaving out ",
+                    CountToString(region.unfused_unknown_calls),
+                    " call(s) whose bytes are not known (",
+                    region.unfused_unknown_message, ")");
+  }
+  return Diagnostic::ForOperator(
+      std::string(kCompiledRegionBytes), "bytes",
+      std::string(kCompiledGraphOperator),
+      absl::StrCat(region.name, " ran ", CountToString(region.runs),
+                   " time(s): its fused kernels' bytes are not known; ", lower,
+                   "; ", upper));
+}
+
 // The bytes member: the observations' bytes summed, complete when every
-// call's bytes were known.
+// call's bytes were known and no compiled graph ran; with compiled graphs,
+// their diagnostics and the upper bound.
 absl::StatusOr<BytesMoved> BuildBytes(
     const std::vector<OperatorObservation>& observations,
-    std::map<std::string, Count> by_module) {
+    std::map<std::string, Count> by_module,
+    const std::vector<CompiledRegionBytes>& compiled_regions) {
   BytesMoved bytes;
   bytes.by_module = std::move(by_module);
   for (const OperatorObservation& op : observations) {
@@ -220,12 +251,32 @@ absl::StatusOr<BytesMoved> BuildBytes(
                        "); they are left out of the bytes moved")));
     }
   }
+  const bool eager_complete = bytes.diagnostics.empty();
   Count known = 0;
   TS_RETURN_IF_ERROR(AddCount(known, bytes.read, "bytes moved"));
   TS_RETURN_IF_ERROR(AddCount(known, bytes.written, "bytes moved"));
-  bytes.total = bytes.diagnostics.empty()
+  bytes.total = bytes.diagnostics.empty() && compiled_regions.empty()
                     ? MetricResult::Complete(known, BytesMovedKind())
                     : MetricResult::Partial(known, BytesMovedKind());
+  if (compiled_regions.empty()) return bytes;
+  // NOTE [The upper bound of the whole]
+  // The known bytes hold the eager calls' and every graph's lower bound;
+  // the upper bound replaces each lower bound by its graph's unfused sum.
+  Count lower = 0;
+  Count unfused = 0;
+  bool upper_complete = eager_complete;
+  for (const CompiledRegionBytes& region : compiled_regions) {
+    TS_RETURN_IF_ERROR(AddCount(lower, region.inputs_read, "lower bound"));
+    TS_RETURN_IF_ERROR(AddCount(lower, region.outputs_written, "lower bound"));
+    TS_RETURN_IF_ERROR(AddCount(unfused, region.unfused, "upper bound"));
+    upper_complete &= region.unfused_unknown_calls == 0;
+    bytes.diagnostics.push_back(CompiledRegionDiagnostic(region));
+  }
+  Count upper = known - std::min(lower, known);
+  TS_RETURN_IF_ERROR(AddCount(upper, unfused, "upper bound"));
+  bytes.upper_bound = upper_complete
+                          ? MetricResult::Complete(upper, UnfusedBytesKind())
+                          : MetricResult::Partial(upper, UnfusedBytesKind());
   return bytes;
 }
 
@@ -245,6 +296,10 @@ absl::Status BytesMoved::Validate(absl::string_view path) const {
                            ") is not the known value ",
                            CountToString(std::get<Count>(*known))));
   }
+  if (upper_bound) {
+    TS_RETURN_IF_ERROR(ValidateMetricValue("bytes upper bound", *upper_bound,
+                                           absl::StrCat(path, ".upper_bound")));
+  }
   return absl::OkStatus();
 }
 
@@ -252,10 +307,33 @@ MetricKind BytesMovedKind() {
   return MetricKind{"bytes", "workload", std::string(kBytesMethod)};
 }
 
+MetricKind UnfusedBytesKind() {
+  return MetricKind{"bytes", "workload", std::string(kUnfusedBytesMethod)};
+}
+
+absl::Status AddCompiledRegion(CompiledRegionBytes& into,
+                               const CompiledRegionBytes& from) {
+  TS_RETURN_IF_ERROR(AddCount(into.runs, from.runs, into.name));
+  TS_RETURN_IF_ERROR(AddCount(into.inputs_read, from.inputs_read, into.name));
+  TS_RETURN_IF_ERROR(
+      AddCount(into.outputs_written, from.outputs_written, into.name));
+  TS_RETURN_IF_ERROR(
+      AddCount(into.unknown_values, from.unknown_values, into.name));
+  TS_RETURN_IF_ERROR(AddCount(into.unfused, from.unfused, into.name));
+  if (into.unfused_unknown_calls == 0 && from.unfused_unknown_calls > 0) {
+    into.unfused_unknown_message = from.unfused_unknown_message;
+  }
+  return AddCount(into.unfused_unknown_calls, from.unfused_unknown_calls,
+                  into.name);
+}
+
 void MarkBytesPartial(FlopReport& report, std::string message) {
   if (!report.bytes) return;
   MetricResult& total = report.bytes->total;
   total = MetricResult::Partial(*total.known_value(), BytesMovedKind());
+  if (std::optional<MetricResult>& upper = report.bytes->upper_bound) {
+    upper = MetricResult::Partial(*upper->known_value(), UnfusedBytesKind());
+  }
   report.bytes->diagnostics.push_back(
       Diagnostic{.code = std::string(kBytesNotKnown),
                  .metric = "bytes",
@@ -280,7 +358,8 @@ absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
     std::map<std::string, Count> by_module,
     const std::map<std::string, Count>& mask_excluded_by_module,
-    std::map<std::string, Count> bytes_by_module) {
+    std::map<std::string, Count> bytes_by_module,
+    const std::vector<CompiledRegionBytes>& compiled_regions) {
   std::sort(observations.begin(), observations.end(),
             [](const OperatorObservation& a, const OperatorObservation& b) {
               return a.name < b.name;
@@ -326,8 +405,9 @@ absl::StatusOr<FlopReport> BuildFlopReport(
       report.mask_aware,
       BuildMaskAware(observations, report.total, known, report.by_module,
                      mask_excluded_by_module));
-  TS_ASSIGN_OR_RETURN(report.bytes,
-                      BuildBytes(observations, std::move(bytes_by_module)));
+  TS_ASSIGN_OR_RETURN(
+      report.bytes,
+      BuildBytes(observations, std::move(bytes_by_module), compiled_regions));
   return report;
 }
 

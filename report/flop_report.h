@@ -45,8 +45,23 @@ inline constexpr absl::string_view kBytesMethod =
     "and metadata move nothing";
 // The diagnostic of calls whose bytes are not known.
 inline constexpr absl::string_view kBytesNotKnown = "bytes_not_known";
+// The diagnostic of one compiled graph, whose fused kernels' traffic lies
+// between its bounds (NOTE [Bytes of compiled graphs] in
+// torchscan_dispatch/compiled_graph_tally.cc).
+inline constexpr absl::string_view kCompiledRegionBytes =
+    "compiled_region_bytes";
+// The pseudo-operator that holds compiled graphs' lower bounds in
+// bytes.by_operator: their own inputs read, outputs written.
+inline constexpr absl::string_view kCompiledGraphOperator =
+    "inductor.compiled_graph";
+// The upper bound's method.
+inline constexpr absl::string_view kUnfusedBytesMethod =
+    "the bytes moved of the eager calls, plus each compiled graph's unfused "
+    "sum: every operator call of its post-grad graph by the same rule, its "
+    "tensors contiguous";
 
 MetricKind BytesMovedKind();
+MetricKind UnfusedBytesKind();
 
 // One operator's bytes: read and written over its calls.
 struct OperatorBytes {
@@ -61,9 +76,14 @@ struct OperatorBytes {
 
 // Bytes moved beside the FLOPs, over the same calls: `total` is read +
 // written, complete when every call's bytes were known; a call whose bytes
-// are not (a sparse or nested tensor, a compiled graph's call, unseen work)
-// adds nothing to the known value and is named in `diagnostics`.
-// `by_module` holds each module label's inclusive read + written bytes.
+// are not (a sparse or nested tensor, unseen work) adds nothing to the known
+// value and is named in `diagnostics`. A compiled graph adds its lower bound
+// (its own inputs and outputs, under kCompiledGraphOperator), so the total
+// is partial whenever one ran, with one kCompiledRegionBytes diagnostic per
+// graph; `upper_bound`, set only then, is the eager calls' bytes plus each
+// graph's unfused sum, complete when every one of those calls' bytes was
+// known. `by_module` holds each module label's inclusive read + written
+// bytes.
 // Its JSON is the total's metric keys, then the members below.
 struct BytesMoved {
   MetricResult total = MetricResult::Complete(Count(0), BytesMovedKind());
@@ -72,9 +92,11 @@ struct BytesMoved {
   std::map<std::string, OperatorBytes> by_operator;
   std::map<std::string, Count> by_module;
   std::vector<Diagnostic> diagnostics;
+  std::optional<MetricResult> upper_bound;
 
   bool operator==(const BytesMoved&) const = default;
-  // A count of bytes, and read + written is its known value.
+  // A count of bytes, read + written is its known value, and the upper
+  // bound, when present, a count of bytes too.
   absl::Status Validate(absl::string_view path) const;
   static constexpr auto kFields = std::make_tuple(
       FieldsOf(&BytesMoved::total),
@@ -83,8 +105,35 @@ struct BytesMoved {
       Field("by_operator", &BytesMoved::by_operator),
       FieldAs<MapOf<NonNegativeCountCodec>>("by_module",
                                             &BytesMoved::by_module),
-      Field("diagnostics", &BytesMoved::diagnostics));
+      Field("diagnostics", &BytesMoved::diagnostics),
+      Field("upper_bound", &BytesMoved::upper_bound, kOptional));
 };
+
+// One compiled graph's bytes over its runs in a measurement: its bounds,
+// each summed over the runs.
+struct CompiledRegionBytes {
+  // "compiled graph 0/0 (forward)": Dynamo's compile id and AOTAutograd's
+  // graph.
+  std::string name;
+  Count runs = 0;
+  // The lower bound: its own inputs read and outputs written, once a run.
+  Count inputs_read = 0;
+  Count outputs_written = 0;
+  // Inputs and outputs whose bytes are not known (left out of the lower
+  // bound, which stays one).
+  Count unknown_values = 0;
+  // The upper bound: the unfused sum of its calls' known bytes, and calls
+  // whose bytes are not known, with the first one's reason.
+  Count unfused = 0;
+  Count unfused_unknown_calls = 0;
+  std::string unfused_unknown_message;
+
+  bool operator==(const CompiledRegionBytes&) const = default;
+};
+
+// Adds `from` (runs of the graph `into` names) to `into`.
+absl::Status AddCompiledRegion(CompiledRegionBytes& into,
+                               const CompiledRegionBytes& from);
 
 struct IgnoredOperator {
   Count calls = 0;
@@ -188,15 +237,19 @@ struct OperatorObservation {
 // `mask_aware` is the total less every
 // observation's mask_excluded_flops, and its by_module `by_module` less
 // `mask_excluded_by_module`. `bytes` sums the observations' bytes, by module
-// `bytes_by_module`.
+// `bytes_by_module`; `compiled_regions` are the compiled graphs that ran,
+// whose lower bounds the observations hold (kCompiledGraphOperator's
+// bytes): each is a kCompiledRegionBytes diagnostic, and together they give
+// bytes.upper_bound.
 absl::StatusOr<FlopReport> BuildFlopReport(
     std::string torch_version, std::vector<OperatorObservation> observations,
     std::map<std::string, Count> by_module,
     const std::map<std::string, Count>& mask_excluded_by_module = {},
-    std::map<std::string, Count> bytes_by_module = {});
+    std::map<std::string, Count> bytes_by_module = {},
+    const std::vector<CompiledRegionBytes>& compiled_regions = {});
 
 // Makes the report's bytes partial with a diagnostic `message` (work the
-// report's calls do not show: unseen threads).
+// report's calls do not show: unseen threads), and its upper bound too.
 void MarkBytesPartial(FlopReport& report, std::string message);
 
 // Makes the report's mask-aware total partial at its known value (a caller

@@ -135,6 +135,77 @@ TEST(FlopReportTest, ReadingBytes) {
 
 // Causal attention B=2, H=8, L=S=64, E=32 (the issue's example): executed
 // 2 * 2*B*H*L*S*E; its mask allows 64*65/2 of 4096 pairs per head.
+// A compiled graph's lower bound is in the known bytes (as the
+// kCompiledGraphOperator observation the session records); the upper bound
+// replaces it by the graph's unfused sum: eager 272 + lower 3072 known,
+// upper 272 + 5120.
+TEST(FlopReportTest, CompiledGraphsGiveOneDiagnosticEachAndTheUpperBound) {
+  OperatorObservation mm = Counted("aten.mm", 1, 48);
+  mm.bytes_read = 224;
+  mm.bytes_written = 48;
+  OperatorObservation graph;
+  graph.name = std::string(kCompiledGraphOperator);
+  graph.bytes_read = 2048;
+  graph.bytes_written = 1024;
+  const CompiledRegionBytes region{.name = "compiled graph 0/0 (inference)",
+                                   .runs = 1,
+                                   .inputs_read = 2048,
+                                   .outputs_written = 1024,
+                                   .unfused = 5120};
+  absl::StatusOr<FlopReport> report =
+      BuildFlopReport("2.13.0", {mm, graph}, {}, {}, {}, {region});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->bytes->total,
+            MetricResult::Partial(Count(272 + 3072), BytesMovedKind()));
+  EXPECT_EQ(report->bytes->upper_bound,
+            MetricResult::Complete(Count(272 + 5120), UnfusedBytesKind()));
+  EXPECT_EQ(report->bytes->by_operator.at("inductor.compiled_graph"),
+            (OperatorBytes{2048, 1024}));
+  ASSERT_EQ(report->bytes->diagnostics.size(), 1u);
+  EXPECT_EQ(report->bytes->diagnostics[0].code, kCompiledRegionBytes);
+  EXPECT_EQ(report->bytes->diagnostics[0].subject, "inductor.compiled_graph");
+  // The FLOPs are not concerned.
+  EXPECT_TRUE(report->total.is_complete());
+
+  // Unknown eager bytes leave the upper bound partial too.
+  mm.bytes_unknown_calls = 1;
+  mm.bytes_unknown_message = "a sparse tensor";
+  report = BuildFlopReport("2.13.0", {mm, graph}, {}, {}, {}, {region});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->bytes->upper_bound,
+            MetricResult::Partial(Count(272 + 5120), UnfusedBytesKind()));
+}
+
+// Eager reports have no upper bound (their JSON unchanged); one that has
+// it round-trips.
+TEST(FlopReportTest, TheUpperBoundIsWrittenOnlyWhenSetAndReadBack) {
+  OperatorObservation mm = Counted("aten.mm", 1, 48);
+  mm.bytes_read = 224;
+  mm.bytes_written = 48;
+  absl::StatusOr<FlopReport> report = BuildFlopReport("2.13.0", {mm}, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->bytes->upper_bound.has_value());
+  EXPECT_FALSE(FlopReportToJson(*report)["bytes"].contains("upper_bound"));
+
+  report =
+      BuildFlopReport("2.13.0", {mm}, {}, {}, {},
+                      {CompiledRegionBytes{.name = "compiled graph",
+                                           .runs = 2,
+                                           .unfused = 10,
+                                           .unfused_unknown_calls = 1,
+                                           .unfused_unknown_message = "why"}});
+  ASSERT_TRUE(report.ok()) << report.status();
+  const Json json = FlopReportToJson(*report);
+  EXPECT_EQ(DumpJson(json["bytes"]["upper_bound"]),
+            absl::StrCat(R"({"status":"partial","value":null,)",
+                         R"("known_value":282,"unit":"bytes",)",
+                         R"("scope":"workload","method":")",
+                         kUnfusedBytesMethod, R"("})"));
+  absl::StatusOr<FlopReport> again = FlopReportFromJson(json);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *report);
+}
+
 TEST(FlopReportTest, MaskAwareCountIsTheTotalLessMaskExclusions) {
   const Count executed = Count(2) * 2 * 2 * 8 * 64 * 64 * 32;
   const Count allowed = executed / 4096 * 2080;
@@ -437,7 +508,10 @@ struct FieldTableSamples<MaskAwareFlops> {
 template <>
 struct FieldTableSamples<BytesMoved> {
   static std::vector<BytesMoved> Get() {
-    return {BytesMoved{}, *EveryMember().bytes};
+    BytesMoved with_upper_bound = *EveryMember().bytes;
+    with_upper_bound.upper_bound =
+        MetricResult::Partial(Count(9), UnfusedBytesKind());
+    return {BytesMoved{}, *EveryMember().bytes, with_upper_bound};
   }
 };
 

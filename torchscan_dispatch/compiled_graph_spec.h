@@ -8,7 +8,8 @@
 // records as written, torch-free; the tally turns them into what it records
 // (operators, bound shapes, meta tensors).
 //
-//   CompiledGraphSpec  {"version", "family", "unseen", "calls"}
+//   CompiledGraphSpec  {"version", "family", "graph", "unseen", "calls",
+//                       "inputs", "outputs"}
 //   SpecCall           {"op", "overload", "modules", "arguments", "results",
 //                       "form", "recomputed"}
 //   SpecValue          one kind member, {"tensor": [DIM, ...]} and so on, a
@@ -43,7 +44,7 @@ namespace torchscan::dispatch {
 
 // The spec format this library writes and reads (SPEC_VERSION in
 // python/torchscan_dispatch/_graph_spec.py).
-inline constexpr std::int64_t kCompiledGraphSpecVersion = 5;
+inline constexpr std::int64_t kCompiledGraphSpecVersion = 6;
 
 // A dimension: a constant, or the index of a run-time symbol (the i-th value
 // of the SymInt list the tally call passes).
@@ -145,16 +146,28 @@ struct CompiledGraphSpec {
   std::optional<std::uint64_t> version;
   // Dynamo's compile id: a forward graph and its backward share it.
   std::string family;
+  // Which graph of the family this is: "forward", "backward" or "inference"
+  // (AOTAutograd's graphs); absent when the pass cannot tell.
+  std::string graph;
   // Set when the pass could not describe the graph: why.
   std::string unseen;
   std::vector<SpecCall> calls;
+  // The graph's own inputs (its placeholders) and outputs, described as
+  // calls' values are: what its compiled code must read and write at least
+  // once (NOTE [Bytes of compiled graphs] in compiled_graph_tally.cc).
+  // Version 6 on; empty for a graph without them or an unseen one.
+  std::vector<SpecValue> inputs;
+  std::vector<SpecValue> outputs;
 
   bool operator==(const CompiledGraphSpec&) const = default;
   static constexpr auto kFields = std::make_tuple(
       report::Field("version", &CompiledGraphSpec::version, report::kOptional),
       report::Field("family", &CompiledGraphSpec::family, report::kOptional),
+      report::Field("graph", &CompiledGraphSpec::graph, report::kOptional),
       report::Field("unseen", &CompiledGraphSpec::unseen, report::kOptional),
-      report::Field("calls", &CompiledGraphSpec::calls));
+      report::Field("calls", &CompiledGraphSpec::calls),
+      report::Field("inputs", &CompiledGraphSpec::inputs, report::kOptional),
+      report::Field("outputs", &CompiledGraphSpec::outputs, report::kOptional));
 };
 
 // Reads spec text; errors name the path ("spec.calls[0].overload: ...").

@@ -84,8 +84,11 @@ struct report::FieldTableSamples<dispatch::CompiledGraphSpec> {
     return {dispatch::CompiledGraphSpec{},
             {.version = dispatch::kCompiledGraphSpecVersion,
              .family = "0/1",
+             .graph = "backward",
              .unseen = "why",
-             .calls = {dispatch::FullCall(), dispatch::FullCall()}}};
+             .calls = {dispatch::FullCall(), dispatch::FullCall()},
+             .inputs = {dispatch::ValueSamples()[0]},
+             .outputs = {dispatch::ValueSamples()[6]}}};
   }
 };
 
@@ -111,7 +114,7 @@ std::string ReadError(absl::string_view text) {
 // empty lists included), read field by field.
 TEST(CompiledGraphSpecTest, ReadsWhatThePythonPassWrites) {
   absl::StatusOr<CompiledGraphSpec> spec = ReadCompiledGraphSpec(
-      R"({"version":5,"family":"0/0","calls":[)"
+      R"({"version":6,"family":"0/0","calls":[)"
       R"({"op":"aten::mm","overload":"default","form":"decomposed_product",)"
       R"("modules":[["L['self']","fc","Linear"]],)"
       R"("arguments":[{"tensor":[{"symbol":1},32],"dtype":"float32"},)"
@@ -121,7 +124,7 @@ TEST(CompiledGraphSpecTest, ReadsWhatThePythonPassWrites) {
       R"({"op":"higher_order::flex_attention","overload":"","modules":[],)"
       R"("arguments":[],"results":[{"other":null}]}]})");
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(std::optional<std::uint64_t>(5), spec->version);
+  EXPECT_EQ(std::optional<std::uint64_t>(6), spec->version);
   EXPECT_EQ("0/0", spec->family);
   EXPECT_EQ("", spec->unseen);
   ASSERT_EQ(2u, spec->calls.size());
@@ -145,6 +148,29 @@ TEST(CompiledGraphSpecTest, ReadsWhatThePythonPassWrites) {
   EXPECT_FALSE(spec->calls[1].form.has_value());
   EXPECT_FALSE(spec->calls[1].recomputed);
   EXPECT_TRUE(spec->calls[1].results[0].other.has_value());
+}
+
+// Version 6's members: which graph it is, and its own inputs and outputs,
+// described as calls' values are.
+TEST(CompiledGraphSpecTest, ReadsTheGraphsKindInputsAndOutputs) {
+  absl::StatusOr<CompiledGraphSpec> spec = ReadCompiledGraphSpec(
+      R"({"version":6,"family":"0/0","graph":"forward","calls":[],)"
+      R"("inputs":[{"tensor":[{"symbol":0},16],"dtype":"float32"},)"
+      R"({"tensor":[16,16],"dtype":"bfloat16"}],)"
+      R"("outputs":[{"unknown_tensor":null}]})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ("forward", spec->graph);
+  EXPECT_EQ(
+      (std::vector<SpecValue>{
+          Tensor({Dimension(std::size_t{0}), Dimension(std::int64_t{16})},
+                 "float32"),
+          Tensor({Dimension(std::int64_t{16}), Dimension(std::int64_t{16})},
+                 "bfloat16")}),
+      spec->inputs);
+  ASSERT_EQ(1u, spec->outputs.size());
+  EXPECT_TRUE(spec->outputs[0].unknown_tensor.has_value());
+  EXPECT_EQ("spec.outputs[0]: a value is an object with one kind",
+            ReadError(R"({"calls":[],"outputs":[{}]})"));
 }
 
 TEST(CompiledGraphSpecTest, ErrorsNameThePath) {
@@ -176,9 +202,12 @@ TEST(CompiledGraphSpecTest, ErrorsNameThePath) {
 // may mean something else).
 TEST(CompiledGraphSpecTest, ASpecOfAnotherVersionIsReadNoFurther) {
   absl::StatusOr<CompiledGraphSpec> spec =
-      ReadCompiledGraphSpec(R"({"version":6,"calls":{"new":"layout"}})");
+      ReadCompiledGraphSpec(R"({"version":7,"calls":{"new":"layout"}})");
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ((CompiledGraphSpec{.version = 6}), *spec);
+  EXPECT_EQ((CompiledGraphSpec{.version = 7}), *spec);
+  // Version 5, before the graph's inputs and outputs, is another version.
+  EXPECT_EQ((CompiledGraphSpec{.version = 5}),
+            *ReadCompiledGraphSpec(R"({"version":5,"calls":[]})"));
   EXPECT_EQ("spec.version: must not be negative, got -5",
             ReadError(R"({"version":-5,"calls":[]})"));
 }

@@ -13,6 +13,7 @@
 #include "formulas/attention_mask_pairs.h"
 #include "formulas/exact_count.h"
 #include "report/json_reader.h"
+#include "torchscan_dispatch/byte_rule.h"
 #include "torchscan_dispatch/call_recording.h"
 #include "torchscan_dispatch/compiled_graph_spec.h"
 #include "torchscan_dispatch/compute_precision.h"
@@ -211,6 +212,160 @@ absl::StatusOr<std::vector<OperatorValue>> ToOperatorValues(
     converted.push_back(std::move(one));
   }
   return converted;
+}
+
+// NOTE [Bytes of compiled graphs]
+// A compiled graph's kernels are fused: what they read and write is not what
+// the eager operators of its post-grad graph would move, and no dispatcher
+// call shows it. What the spec does say bounds it, run by run:
+//  - the lower bound: the graph's own inputs read once and its outputs
+//    written once. Its fused code must read every input some operator reads
+//    and write every output it computes (the pass leaves out inputs only
+//    passed through or written, outputs that are inputs or views of them,
+//    and counts an output once however often it is returned). It is added to
+//    the bytes moved under the pseudo-operator kCompiledGraphOperator, in
+//    the scope of the compiled module, so the report's total stays a known
+//    lower bound, partial;
+//  - the upper bound: the unfused sum, every call of the graph by the eager
+//    rule (NOTE [The bytes rule] in byte_rule.h), its tensors taken as
+//    contiguous (the spec keeps no strides, and an expanded operand is
+//    counted at its full size), a tensor passed twice to one call counted
+//    twice (the spec keeps no identities): each only raises the sum. A
+//    decomposed product is counted as its broadcast multiply (its operands
+//    read, the M x K x N product written), which bounds the product's own.
+//    A value of a tensor argument that is a number is a wrapped number and
+//    moves nothing, as in eager code.
+// A call whose bytes cannot be read (an operator without a schema, a tensor
+// of unknown size or dtype, a description that does not match the schema)
+// is left out of the upper bound, which is then partial. The compiled
+// calls themselves record FLOPs only.
+
+// The bytes of a described tensor (contiguous), or why they are not known.
+absl::StatusOr<std::int64_t> DescribedTensorBytes(
+    const std::vector<Dimension>& dims, std::optional<c10::ScalarType> dtype,
+    absl::Span<const std::int64_t> symbols) {
+  if (!dtype) return absl::NotFoundError("a tensor without a dtype");
+  TS_ASSIGN_OR_RETURN(formulas::Shape shape, BindAll(dims, symbols));
+  const std::vector<std::int64_t> strides(shape.size(), 1);
+  const std::optional<std::int64_t> bytes = StridedTensorBytes(
+      static_cast<std::int64_t>(c10::elementSize(*dtype)), shape, strides);
+  if (!bytes) return absl::OutOfRangeError("a tensor's bytes overflow");
+  return *bytes;
+}
+
+// Adds the bytes of every tensor of `value` to `into`; an error says why
+// they are not known. A number where a tensor goes is a wrapped number:
+// nothing.
+absl::Status AddDescribedBytes(const Value& value,
+                               absl::Span<const std::int64_t> symbols,
+                               std::int64_t& into) {
+  auto add = [&](std::int64_t bytes) -> absl::Status {
+    if (__builtin_add_overflow(into, bytes, &into)) {
+      return absl::OutOfRangeError("the byte count overflows");
+    }
+    return absl::OkStatus();
+  };
+  switch (value.kind) {
+    case Kind::kTensor: {
+      if (value.unknown_shape) {
+        return absl::NotFoundError("a tensor of unknown size");
+      }
+      TS_ASSIGN_OR_RETURN(
+          std::int64_t bytes,
+          DescribedTensorBytes(value.dimensions, value.dtype, symbols));
+      return add(bytes);
+    }
+    case Kind::kTensorList:
+      for (std::size_t i = 0; i < value.tensor_dimensions.size(); ++i) {
+        if (!value.tensor_dimensions[i]) {
+          return absl::NotFoundError("a tensor of unknown size");
+        }
+        const std::optional<c10::ScalarType> dtype =
+            i < value.tensor_dtypes.size() ? value.tensor_dtypes[i]
+                                           : std::nullopt;
+        TS_ASSIGN_OR_RETURN(
+            std::int64_t bytes,
+            DescribedTensorBytes(*value.tensor_dimensions[i], dtype, symbols));
+        TS_RETURN_IF_ERROR(add(bytes));
+      }
+      return absl::OkStatus();
+    case Kind::kOther:
+      return absl::NotFoundError("a tensor argument the spec does not show");
+    default:
+      return absl::OkStatus();  // none, or a wrapped number
+  }
+}
+
+// What `call` moves by the eager bytes rule, its values as described (NOTE
+// [Bytes of compiled graphs]).
+absl::StatusOr<CallBytes> DescribedCallBytes(
+    const CompiledGraphTally::Call& call,
+    absl::Span<const std::int64_t> symbols) {
+  CallBytes bytes;
+  if (call.decomposed_product) {
+    for (const Value& value : call.arguments) {
+      TS_RETURN_IF_ERROR(AddDescribedBytes(value, symbols, bytes.read));
+    }
+    for (const Value& value : call.results) {
+      TS_RETURN_IF_ERROR(AddDescribedBytes(value, symbols, bytes.written));
+    }
+    return bytes;
+  }
+  const ByteRule& rule = call.info->bytes;
+  if (rule.moves_nothing) return bytes;
+  if (!rule.decided) {
+    return absl::NotFoundError("an operator without a schema");
+  }
+  if (rule.arguments.size() != call.arguments.size() ||
+      (rule.results.size() != 1 &&
+       rule.results.size() != call.results.size())) {
+    return absl::NotFoundError(
+        "a description that does not match the operator's schema");
+  }
+  for (std::size_t i = 0; i < call.arguments.size(); ++i) {
+    const ArgumentBytes role = rule.arguments[i];
+    if (role == ArgumentBytes::kNone) continue;
+    if (role != ArgumentBytes::kWritten) {
+      TS_RETURN_IF_ERROR(
+          AddDescribedBytes(call.arguments[i], symbols, bytes.read));
+    }
+    if (role != ArgumentBytes::kRead) {
+      TS_RETURN_IF_ERROR(
+          AddDescribedBytes(call.arguments[i], symbols, bytes.written));
+    }
+  }
+  // One result in the schema: every described value is its (a Tensor[]
+  // result is described tensor by tensor).
+  for (std::size_t i = 0; i < call.results.size(); ++i) {
+    const ResultBytes role = rule.results[rule.results.size() == 1 ? 0 : i];
+    if (role != ResultBytes::kWritten) continue;
+    TS_RETURN_IF_ERROR(
+        AddDescribedBytes(call.results[i], symbols, bytes.written));
+  }
+  return bytes;
+}
+
+// Adds the bytes of `values` (the graph's inputs or outputs) to `into`,
+// counting those that are not known in `unknown`.
+void AddGraphValues(const std::vector<Value>& values,
+                    absl::Span<const std::int64_t> symbols, report::Count& into,
+                    report::Count& unknown) {
+  for (const Value& value : values) {
+    std::int64_t bytes = 0;
+    if (AddDescribedBytes(value, symbols, bytes).ok()) {
+      into += bytes;
+    } else {
+      unknown += 1;
+    }
+  }
+}
+
+// "compiled graph 0/0 (forward)".
+std::string GraphName(const std::string& family, const std::string& graph) {
+  std::string name = "compiled graph";
+  if (!family.empty()) absl::StrAppend(&name, " ", family);
+  if (!graph.empty()) absl::StrAppend(&name, " (", graph, ")");
+  return name;
 }
 
 // The FLOPs `formula` (the formula table's or a session's custom one) gives
@@ -635,14 +790,42 @@ absl::Status CompiledGraphTally::Read(absl::string_view text) {
     return absl::OkStatus();
   }
   family_ = std::move(spec.family);
+  name_ = GraphName(family_, spec.graph);
   unseen_ = std::move(spec.unseen);
+  bool symbolic = false;
   for (std::size_t i = 0; i < spec.calls.size(); ++i) {
     TS_ASSIGN_OR_RETURN(Call call, ToCall(std::move(spec.calls[i]),
                                           report::IndexPath("spec.calls", i)));
     has_recomputed_ |= call.recomputed;
+    for (const Value& value : call.arguments) symbolic |= UsesSymbols(value);
+    for (const Value& value : call.results) symbolic |= UsesSymbols(value);
     calls_.push_back(std::move(call));
   }
+  TS_ASSIGN_OR_RETURN(inputs_, ToValues(spec.inputs, "spec.inputs"));
+  TS_ASSIGN_OR_RETURN(outputs_, ToValues(spec.outputs, "spec.outputs"));
+  for (const Value& value : inputs_) symbolic |= UsesSymbols(value);
+  for (const Value& value : outputs_) symbolic |= UsesSymbols(value);
+  if (!symbolic) constant_bytes_ = RunBytes({});
   return absl::OkStatus();
+}
+
+std::optional<report::CompiledRegionBytes> CompiledGraphTally::RunBytes(
+    absl::Span<const std::int64_t> symbols) const {
+  if (!unseen_.empty()) return std::nullopt;
+  if (constant_bytes_) return constant_bytes_;
+  report::CompiledRegionBytes run{.name = name_, .runs = 1};
+  AddGraphValues(inputs_, symbols, run.inputs_read, run.unknown_values);
+  AddGraphValues(outputs_, symbols, run.outputs_written, run.unknown_values);
+  for (const Call& call : calls_) {
+    const absl::StatusOr<CallBytes> bytes = DescribedCallBytes(call, symbols);
+    if (bytes.ok()) {
+      run.unfused += report::Count(bytes->read) + bytes->written;
+    } else if (run.unfused_unknown_calls++ == 0) {
+      run.unfused_unknown_message =
+          absl::StrCat(call.info->report_name, ": ", bytes.status().message());
+    }
+  }
+  return run;
 }
 
 std::uint32_t CompiledGraphTally::ModuleScopeOf(
@@ -684,8 +867,20 @@ void CompiledGraphTally::Record(CountingSession& session,
                                 const std::optional<std::string>& root_label,
                                 std::optional<c10::DeviceType> device) const {
   if (!unseen_.empty()) {
-    session.RecordCall(
-        SyntheticOperatorInfo("inductor.compiled_graph", nullptr, unseen_));
+    session.RecordCall(SyntheticOperatorInfo(
+        std::string(report::kCompiledGraphOperator), nullptr, unseen_));
+  }
+  if (std::optional<report::CompiledRegionBytes> run = RunBytes(symbols)) {
+    // The lower bound belongs to the compiled module, as its calls do.
+    const std::uint32_t scope =
+        root_label && !root_label->empty()
+            ? session.ModuleScopeWith(session.CurrentModuleScope(),
+                                      {*root_label})
+            : session.CurrentModuleScope();
+    session.RecordCompiledGraph(
+        SyntheticOperatorInfo(std::string(report::kCompiledGraphOperator),
+                              nullptr, ""),
+        scope, *run);
   }
   for (std::size_t i = 0; i < calls_.size(); ++i) {
     const Call& call = calls_[i];

@@ -14,12 +14,15 @@
 //
 // The description (the "spec") is JSON, its records declared in
 // compiled_graph_spec.h:
-//   {"version": 5,                // kSpecVersion; absent means this one
+//   {"version": 6,                // kSpecVersion; absent means this one
 //    "family": "0/0",             // Dynamo's compile id: a forward graph and
 //                                  // its backward share it
+//    "graph": "forward",          // or "backward", "inference"; optional
 //    "calls": [{"op": "aten::mm", "overload": "default",
 //               "modules": [["L['self']", "layers.0", "Block"], ...],
-//               "arguments": [VALUE, ...], "results": [VALUE, ...]}, ...]}
+//               "arguments": [VALUE, ...], "results": [VALUE, ...]}, ...],
+//    "inputs": [VALUE, ...],      // the graph's inputs it reads, and
+//    "outputs": [VALUE, ...]}     // the outputs it writes (optional)
 // where a VALUE is one of {"tensor": [DIM, ...], "dtype": DTYPE},
 // {"int": DIM}, {"ints": [DIM, ...]}, {"bool": b}, {"bools": [b, ...]},
 // {"float": x}, {"tensors": [[DIM, ...] or null, ...], "dtypes": [DTYPE or
@@ -58,6 +61,13 @@
 // ("other", "unknown_tensor", a tensor without a dtype, a tensor list with
 // an unknown tensor); else the formula table.
 //
+// "inputs" are the graph's tensor inputs that some operator reads, and
+// "outputs" its distinct outputs that are not its inputs or views of them:
+// each run also records the graph's bytes, its inputs read and outputs
+// written once (a lower bound on its fused kernels' traffic) and the
+// unfused sum of its calls by the eager bytes rule (an upper bound), NOTE
+// [Bytes of compiled graphs] in the .cc.
+//
 // The tally call is compiled_graph_flops(key, spec, symbols, device_anchor):
 // `device_anchor`, the graph's first tensor input, is never read (NOTE [The
 // tally call's device anchor] in python/operators/compiled_region_calls.cc).
@@ -82,6 +92,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "formulas/operator_call.h"
+#include "report/flop_report.h"
 #include "torchscan_dispatch/compiled_graph_spec.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/operator_info.h"
@@ -156,7 +167,13 @@ class CompiledGraphTally {
               std::optional<c10::DeviceType> device = std::nullopt) const;
 
   const std::string& family() const { return family_; }
+  // The graph's name in reports: "compiled graph 0/0 (forward)".
+  const std::string& name() const { return name_; }
   std::size_t num_calls() const { return calls_.size(); }
+  // One run's bytes, with `symbols` bound (NOTE [Bytes of compiled graphs]
+  // in the .cc); nullopt for a graph the spec does not describe.
+  std::optional<report::CompiledRegionBytes> RunBytes(
+      absl::Span<const std::int64_t> symbols) const;
 
  private:
   CompiledGraphTally() = default;
@@ -170,10 +187,16 @@ class CompiledGraphTally {
       const std::optional<std::string>& root_label) const;
 
   std::string family_;
+  std::string name_;
   // Set when the pass could not describe the graph: why its FLOPs are
   // missing (recorded as unseen work).
   std::string unseen_;
   std::vector<Call> calls_;
+  // The graph's inputs and outputs (the spec's "inputs" and "outputs").
+  std::vector<Value> inputs_;
+  std::vector<Value> outputs_;
+  // RunBytes of a graph whose values use no symbol, computed once.
+  std::optional<report::CompiledRegionBytes> constant_bytes_;
   // Whether any call is recomputed (then every run needs ModuleScopeOf).
   bool has_recomputed_ = false;
   mutable absl::Mutex mu_;

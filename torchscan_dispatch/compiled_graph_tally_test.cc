@@ -197,7 +197,7 @@ TEST(CompiledGraphTallyTest, TwoGraphsUnseenForDifferentReasonsNameBoth) {
 
 TEST(CompiledGraphTallyTest, ASpecOfThisVersionIsRead) {
   const std::string spec =
-      R"({"version":5,"calls":[{"op":"aten::mm","overload":"default",)"
+      R"({"version":6,"calls":[{"op":"aten::mm","overload":"default",)"
       R"("arguments":[{"tensor":[8,32]},{"tensor":[32,16]}],)"
       R"("results":[{"tensor":[8,16]}]}]})";
   report::FlopReport report = Recorded(spec);
@@ -378,7 +378,7 @@ TEST(CompiledGraphTallyTest, ATensorListHasOneDtypePerTensor) {
 // aten.sum.dim_IntList(self, dim, keepdim, dtype) of a [n, 3] half tensor in
 // module Net.fc: the dtype argument is "other".
 constexpr char kSum[] =
-    R"({"version":5,"calls":[{"op":"aten::sum","overload":"dim_IntList",)"
+    R"({"version":6,"calls":[{"op":"aten::sum","overload":"dim_IntList",)"
     R"("modules":[["L['self']","fc","Linear"]],)"
     R"("arguments":[{"tensor":[{"symbol":0},3],"dtype":"float16"},)"
     R"({"ints":[1]},{"bool":false},{"other":null}],)"
@@ -523,6 +523,121 @@ TEST(CompiledGraphTallyTest, ADeferredDecomposedProductIsAFailedCall) {
   ASSERT_EQ(1u, report.diagnostics.size());
   EXPECT_EQ("operator_formula_error", report.diagnostics[0].code);
   EXPECT_EQ("aten.addmm", report.diagnostics[0].subject);
+}
+
+// relu(a @ b) of float32 [8, 32] @ [32, 16], as the pass describes it with
+// the graph's inputs and outputs (symbol 0, when used, is 8).
+std::string MmReluSpec(const std::string& rows) {
+  const std::string a = R"({"tensor":[)" + rows + R"(,32],"dtype":"float32"})";
+  const std::string b = R"({"tensor":[32,16],"dtype":"float32"})";
+  const std::string c = R"({"tensor":[)" + rows + R"(,16],"dtype":"float32"})";
+  return R"({"version":6,"family":"0/0","graph":"forward","calls":[)"
+         R"({"op":"aten::mm","overload":"default","arguments":[)" +
+         a + "," + b + R"(],"results":[)" + c + "]}," +
+         R"({"op":"aten::relu","overload":"default","arguments":[)" + c +
+         R"(],"results":[)" + c + "]}]," + R"("inputs":[)" + a + "," + b +
+         R"(],"outputs":[)" + c + "]}";
+}
+
+// Hand computation: a is 8*32*4 = 1024 bytes, b 32*16*4 = 2048, the
+// product and the relu 8*16*4 = 512 each.
+constexpr Count kMmReluLower = 1024 + 2048 + 512;
+constexpr Count kMmReluUpper = (1024 + 2048 + 512) + (512 + 512);
+
+TEST(CompiledGraphTallyTest, AGraphsLowerBoundIsItsInputsAndOutputs) {
+  report::FlopReport report = Recorded(MmReluSpec("8"));
+  ASSERT_TRUE(report.bytes.has_value());
+  EXPECT_EQ((report::OperatorBytes{1024 + 2048, 512}),
+            report.bytes->by_operator.at("inductor.compiled_graph"));
+  EXPECT_FALSE(report.bytes->total.is_complete());
+  EXPECT_EQ(report::MetricValue(kMmReluLower),
+            *report.bytes->total.known_value());
+  // The compiled calls record FLOPs only.
+  EXPECT_EQ(1u, report.bytes->by_operator.size());
+}
+
+TEST(CompiledGraphTallyTest, AGraphsUpperBoundIsItsUnfusedSum) {
+  report::FlopReport report = Recorded(MmReluSpec("8"));
+  ASSERT_TRUE(report.bytes->upper_bound.has_value());
+  EXPECT_TRUE(report.bytes->upper_bound->is_complete());
+  EXPECT_EQ(report::MetricValue(kMmReluUpper),
+            *report.bytes->upper_bound->value());
+}
+
+TEST(CompiledGraphTallyTest, OneDiagnosticPerGraphNamesItsBounds) {
+  std::unique_ptr<CompiledGraphTally> tally = Parse(MmReluSpec("8"));
+  ASSERT_NE(nullptr, tally);
+  FlopCountingGuard guard;
+  tally->Record(*CountingSession::Current(), {}, std::nullopt);
+  tally->Record(*CountingSession::Current(), {}, std::nullopt);
+  report::FlopReport report = ReportOf(guard);
+  ASSERT_EQ(1u, report.bytes->diagnostics.size());
+  const report::Diagnostic& diagnostic = report.bytes->diagnostics[0];
+  EXPECT_EQ("compiled_region_bytes", diagnostic.code);
+  EXPECT_EQ("inductor.compiled_graph", diagnostic.subject);
+  EXPECT_EQ(
+      "compiled graph 0/0 (forward) ran 2 time(s): its fused kernels' bytes "
+      "are not known; its own inputs read and outputs written move 7168 "
+      "bytes (the lower bound, counted under inductor.compiled_graph); the "
+      "unfused sum of its operator calls is 9216 bytes (the upper bound, in "
+      "bytes.upper_bound)",
+      diagnostic.message);
+  EXPECT_EQ(report::MetricValue(2 * kMmReluUpper),
+            *report.bytes->upper_bound->value());
+}
+
+TEST(CompiledGraphTallyTest, BindsSymbolicSizesInTheBounds) {
+  report::FlopReport report = Recorded(MmReluSpec(R"({"symbol":0})"), {8});
+  EXPECT_EQ(report::MetricValue(kMmReluLower),
+            *report.bytes->total.known_value());
+  EXPECT_EQ(report::MetricValue(kMmReluUpper),
+            *report.bytes->upper_bound->value());
+}
+
+// A call whose bytes cannot be read leaves the upper bound partial, named.
+TEST(CompiledGraphTallyTest, ACallWithoutASchemaLeavesTheUpperBoundPartial) {
+  report::FlopReport report =
+      Recorded(R"({"version":6,"calls":[{"op":"higher_order::flex_attention",)"
+               R"("overload":"","arguments":[],"results":[]},)"
+               R"({"op":"aten::relu","overload":"default",)"
+               R"("arguments":[{"tensor":[4],"dtype":"float32"}],)"
+               R"("results":[{"tensor":[4],"dtype":"float32"}]}],)"
+               R"("inputs":[{"tensor":[4],"dtype":"float32"}],"outputs":[]})");
+  ASSERT_TRUE(report.bytes->upper_bound.has_value());
+  EXPECT_FALSE(report.bytes->upper_bound->is_complete());
+  // The relu's 16 bytes read and 16 written are known.
+  EXPECT_EQ(report::MetricValue(Count(16 + 16)),
+            *report.bytes->upper_bound->known_value());
+  EXPECT_NE(std::string::npos,
+            report.bytes->diagnostics[0].message.find(
+                "leaving out 1 call(s) whose bytes are not known "
+                "(higher_order.flex_attention: an operator without a "
+                "schema)"))
+      << report.bytes->diagnostics[0].message;
+}
+
+// The lower bound keeps the tally's module attribution: the compiled module.
+TEST(CompiledGraphTallyTest, TheLowerBoundBelongsToTheCompiledModule) {
+  report::FlopReport report = Recorded(MmReluSpec("8"), {}, std::string("Net"));
+  EXPECT_EQ(kMmReluLower, report.bytes->by_module.at("Net"));
+}
+
+// A nested measurement's graphs reach the enclosing one when it ends.
+TEST(CompiledGraphTallyTest, ANestedMeasurementsGraphBoundsReachTheOuterOne) {
+  std::unique_ptr<CompiledGraphTally> tally = Parse(MmReluSpec("8"));
+  ASSERT_NE(nullptr, tally);
+  FlopCountingGuard outer;
+  {
+    FlopCountingGuard inner;
+    tally->Record(*CountingSession::Current(), {}, std::nullopt);
+  }
+  report::FlopReport report = ReportOf(outer);
+  EXPECT_EQ(report::MetricValue(kMmReluLower),
+            *report.bytes->total.known_value());
+  EXPECT_EQ(report::MetricValue(kMmReluUpper),
+            *report.bytes->upper_bound->value());
+  ASSERT_EQ(1u, report.bytes->diagnostics.size());
+  EXPECT_EQ("compiled_region_bytes", report.bytes->diagnostics[0].code);
 }
 
 }  // namespace

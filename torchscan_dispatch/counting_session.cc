@@ -150,7 +150,10 @@ bool CountingSession::Unused(const ThreadEntry& entry) {
   return entry.uncounted_calls.load(std::memory_order_relaxed) == 0 &&
          stats.calls == 0 && stats.counted_calls == 0 &&
          stats.failed_calls == 0 && stats.mask_excluded == 0 &&
-         stats.mask_unread_calls == 0 && stats.bytes_unknown_calls == 0;
+         stats.mask_unread_calls == 0 && stats.bytes_unknown_calls == 0 &&
+         stats.bytes_read == 0 && stats.bytes_written == 0 &&
+         entry.bytes_read.load(std::memory_order_relaxed) == 0 &&
+         entry.bytes_written.load(std::memory_order_relaxed) == 0;
 }
 
 const c10::DebugInfoKind& CountingSession::DebugInfoKind() {
@@ -307,15 +310,6 @@ void CountingSession::RecordCountedAt(const StatsKey& key, Count flops,
   AddCounted(entry.stats, flops, precision);
 }
 
-// NOTE [Bytes of compiled graphs]
-// A compiled graph's calls are recorded from its tally
-// (compiled_graph_tally.h), which describes FLOPs, not the tensors each kernel
-// reads and writes: their bytes are not known in this step. Each such call is a
-// call with unknown bytes, so the bytes metric is partial with a diagnostic
-// naming the graph's operators. (The post-grad graph's own inputs and outputs,
-// a lower bound, and the unfused sum, an upper bound, plug in here.)
-constexpr absl::string_view kCompiledGraphBytes =
-    "it ran inside a torch.compile graph, whose bytes are not counted yet";
 // Pseudo-operators stand for work no operator call shows.
 constexpr absl::string_view kUnseenBytes =
     "it stands for work no operator call shows";
@@ -425,33 +419,38 @@ std::vector<std::string> CountingSession::ModuleScopeLabels(
 
 void CountingSession::RecordCallIn(const OperatorInfo& op,
                                    std::uint32_t module_scope) {
-  Record(
-      KeyIn(op, module_scope),
-      OperatorStats{.calls = 1,
-                    .bytes_unknown_calls = 1,
-                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
+  Record(KeyIn(op, module_scope), OperatorStats{.calls = 1});
 }
 
 void CountingSession::RecordCountedIn(const OperatorInfo& op,
                                       std::uint32_t module_scope, Count flops,
                                       Precision precision) {
   RecordCountedAt(KeyIn(op, module_scope), flops, precision);
-  Record(
-      KeyIn(op, module_scope),
-      OperatorStats{.bytes_unknown_calls = 1,
-                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
 }
 
 void CountingSession::RecordFailedIn(const OperatorInfo& op,
                                      std::uint32_t module_scope,
                                      const absl::Status& error) {
-  Record(
-      KeyIn(op, module_scope),
-      OperatorStats{.calls = 1,
-                    .failed_calls = 1,
-                    .first_failure = std::string(error.message()),
-                    .bytes_unknown_calls = 1,
-                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
+  Record(KeyIn(op, module_scope),
+         OperatorStats{.calls = 1,
+                       .failed_calls = 1,
+                       .first_failure = std::string(error.message())});
+}
+
+void CountingSession::RecordCompiledGraph(
+    const OperatorInfo& op, std::uint32_t module_scope,
+    const report::CompiledRegionBytes& run) {
+  ThreadStats& thread = ThisThread();
+  // Each run's bounds are sums of int64 tensor sizes (the tally's).
+  AddBytes(
+      thread, EntryFor(thread, KeyIn(op, module_scope)),
+      CallBytes{.read = static_cast<std::int64_t>(run.inputs_read),
+                .written = static_cast<std::int64_t>(run.outputs_written)});
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = compiled_regions_.try_emplace(
+      run.name, report::CompiledRegionBytes{.name = run.name});
+  // 128-bit sums of int64 runs: an overflow would take 2^64 runs.
+  report::AddCompiledRegion(it->second, run).IgnoreError();
 }
 
 void CountingSession::RecordMaskExclusion(const OperatorInfo& op,
@@ -528,10 +527,6 @@ void CountingSession::RecordDeferredIn(const OperatorInfo& op,
                                        Precision precision) {
   DeferredCall call{op.id, KeyIn(op, module_scope).scopes, std::move(arguments),
                     std::move(results), precision};
-  Record(
-      KeyIn(op, module_scope),
-      OperatorStats{.bytes_unknown_calls = 1,
-                    .first_bytes_unknown = std::string(kCompiledGraphBytes)});
   absl::MutexLock lock(&mu_);
   deferred_calls_.push_back(std::move(call));
 }
@@ -710,8 +705,18 @@ void CountingSession::MergeFrom(const CountingSession& inner) {
     call_log_->Adopt(inner.call_log_->Calls(), CurrentModuleScope());
   }
   const report::CommunicationReport inner_communication = inner.Communication();
+  std::map<std::string, report::CompiledRegionBytes> inner_regions;
+  {
+    absl::MutexLock lock(&inner.mu_);
+    inner_regions = inner.compiled_regions_;
+  }
   absl::MutexLock lock(&mu_);
   communication_.Merge(inner_communication).IgnoreError();
+  for (const auto& [name, region] : inner_regions) {
+    auto [it, inserted] = compiled_regions_.try_emplace(
+        name, report::CompiledRegionBytes{.name = name});
+    report::AddCompiledRegion(it->second, region).IgnoreError();
+  }
 }
 
 absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
@@ -786,11 +791,18 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   std::vector<report::OperatorObservation> list;
   list.reserve(observations.size());
   for (auto& [name, op] : observations) list.push_back(std::move(op));
+  std::vector<report::CompiledRegionBytes> regions;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [name, region] : compiled_regions_) {
+      regions.push_back(region);
+    }
+  }
   TS_ASSIGN_OR_RETURN(
       report::FlopReport flop_report,
       report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION, std::move(list),
                               std::move(by_module), mask_excluded_by_module,
-                              std::move(bytes_by_module)));
+                              std::move(bytes_by_module), regions));
   absl::MutexLock lock(&mu_);
   if (unseen_threads_.empty()) return flop_report;
   for (report::Diagnostic& diagnostic :
@@ -818,6 +830,13 @@ CountingSession::BuildLayerCallFlops() const {
   std::map<std::size_t, Accumulated> by_layer;
   for (const auto& [key, stats] : Merged()) {
     const OperatorInfo& info = OperatorInfoById(key.operator_id);
+    // A compiled graph's lower bound is bytes without a call: no FLOPs
+    // missing.
+    const bool bytes_only = stats.calls == 0 && stats.counted_calls == 0 &&
+                            stats.failed_calls == 0 &&
+                            stats.mask_excluded == 0 &&
+                            stats.mask_unread_calls == 0;
+    if (bytes_only) continue;
     const bool uncounted =
         stats.failed_calls > 0 ||
         (stats.counted_calls == 0 && info.ignored == nullptr);

@@ -147,13 +147,20 @@ class CountingSession : public c10::DebugInfoBase,
 
   // The same records for work whose module labels come from elsewhere
   // (a compiled graph's module stack): in module scope `module_scope`, an id
-  // from ModuleScopeWith, instead of the current one. Their bytes are
-  // unknown: NOTE [Bytes of compiled graphs] in counting_session.cc.
+  // from ModuleScopeWith, instead of the current one. They record no bytes:
+  // their graph records its bounds (RecordCompiledGraph).
   void RecordCallIn(const OperatorInfo& op, std::uint32_t module_scope);
   void RecordCountedIn(const OperatorInfo& op, std::uint32_t module_scope,
                        Count flops, Precision precision);
   void RecordFailedIn(const OperatorInfo& op, std::uint32_t module_scope,
                       const absl::Status& error);
+  // One run of a compiled graph, `run` its bytes (NOTE [Bytes of compiled
+  // graphs] in compiled_graph_tally.cc): its lower bound is recorded as the
+  // bytes of `op` (the kCompiledGraphOperator pseudo-operator, no call) in
+  // module scope `module_scope`; the run joins the graph's record by name,
+  // which the report turns into its diagnostic and the upper bound.
+  void RecordCompiledGraph(const OperatorInfo& op, std::uint32_t module_scope,
+                           const report::CompiledRegionBytes& run);
   // RecordDeferred in module scope `module_scope`: a compiled graph's call
   // of a deferred operator, its values rebuilt from the graph's description.
   void RecordDeferredIn(const OperatorInfo& op, std::uint32_t module_scope,
@@ -367,6 +374,9 @@ class CountingSession : public c10::DebugInfoBase,
   // Collectives are rare (a few per step): one lock per call is fine.
   report::CommunicationReport communication_ ABSL_GUARDED_BY(mu_);
   std::vector<UnseenThreadWork> unseen_threads_ ABSL_GUARDED_BY(mu_);
+  // The compiled graphs that ran, by name (one run or a few per step).
+  std::map<std::string, report::CompiledRegionBytes> compiled_regions_
+      ABSL_GUARDED_BY(mu_);
   // Open layer calls, innermost last: (layer label, module label).
   std::vector<std::pair<std::string, std::string>> open_layers_
       ABSL_GUARDED_BY(mu_);

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-SPEC_VERSION = 5  # CompiledGraphTally::kSpecVersion
+SPEC_VERSION = 6  # CompiledGraphTally::kSpecVersion
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -242,6 +242,82 @@ class GraphDescription:
                 for result in results
             ],
         })
+
+
+    def graph_inputs(self) -> list[dict[str, Any]]:
+        """The graph's tensor inputs that an operator reads: what its compiled
+        code reads at least once (NOTE [Bytes of compiled graphs] in
+        compiled_graph_tally.cc)."""
+        return [
+            self.value(node)
+            for node in self.graph.nodes
+            if node.op == "placeholder" and isinstance(node.meta.get("val"), torch.Tensor) and _is_read(node)
+        ]
+
+    def graph_outputs(self) -> list[dict[str, Any]]:
+        """The graph's tensor outputs that it computes, each once: not its
+        inputs, nor views of them (a forward graph returns the parameters it
+        saves for the backward), and a tensor returned twice, or two views of
+        one, counted once."""
+        output = next((node for node in reversed(self.graph.nodes) if node.op == "output"), None)
+        if output is None:
+            return []
+        described, roots = [], set()
+        for item in torch.utils._pytree.tree_leaves(output.args):
+            if not isinstance(item, torch.fx.Node) or not isinstance(item.meta.get("val"), torch.Tensor):
+                continue
+            root = _view_root(item)
+            if root.op == "placeholder" or root in roots:
+                continue
+            roots.add(root)
+            described.append(self.value(item))
+        return described
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    target = node.target
+    return node.op == "call_function" and isinstance(target, torch._ops.OpOverload) and target.is_view
+
+
+def _view_root(node: torch.fx.Node) -> torch.fx.Node:
+    """The tensor `node` is a view of (through a chain of views), or itself."""
+    while _is_view(node) and node.args and isinstance(node.args[0], torch.fx.Node):
+        node = node.args[0]
+    return node
+
+
+def _is_read(node: torch.fx.Node) -> bool:
+    """Whether an operator reads `node`'s data: a user other than the
+    graph's output, our tally call, a view only passed on, and the
+    destination of a copy_ (written, not read)."""
+    for user in node.users:
+        if user.op != "call_function" or user.target is torch.ops.torchscan.compiled_graph_flops.default:
+            continue
+        if _is_view(user):
+            if _is_read(user):
+                return True
+            continue
+        if user.target is torch.ops.aten.copy_.default and user.args[0] is node and node not in user.args[1:]:
+            continue
+        return True
+    return False
+
+
+def graph_kind(graph: torch.fx.Graph, is_inference: bool | None) -> str:
+    """"inference", "forward" or "backward": which of AOTAutograd's graphs
+    `graph` is ("" when it cannot tell). A backward graph takes the
+    gradients of the forward's outputs (tangents), and its nodes carry the
+    joint graph's partitioner tag "is_backward"."""
+    if is_inference:
+        return "inference"
+    nodes = list(graph.nodes)
+    if any(node.op == "placeholder" and str(node.target).startswith("tangents") for node in nodes) or any(
+        node.meta.get("partitioner_tag") == "is_backward" for node in nodes
+    ):
+        return "backward"
+    if is_inference is False or any(node.op == "placeholder" and str(node.target).startswith("primals") for node in nodes):
+        return "forward"
+    return ""
 
 
 def _unbacked(value: torch.SymInt) -> bool:

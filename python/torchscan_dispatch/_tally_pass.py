@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from torchscan_dispatch import _graph_spec
-from torchscan_dispatch._graph_spec import SPEC_VERSION, GraphDescription, spec_text
+from torchscan_dispatch._graph_spec import SPEC_VERSION, GraphDescription, graph_kind, spec_text
 from torchscan_dispatch._version import __version__
 
 
@@ -211,8 +211,10 @@ def _aot_compiling() -> bool:
     return bool(V.aot_compilation)
 
 
-def tally(graph: torch.fx.Graph) -> None:
-    """Describes `graph` and inserts the call that records it."""
+def tally(graph: torch.fx.Graph, is_inference: bool | None = None) -> None:
+    """Describes `graph` and inserts the call that records it; `is_inference`
+    is Inductor's word on whether it is an inference graph (None: not
+    known)."""
     if _aot_compiling():
         # NOTE [AOTInductor packages carry no tally]
         # A package outlives this process and runs where the library is
@@ -251,7 +253,14 @@ def tally(graph: torch.fx.Graph) -> None:
                 if _recomputed(node):
                     for call in description.calls[described:]:
                         call["recomputed"] = True
-        spec = spec_text({"version": SPEC_VERSION, "family": compile_id, "calls": description.calls})
+        spec = spec_text({
+            "version": SPEC_VERSION,
+            "family": compile_id,
+            "graph": graph_kind(graph, is_inference),
+            "calls": description.calls,
+            "inputs": description.graph_inputs(),
+            "outputs": description.graph_outputs(),
+        })
         with graph.inserting_before(first):
             symbols = graph.materialize_symints(description.symbols) if description.symbols else []
     except Exception as error:  # noqa: BLE001 - never break the user's compilation
@@ -269,13 +278,15 @@ def tally(graph: torch.fx.Graph) -> None:
 
 
 def _make_tally_pass():
-    from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+    from torch._inductor.custom_graph_pass import CustomInferenceAwareGraphPass, get_hash_for_files
 
-    class TallyPass(CustomGraphPass):
-        """Inductor post-grad pass: every compiled graph records its tally."""
+    class TallyPass(CustomInferenceAwareGraphPass):
+        """Inductor post-grad pass: every compiled graph records its tally
+        (Inductor tells an inference-aware pass which graphs are inference
+        graphs, which the spec names)."""
 
-        def __call__(self, graph: torch.fx.Graph) -> None:
-            tally(graph)
+        def __call__(self, graph: torch.fx.Graph, is_inference: bool = False) -> None:
+            tally(graph, is_inference)
 
         def uuid(self) -> bytes:
             # Part of the FX-graph cache key: a graph compiled by another

@@ -421,20 +421,107 @@ def test_model_total_equals_a_recorded_trace(name):
 # --- compiled regions ---------------------------------------------------------
 
 
-def test_compiled_graph_makes_bytes_partial_naming_its_operators():
+def compiled_report(function, *inputs, **compile_options):
+    """measure_flops of one call of torch.compile(function), compiled first,
+    unmeasured."""
     torch._dynamo.reset()
     try:
-        a, b = torch.randn(16, 16), torch.randn(16, 16)
-        compiled = torch.compile(lambda a, b: (a @ b).relu())
-        compiled(a, b)  # compile first, unmeasured
+        compiled = torch.compile(function, **compile_options)
+        compiled(*inputs)
+        return torchscan_dispatch.measure_flops(lambda: compiled(*inputs))
+    finally:
+        torch._dynamo.reset()
+
+
+def region_diagnostics(moved):
+    return [d for d in moved["diagnostics"] if d["code"] == "compiled_region_bytes"]
+
+
+def test_compiled_graph_bounds_are_its_inputs_and_outputs_and_its_unfused_sum():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    report = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    moved = report["bytes"]
+    # The graph's FLOPs are counted from its tally (relu has no formula).
+    assert report["total"]["known_value"] == 2 * 16 * 16 * 16
+    # Lower bound: a and b read (16 * 16 * 4 = 1024 bytes each), the output
+    # written once; partial, since the fused kernels' bytes are not known.
+    assert moved["status"] == "partial"
+    assert moved["known_value"] == 1024 + 1024 + 1024
+    assert moved["by_operator"] == {"inductor.compiled_graph": {"read": 2048, "written": 1024}}
+    # Upper bound: mm reads 2048 and writes 1024, relu reads and writes 1024.
+    assert moved["upper_bound"]["status"] == "complete"
+    assert moved["upper_bound"]["value"] == (2048 + 1024) + (1024 + 1024)
+    # It is what the eager (a @ b).relu() moves.
+    eager = measure(lambda: (a @ b).relu())
+    assert_complete(eager)
+    assert moved["upper_bound"]["value"] == eager["value"] == 5120
+    # One diagnostic for the graph, none per call.
+    assert [d["code"] for d in moved["diagnostics"]] == ["compiled_region_bytes"]
+    message = moved["diagnostics"][0]["message"]
+    assert moved["diagnostics"][0]["operator"] == "inductor.compiled_graph"
+    assert "(inference) ran 1 time(s)" in message
+    assert "3072 bytes (the lower bound" in message and "5120 bytes (the upper bound" in message
+
+
+def test_compiled_graph_with_a_symbolic_size_binds_it_at_run_time():
+    b = torch.randn(16, 16)
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(lambda a, b: (a @ b).relu(), dynamic=True)
+        compiled(torch.randn(8, 16), b)
+        a = torch.randn(12, 16)
         report = torchscan_dispatch.measure_flops(lambda: compiled(a, b))
     finally:
         torch._dynamo.reset()
     moved = report["bytes"]
-    # The graph's FLOPs are counted from its tally; its bytes are not (a
-    # later step): partial, never a silent complete.
-    assert report["total"]["known_value"] == 2 * 16 * 16 * 16
+    # a is 12 * 16 * 4 = 768 bytes, b 1024, the product and output 768.
+    assert moved["known_value"] == 768 + 1024 + 768
+    assert moved["upper_bound"] == {**moved["upper_bound"], "status": "complete", "value": 4096}
+    assert moved["upper_bound"]["value"] == measure(lambda: (a @ b).relu())["value"]
+
+
+def test_compiled_training_step_bounds_each_graph():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 5))
+    x = torch.randn(6, 12)
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(model)
+
+        def step():
+            model.zero_grad(set_to_none=True)
+            compiled(x).sum().backward()
+
+        step()
+        report = torchscan_dispatch.measure_flops(step)
+    finally:
+        torch._dynamo.reset()
+    moved = report["bytes"]
+    regions = region_diagnostics(moved)
+    # One diagnostic per graph: the forward and the backward, not per call.
+    assert len(regions) == 2
+    assert sorted("(forward)" in d["message"] for d in regions) == [False, True]
+    assert sum("(backward)" in d["message"] for d in regions) == 1
     assert moved["status"] == "partial"
-    named = {diag["operator"]: diag["message"] for diag in moved["diagnostics"]}
-    assert "aten.mm" in named
-    assert "torch.compile graph" in named["aten.mm"]
+    lower = moved["by_operator"]["inductor.compiled_graph"]
+    assert lower["read"] > 0 and lower["written"] > 0
+    assert moved["upper_bound"]["status"] == "complete"
+    assert moved["upper_bound"]["value"] >= moved["known_value"] > 0
+    # The forward's lower bound reads at least the parameters and the input.
+    parameters = sum(p.numel() * 4 for p in model.parameters())
+    assert lower["read"] >= parameters + x.numel() * 4
+
+
+def test_an_eager_report_has_no_upper_bound():
+    a, b = torch.randn(4, 8), torch.randn(8, 3)
+    moved = measure(lambda: torch.mm(a, b))
+    assert "upper_bound" not in moved
+
+
+def test_a_report_with_an_upper_bound_reads_back():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    report = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    assert "<html" in torchscan_dispatch.to_html(report).lower()
+    broken = {**report, "bytes": {**report["bytes"], "upper_bound": {**report["bytes"]["upper_bound"], "value": None}}}
+    with pytest.raises(ValueError, match="bytes.upper_bound"):
+        torchscan_dispatch.to_html(broken)

@@ -145,6 +145,20 @@ def test_partial_bytes_name_what_is_missing():
     assert result.total.status == "partial"
 
 
+def test_a_compiled_graph_makes_every_counted_operator_partial():
+    # Its calls' FLOPs are under their operators, their bytes only the
+    # graph's bounds: aten.mm's row cannot claim all its bytes.
+    diagnostic = {"code": "compiled_region_bytes", "severity": "warning", "metric": "bytes",
+                  "operator": "inductor.compiled_graph",
+                  "message": "compiled graph 0/0 (inference) ran 1 time(s): ..."}
+    report = hand_report({"aten.mm": 2000}, {"inductor.compiled_graph": {"read": 200, "written": 80}},
+                         {"aten.mm": {"fp32": 2000}}, byte_diagnostics=[diagnostic])
+    result = roofline(report, SPEC)
+    assert result.by_operator["aten.mm"].partial == ("bytes compiled_region_bytes: inductor.compiled_graph",)
+    assert result.by_operator["inductor.compiled_graph"].status == "partial"
+    assert result.total.status == "partial"
+
+
 def test_a_precision_without_a_peak_is_unavailable_with_the_reason():
     report = hand_report({"aten._scaled_mm": 700, "aten.mm": 100},
                          {"aten._scaled_mm": {"read": 10, "written": 10}},
