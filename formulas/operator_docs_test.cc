@@ -27,5 +27,11 @@ TEST(OperatorDocsTest, DocsCarryTheIgnoredOperatorTable) {
          "`bazel run //formulas:print_operator_tables`";
 }
 
+TEST(OperatorDocsTest, DocsCarryTheElementwiseRuleTable) {
+  EXPECT_NE(ReadDocs().find(ElementwiseRulesMarkdown()), std::string::npos)
+      << "docs/operators.md is stale; regenerate its tables with "
+         "`bazel run //formulas:print_operator_tables`";
+}
+
 }  // namespace
 }  // namespace torchscan::formulas

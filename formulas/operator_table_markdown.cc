@@ -1,7 +1,9 @@
 #include "formulas/operator_table_markdown.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "formulas/elementwise_formulas.h"
 #include "formulas/ignored_operators.h"
 #include "formulas/operator_formulas.h"
 
@@ -30,6 +32,22 @@ std::string IgnoredOperatorsMarkdown() {
   for (const IgnoredOperatorEntry& entry : AllIgnoredOperators()) {
     absl::StrAppend(&out, "| `", ReportName(entry.packet), "` | ", entry.reason,
                     " |\n");
+  }
+  return out;
+}
+
+std::string ElementwiseRulesMarkdown() {
+  std::string out = "| operators | FLOPs |\n|---|---|\n";
+  for (const OperatorFormulaEntry& entry : AllElementwiseRules()) {
+    const std::string operators =
+        absl::StrContains(entry.packet, "::")
+            ? absl::StrCat("`", ReportName(entry.packet), "`")
+            : absl::StrCat("tagged `", entry.packet, "`");
+    absl::StrAppend(&out, "| ", operators, " | ", entry.convention, " |\n");
+  }
+  for (const IgnoredOperatorEntry& entry : AllElementwiseIgnored()) {
+    absl::StrAppend(&out, "| `", ReportName(entry.packet),
+                    "` | 0, ignored: ", entry.reason, " |\n");
   }
   return out;
 }

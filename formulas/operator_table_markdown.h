@@ -10,6 +10,8 @@ namespace torchscan::formulas {
 
 std::string CountedOperatorsMarkdown();
 std::string IgnoredOperatorsMarkdown();
+// The opt-in elementwise convention's rules (elementwise_formulas.h).
+std::string ElementwiseRulesMarkdown();
 
 }  // namespace torchscan::formulas
 

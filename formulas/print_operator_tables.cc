@@ -10,6 +10,9 @@ int main() {
             << "<!-- end of counted operators -->\n\n"
             << "<!-- ignored operators: generated -->\n"
             << torchscan::formulas::IgnoredOperatorsMarkdown()
-            << "<!-- end of ignored operators -->\n";
+            << "<!-- end of ignored operators -->\n\n"
+            << "<!-- elementwise rules: generated -->\n"
+            << torchscan::formulas::ElementwiseRulesMarkdown()
+            << "<!-- end of elementwise rules -->\n";
   return 0;
 }

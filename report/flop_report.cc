@@ -351,7 +351,35 @@ MetricKind MaskAwareFlopsKind() {
 void MarkMaskAwarePartial(FlopReport& report) {
   if (!report.mask_aware) return;
   MetricResult& total = report.mask_aware->total;
-  total = MetricResult::Partial(*total.known_value(), MaskAwareFlopsKind());
+  total = MetricResult::Partial(*total.known_value(), total.kind());
+}
+
+namespace {
+
+// `result` with its kind's method replaced by `method`.
+MetricResult WithMethod(const MetricResult& result, absl::string_view method) {
+  MetricKind kind = result.kind();
+  kind.method = std::string(method);
+  switch (result.status()) {
+    case MetricStatus::kComplete:
+      return MetricResult::Complete(*result.value(), std::move(kind));
+    case MetricStatus::kPartial:
+      return MetricResult::Partial(*result.known_value(), std::move(kind));
+    case MetricStatus::kUnavailable:
+      break;
+  }
+  return MetricResult::Unavailable(std::move(kind));
+}
+
+}  // namespace
+
+void UseElementwiseMethod(FlopReport& report) {
+  report.method = std::string(kElementwiseFlopsMethod);
+  report.total = WithMethod(report.total, kElementwiseFlopsMethod);
+  if (report.mask_aware) {
+    report.mask_aware->total =
+        WithMethod(report.mask_aware->total, kElementwiseMaskAwareFlopsMethod);
+  }
 }
 
 absl::StatusOr<FlopReport> BuildFlopReport(

@@ -27,6 +27,17 @@ inline constexpr absl::string_view kOperatorFlopsMethod =
 
 MetricKind OperatorFlopsKind();
 
+// The opt-in elementwise convention's method (docs/methodology.md,
+// "Elementwise work"): the operator method, plus the elementwise work it
+// leaves uncounted, counted per element by fixed rules. Reports of a
+// measurement that asked for it carry this method instead of
+// kOperatorFlopsMethod; a total is complete under it when every call was
+// counted (by a formula or a rule) or ignored.
+inline constexpr absl::string_view kElementwiseFlopsMethod =
+    "torch.utils.flop_counter.FlopCounterMode, plus elementwise work: 1 FLOP "
+    "per result element of a pointwise operator, 1 per input element of a "
+    "reduction, a fixed number per element for softmax and normalisations";
+
 // The mask-aware count's method: the operator method, with attention calls
 // charged only for the (query, key) pairs their mask allows
 // (docs/methodology.md).
@@ -37,6 +48,11 @@ inline constexpr absl::string_view kMaskAwareFlopsMethod =
 inline constexpr absl::string_view kMaskNotRead = "attention_mask_not_read";
 
 MetricKind MaskAwareFlopsKind();
+
+// The mask-aware count's method under the elementwise convention.
+inline constexpr absl::string_view kElementwiseMaskAwareFlopsMethod =
+    "torch.utils.flop_counter.FlopCounterMode, plus elementwise work, "
+    "attention over allowed (query, key) pairs";
 
 // Bytes moved: what operator calls must read and write (NOTE [The bytes
 // rule] in torchscan_dispatch/byte_rule.h, docs/methodology.md).
@@ -251,6 +267,11 @@ absl::StatusOr<FlopReport> BuildFlopReport(
 // Makes the report's bytes partial with a diagnostic `message` (work the
 // report's calls do not show: unseen threads), and its upper bound too.
 void MarkBytesPartial(FlopReport& report, std::string message);
+
+// Gives the report the elementwise convention's methods: `method` and its
+// total's kind kElementwiseFlopsMethod, its mask-aware total's
+// kElementwiseMaskAwareFlopsMethod. Values and statuses are unchanged.
+void UseElementwiseMethod(FlopReport& report);
 
 // Makes the report's mask-aware total partial at its known value (a caller
 // that made `total` partial after BuildFlopReport: unseen threads).

@@ -262,6 +262,26 @@ TEST(FlopReportTest, ReportsWithoutMaskAwareStillRead) {
   EXPECT_FALSE(read->mask_aware.has_value());
 }
 
+TEST(FlopReportTest, ElementwiseMethodRenamesTheMethodsAndKeepsTheValues) {
+  absl::StatusOr<FlopReport> report = BuildFlopReport(
+      "2.13.0", {Counted("aten.relu", 1, 12), Seen("aten.embedding", 1)}, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  UseElementwiseMethod(*report);
+  EXPECT_EQ(report->method, kElementwiseFlopsMethod);
+  EXPECT_EQ(report->total,
+            MetricResult::Partial(
+                Count(12), MetricKind{"FLOPs", "workload",
+                                      std::string(kElementwiseFlopsMethod)}));
+  ASSERT_TRUE(report->mask_aware.has_value());
+  EXPECT_EQ(report->mask_aware->total.method(),
+            kElementwiseMaskAwareFlopsMethod);
+  EXPECT_EQ(*report->mask_aware->total.known_value(), MetricValue(Count(12)));
+  absl::StatusOr<FlopReport> read =
+      FlopReportFromJson(FlopReportToJson(*report));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, *report);
+}
+
 TEST(FlopReportTest, IgnoredOperatorsKeepTheTotalComplete) {
   absl::StatusOr<FlopReport> report = BuildFlopReport(
       "2.13.0", {Seen("aten.view", 1, "Metadata-only tensor view.")}, {});

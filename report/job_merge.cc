@@ -262,6 +262,12 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       return Mismatch("torch version", first_name, first.flops.torch_version,
                       name, rank.flops.torch_version);
     }
+    // Ranks counted under different methods (one with the elementwise
+    // convention) do not add up to one job's FLOPs.
+    if (rank.flops.method != first.flops.method) {
+      return Mismatch("method", first_name, first.flops.method, name,
+                      rank.flops.method);
+    }
     auto [it, inserted] = seen.emplace(rank.context.rank, name);
     if (!inserted) {
       return absl::InvalidArgumentError(
@@ -320,7 +326,9 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       job.bytes = MetricResult::Partial(*job.bytes->value(), bytes_kind);
     }
   }
-  const MetricKind kind{"FLOPs", "job", std::string(kOperatorFlopsMethod)};
+  // The ranks' method (kOperatorFlopsMethod, or kElementwiseFlopsMethod when
+  // every rank opted into the elementwise convention).
+  const MetricKind kind{"FLOPs", "job", first.flops.method};
   TS_ASSIGN_OR_RETURN(job.total, AggregateMetrics(totals, kind, "job FLOPs"));
   if (!job.missing_ranks.empty() && job.total.is_complete()) {
     job.total = MetricResult::Partial(*job.total.value(), kind);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "report/communication.h"
 #include "report/field_table_testing.h"
@@ -317,6 +318,32 @@ TEST(JobMergeTest, RefusesOtherJobs) {
       "the reports are not from one job: a.json has job id j but b.json has "
       "job id k",
       std::string(job.status().message()));
+}
+
+Json ElementwiseRankJson(int rank, int world, std::string job, long flops) {
+  Json json = RankJson(rank, world, std::move(job), flops);
+  json["context"]["method"] = std::string(kElementwiseFlopsMethod);
+  json["total"]["method"] = std::string(kElementwiseFlopsMethod);
+  return json;
+}
+
+TEST(JobMergeTest, KeepsTheRanksElementwiseMethod) {
+  absl::StatusOr<JobReport> job = MergeRankReportsJson(
+      {ElementwiseRankJson(0, 2, "j", 100), ElementwiseRankJson(1, 2, "j", 5)},
+      {"a", "b"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->total.method(), kElementwiseFlopsMethod);
+  EXPECT_EQ(std::get<Count>(*job->total.value()), 105);
+}
+
+TEST(JobMergeTest, RefusesRanksCountedUnderDifferentMethods) {
+  absl::StatusOr<JobReport> job = MergeRankReportsJson(
+      {RankJson(0, 2, "j", 1), ElementwiseRankJson(1, 2, "j", 1)}, {"a", "b"});
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(absl::StrCat("the reports are not from one job: a has method ",
+                         kOperatorFlopsMethod, " but b has method ",
+                         kElementwiseFlopsMethod),
+            std::string(job.status().message()));
 }
 
 TEST(JobMergeTest, RefusesOtherWorldSizes) {

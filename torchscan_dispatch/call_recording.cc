@@ -77,8 +77,20 @@ void CountWith(const OperatorInfo& info, const Formula& formula,
 
 }  // namespace
 
+// NOTE [Elementwise rules on the counted path]
+// A call with a table formula takes its first branch, as before the
+// convention existed; only a call without one tests the operator's rule,
+// and then the session's flag (one pointer and one flag test), so calls of
+// operators with neither pay one pointer test more.
+const formulas::OperatorFormulaEntry* FormulaFor(
+    const OperatorInfo& info, const CountingSession& session) {
+  if (info.formula != nullptr) return info.formula;
+  return info.elementwise != nullptr && session.elementwise() ? info.elementwise
+                                                              : nullptr;
+}
+
 bool RecordingReadsValues(const OperatorInfo& info, CountingSession& session) {
-  return info.formula != nullptr || info.is_communication() ||
+  return FormulaFor(info, session) != nullptr || info.is_communication() ||
          (session.has_custom_formulas() &&
           session.CustomFormulaFor(info) != nullptr) ||
          (session.has_deferred() && session.IsDeferred(info));
@@ -86,7 +98,8 @@ bool RecordingReadsValues(const OperatorInfo& info, CountingSession& session) {
 
 bool ReadsArgumentsBeforeCall(const OperatorInfo& info,
                               CountingSession& session) {
-  return info.formula != nullptr && info.formula->value_arguments == 0 &&
+  const formulas::OperatorFormulaEntry* formula = FormulaFor(info, session);
+  return formula != nullptr && formula->value_arguments == 0 &&
          !info.writes_arguments && !info.is_communication() &&
          !(session.has_custom_formulas() &&
            session.CustomFormulaFor(info) != nullptr) &&
@@ -98,8 +111,8 @@ void RecordFormulaCall(const OperatorInfo& info,
                        c10::ArrayRef<c10::IValue> results, Precision precision,
                        const CallBytes& bytes, CountingSession& session,
                        SessionSlot& slot) {
-  CountValues(info, info.formula->formula, arguments, results, precision, bytes,
-              session, slot);
+  CountValues(info, FormulaFor(info, session)->formula, arguments, results,
+              precision, bytes, session, slot);
 }
 
 void RecordFinishedCall(const OperatorInfo& info,
@@ -132,12 +145,13 @@ void RecordFinishedCall(const OperatorInfo& info,
     session.RecordBytes(info, CallBytesOf(info, arguments, results));
     return;
   }
-  if (info.formula == nullptr) {
+  const formulas::OperatorFormulaEntry* formula = FormulaFor(info, session);
+  if (formula == nullptr) {
     session.RecordCall(info, CallBytesOf(info, arguments, results));
     return;
   }
-  CountWith(info, info.formula->formula, info.formula->value_arguments,
-            arguments, results, session);
+  CountWith(info, formula->formula, formula->value_arguments, arguments,
+            results, session);
 }
 
 void RecordCommunicationOf(const OperatorInfo& info,

@@ -29,6 +29,12 @@ struct NotCounted {
   at::DisableRecordFunctionGuard no_observer;
 };
 
+// The formula that counts calls of `info` in `session`: its table formula,
+// else, in a session counting elementwise work, its elementwise rule
+// (OperatorInfo::elementwise), else nullptr.
+const formulas::OperatorFormulaEntry* FormulaFor(
+    const OperatorInfo& info, const CountingSession& session);
+
 // Whether recording a call of `info` reads its arguments and results (a
 // formula, a custom formula or a deferred one applies); if not,
 // CountingSession::RecordCall records it by name alone, without touching

@@ -587,6 +587,18 @@ std::optional<absl::StatusOr<Count>> Evaluate(
   return EvaluateWith(call.info->formula->formula, call, symbols);
 }
 
+// The elementwise convention's outcome for an operator the formula table
+// does not count; nullopt when it has no rule either. A decomposed product
+// has its own count (Evaluate's).
+std::optional<absl::StatusOr<Count>> EvaluateElementwise(
+    const CompiledGraphTally::Call& call,
+    absl::Span<const std::int64_t> symbols) {
+  if (call.decomposed_product || call.info->elementwise == nullptr) {
+    return std::nullopt;
+  }
+  return EvaluateWith(call.info->elementwise->formula, call, symbols);
+}
+
 // NOTE [Masks in compiled code]
 // A compiled graph's description has no tensor values, and the tally never
 // reads any: an attention call with a mask tensor (or a mask the spec cannot
@@ -735,7 +747,10 @@ absl::StatusOr<CompiledGraphTally::Call> ToCall(SpecCall spec,
   bool symbolic = false;
   for (const Value& value : call.arguments) symbolic |= UsesSymbols(value);
   for (const Value& value : call.results) symbolic |= UsesSymbols(value);
-  if (!symbolic) call.constant_outcome = Evaluate(call, {});
+  if (!symbolic) {
+    call.constant_outcome = Evaluate(call, {});
+    call.constant_elementwise_outcome = EvaluateElementwise(call, {});
+  }
   return call;
 }
 
@@ -894,8 +909,19 @@ void CompiledGraphTally::Record(CountingSession& session,
     if (RecordWithSessionFormula(session, call, scope, symbols, precision)) {
       continue;
     }
-    const std::optional<absl::StatusOr<Count>> outcome =
+    std::optional<absl::StatusOr<Count>> outcome =
         call.constant_outcome ? call.constant_outcome : Evaluate(call, symbols);
+    if (!outcome && session.elementwise()) {
+      // NOTE [Elementwise work in compiled graphs]
+      // The rules apply to the operators the graph holds, after
+      // AOTAutograd's and Inductor's decompositions: a layer norm or a
+      // softmax there is already pointwise operators and reductions, each
+      // counted by its own rule, so a compiled total may differ from the
+      // eager one under this convention (docs/methodology.md).
+      outcome = call.constant_elementwise_outcome
+                    ? call.constant_elementwise_outcome
+                    : EvaluateElementwise(call, symbols);
+    }
     if (!outcome) {
       session.RecordCallIn(*call.info, scope);
     } else if (outcome->ok()) {

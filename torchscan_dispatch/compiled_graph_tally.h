@@ -143,6 +143,10 @@ class CompiledGraphTally {
     bool recomputed = false;
     // Set when no value depends on a symbol: the outcome is computed once.
     std::optional<absl::StatusOr<Count>> constant_outcome;
+    // The same for the elementwise convention's rule of an operator without
+    // a formula (OperatorInfo::elementwise), used only by sessions counting
+    // elementwise work.
+    std::optional<absl::StatusOr<Count>> constant_elementwise_outcome;
   };
 
   // Parses a spec; an error names what is malformed.

@@ -35,6 +35,13 @@ struct CountingOptions {
   // Keep the per-call record (call_log.h): every recorded call, in order,
   // with the handle of its profiler event. Off by default.
   bool record_calls = false;
+  // Count elementwise work under the elementwise convention
+  // (formulas/elementwise_formulas.h): operators without a formula and not
+  // ignored that have a rule (pointwise, reduction, softmax,
+  // normalisation) are counted by it, and the report's method is
+  // report::kElementwiseFlopsMethod. Off by default: the report is then
+  // FlopCounterMode's method exactly.
+  bool elementwise = false;
 };
 
 // "mylib.my_op" -> "mylib::my_op"; names already in schema form unchanged.

@@ -70,6 +70,7 @@ CountingSession::CountingSession(CountingOptions options)
     : serial_(next_serial.fetch_add(1, std::memory_order_relaxed)),
       has_custom_formulas_(!options.custom_formulas.empty()),
       has_deferred_(!options.deferred_packets.empty()),
+      elementwise_(options.elementwise),
       options_([&] {
         for (auto& [packet, formula] : options.custom_formulas) {
           packet = SchemaPacketName(packet);
@@ -692,11 +693,28 @@ std::vector<std::string> CountingSession::ScopeLabels(ScopeChannel channel,
 // enclosing record when it ends, in the module scope the enclosing session
 // is in then, where its counts go too. Other threads' calls the enclosing
 // session logged meanwhile come before them; the join is by id, not order.
+// NOTE [Nested measurements of another method]
+// A nested measurement counting elementwise work inside one that does not:
+// the enclosing report keeps its method, so the calls the convention
+// counted are merged as calls without a formula (named, the total
+// partial), as the enclosing measurement would have recorded them. The
+// other way round, a nested default measurement's calls stay uncounted in
+// the enclosing elementwise one: their shapes were never read.
 void CountingSession::MergeFrom(const CountingSession& inner) {
   StatsMap seen;
+  const bool drop_elementwise = inner.elementwise_ && !elementwise_;
   for (const auto& [key, stats] : inner.Merged()) {
     StatsKey here{{}, key.operator_id};
-    Add(seen[here], stats);
+    OperatorStats& merged = seen[here];
+    Add(merged, stats);
+    if (drop_elementwise &&
+        OperatorInfoById(key.operator_id).elementwise != nullptr) {
+      merged.counted_calls = 0;
+      merged.flops = 0;
+      merged.flops_by_precision = {};
+      merged.failed_calls = 0;
+      merged.first_failure.clear();
+    }
   }
   for (const auto& [key, stats] : seen) {
     Record(KeyFor(OperatorInfoById(key.operator_id)), stats);
@@ -717,6 +735,12 @@ void CountingSession::MergeFrom(const CountingSession& inner) {
         name, report::CompiledRegionBytes{.name = name});
     report::AddCompiledRegion(it->second, region).IgnoreError();
   }
+}
+
+const formulas::IgnoredOperatorEntry* CountingSession::IgnoredIn(
+    const OperatorInfo& op) const {
+  if (op.ignored != nullptr) return op.ignored;
+  return elementwise_ ? op.elementwise_ignored : nullptr;
 }
 
 absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
@@ -745,8 +769,9 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
       op.failure_message = stats.first_failure;
     }
     op.failed_calls += stats.failed_calls;
-    if (info.ignored != nullptr)
-      op.ignored_reason = std::string(info.ignored->reason);
+    if (const formulas::IgnoredOperatorEntry* ignored = IgnoredIn(info)) {
+      op.ignored_reason = std::string(ignored->reason);
+    }
     if (!info.unseen_reason.empty()) {
       unseen_reasons[info.report_name].insert(info.unseen_reason);
     }
@@ -803,6 +828,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
       report::BuildFlopReport(TORCHSCAN_TORCH_FULL_VERSION, std::move(list),
                               std::move(by_module), mask_excluded_by_module,
                               std::move(bytes_by_module), regions));
+  if (elementwise_) report::UseElementwiseMethod(flop_report);
   absl::MutexLock lock(&mu_);
   if (unseen_threads_.empty()) return flop_report;
   for (report::Diagnostic& diagnostic :
@@ -810,7 +836,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     flop_report.diagnostics.push_back(std::move(diagnostic));
   }
   flop_report.total = report::MetricResult::Partial(
-      *flop_report.total.known_value(), report::OperatorFlopsKind());
+      *flop_report.total.known_value(), flop_report.total.kind());
   report::MarkMaskAwarePartial(flop_report);
   report::MarkBytesPartial(
       flop_report,
@@ -839,7 +865,7 @@ CountingSession::BuildLayerCallFlops() const {
     if (bytes_only) continue;
     const bool uncounted =
         stats.failed_calls > 0 ||
-        (stats.counted_calls == 0 && info.ignored == nullptr);
+        (stats.counted_calls == 0 && IgnoredIn(info) == nullptr);
     for (const std::string& label :
          ScopeLabels(ScopeChannel::kLayerCalls, key.scopes[1])) {
       std::size_t layer = 0;
@@ -857,8 +883,10 @@ CountingSession::BuildLayerCallFlops() const {
     }
   }
   // One layer call's operator FLOPs: the operator method, per module call.
-  const report::MetricKind kind{"FLOPs", std::string(report::kModuleCallScope),
-                                std::string(report::kOperatorFlopsMethod)};
+  const report::MetricKind kind{
+      "FLOPs", std::string(report::kModuleCallScope),
+      std::string(elementwise_ ? report::kElementwiseFlopsMethod
+                               : report::kOperatorFlopsMethod)};
   std::map<std::size_t, report::LayerOperatorFlops> result;
   for (auto& [layer, scope] : by_layer) {
     result[layer] = report::LayerOperatorFlops{

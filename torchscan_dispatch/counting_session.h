@@ -95,6 +95,9 @@ class CountingSession : public c10::DebugInfoBase,
   // all) pay one flag test per operator call, not two calls.
   bool has_custom_formulas() const { return has_custom_formulas_; }
   bool has_deferred() const { return has_deferred_; }
+  // Whether the session counts under the elementwise convention
+  // (CountingOptions::elementwise).
+  bool elementwise() const { return elementwise_; }
   // Whether calls of `op` are recorded for the caller to evaluate.
   bool IsDeferred(const OperatorInfo& op);
 
@@ -342,6 +345,9 @@ class CountingSession : public c10::DebugInfoBase,
   // Appends one call to call_log_ (which must exist).
   void LogCall(const OperatorInfo& op, LoggedCallKind kind, Count flops,
                const CallBytes& bytes);
+  // The ignore-list entry `op` has in this session's method: its own, else
+  // under the elementwise convention its elementwise_ignored one.
+  const formulas::IgnoredOperatorEntry* IgnoredIn(const OperatorInfo& op) const;
   // All threads' stats merged.
   StatsMap Merged() const;
   // The table of `channel`.
@@ -354,6 +360,7 @@ class CountingSession : public c10::DebugInfoBase,
   const std::uint64_t serial_;
   const bool has_custom_formulas_;
   const bool has_deferred_;
+  const bool elementwise_;
   const CountingOptions options_;
   // Set when options_.record_calls; fixed for the session's life, so the
   // record paths test it without a lock.

@@ -82,6 +82,22 @@ TEST(FlopCountingGuardTest, OperatorWithoutFormulaMakesTheTotalPartial) {
       "aten.sin was observed 1 time(s), but no FLOP formula is registered.");
 }
 
+TEST(FlopCountingGuardTest, ElementwiseOptionCountsTheOperatorUnderItsMethod) {
+  torch::Tensor a = torch::randn({2, 3});
+  torch::Tensor b = torch::randn({3, 4});
+  CountingOptions options;
+  options.elementwise = true;
+  FlopCountingGuard guard(std::move(options));
+  torch::sin(torch::mm(a, b));
+  report::FlopReport report = ReportOf(guard);
+  // sin is tagged pointwise: one FLOP per element of its 2x4 result.
+  EXPECT_EQ(report.total.status(), MetricStatus::kComplete);
+  EXPECT_EQ(std::get<Count>(*report.total.value()), MatmulFlops(2, 3, 4) + 8);
+  EXPECT_EQ(report.by_operator.at("aten.sin"), 8);
+  EXPECT_EQ(report.method, report::kElementwiseFlopsMethod);
+  EXPECT_EQ(report.total.method(), report::kElementwiseFlopsMethod);
+}
+
 TEST(FlopCountingGuardTest, WorkloadExceptionPropagatesAndStateIsRestored) {
   ASSERT_TRUE(CountingIsOff());
   torch::Tensor a = torch::randn({2, 3});

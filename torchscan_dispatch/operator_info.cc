@@ -249,6 +249,20 @@ std::uint64_t TensorArgumentsOf(const c10::FunctionSchema& schema) {
   return bits;
 }
 
+// The elementwise convention's rule of `op`: its schema's pointwise and
+// reduction tags decide it, with the softmax and normalisation table first
+// (formulas/elementwise_formulas.h). An operator without a schema has no
+// tags, only a table entry.
+const formulas::OperatorFormulaEntry* ElementwiseRuleOf(
+    const std::string& packet, const c10::OperatorHandle& op) {
+  formulas::ElementwiseTags tags;
+  if (op.hasSchema()) {
+    tags.pointwise = op.hasTag(at::Tag::pointwise);
+    tags.reduction = op.hasTag(at::Tag::reduction);
+  }
+  return formulas::FindElementwiseRule(packet, tags);
+}
+
 OperatorInfo Describe(const c10::OperatorHandle& op) {
   OperatorInfo info;
   info.packet = op.operator_name().name;
@@ -277,6 +291,11 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
   info.collective = FindCollective(info.packet, &info.unknown_collective);
   if (info.ignored == nullptr) {
     info.ignored = CommunicationIgnoredEntry(info.packet);
+  }
+  if (info.formula == nullptr && info.ignored == nullptr &&
+      !info.is_communication()) {
+    info.elementwise = ElementwiseRuleOf(info.packet, op);
+    info.elementwise_ignored = formulas::FindElementwiseIgnored(info.packet);
   }
   if (info.is_communication() && op.hasSchema()) {
     const auto& arguments = op.schema().arguments();

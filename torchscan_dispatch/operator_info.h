@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "formulas/elementwise_formulas.h"
 #include "formulas/ignored_operators.h"
 #include "formulas/operator_formulas.h"
 #include "torchscan_dispatch/attention_mask_rule.h"
@@ -46,6 +47,16 @@ struct OperatorInfo {
   bool decomposes = false;
   const formulas::OperatorFormulaEntry* formula = nullptr;
   const formulas::IgnoredOperatorEntry* ignored = nullptr;
+  // The elementwise convention's rule (formulas/elementwise_formulas.h),
+  // decided from the schema's tags and the softmax and normalisation table;
+  // set only for an operator with neither `formula` nor `ignored` and not a
+  // communication operator. Applied only in a session that asked for it
+  // (CountingSession::elementwise), as if it were `formula`.
+  const formulas::OperatorFormulaEntry* elementwise = nullptr;
+  // Zero-FLOP under the elementwise convention alone (NOTE [Creation under
+  // the elementwise convention] in formulas/elementwise_formulas.h); set
+  // under the same conditions as `elementwise`.
+  const formulas::IgnoredOperatorEntry* elementwise_ignored = nullptr;
   std::size_t num_arguments = 0;
   std::size_t num_returns = 0;
   // The schema marks an argument as written (`Tensor(a!)`: in-place and out=

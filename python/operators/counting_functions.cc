@@ -72,13 +72,13 @@ class JoinedThreads {
       ABSL_GUARDED_BY(mu_);
 };
 
-// Options: {"deferred_packets": ["aten.sin", ...], "record_calls": bool},
-// each member optional.
+// Options: {"deferred_packets": ["aten.sin", ...], "record_calls": bool,
+// "elementwise": bool}, each member optional.
 absl::StatusOr<CountingOptions> ReadCountingOptions(const Json& document) {
   TS_ASSIGN_OR_RETURN(JsonObject options,
                       JsonValue(document, "options").Object());
-  TS_RETURN_IF_ERROR(
-      options.RejectUnknownKeys({"deferred_packets", "record_calls"}));
+  TS_RETURN_IF_ERROR(options.RejectUnknownKeys(
+      {"deferred_packets", "record_calls", "elementwise"}));
   CountingOptions counting_options;
   if (options.Contains("deferred_packets")) {
     TS_ASSIGN_OR_RETURN(JsonArray packets, options.Array("deferred_packets"));
@@ -90,6 +90,10 @@ absl::StatusOr<CountingOptions> ReadCountingOptions(const Json& document) {
   if (options.Contains("record_calls")) {
     TS_ASSIGN_OR_RETURN(counting_options.record_calls,
                         options.Bool("record_calls"));
+  }
+  if (options.Contains("elementwise")) {
+    TS_ASSIGN_OR_RETURN(counting_options.elementwise,
+                        options.Bool("elementwise"));
   }
   return counting_options;
 }

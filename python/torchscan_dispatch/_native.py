@@ -31,11 +31,17 @@ class Measurement:
     """
 
     def __init__(
-        self, deferred_packets: list[str] | None = None, *, record_calls: bool = False
+        self,
+        deferred_packets: list[str] | None = None,
+        *,
+        record_calls: bool = False,
+        elementwise: bool = False,
     ) -> None:
         options: dict[str, Any] = {"deferred_packets": deferred_packets or []}
         if record_calls:
             options["record_calls"] = True
+        if elementwise:
+            options["elementwise"] = True
         self._native = native = hooks()
         _compiler_integration.begin_measurement()
         try:

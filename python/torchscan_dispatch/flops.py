@@ -224,6 +224,9 @@ class FlopCounter:
     ``record_calls=True`` also keeps the per-call record that
     ``torchscan_dispatch.achieved`` joins with torch.profiler's events
     (``calls()``); off by default, when it costs nothing.
+
+    ``elementwise=True`` counts elementwise work too, as ``measure_flops``
+    does with it.
     """
 
     def __init__(
@@ -233,11 +236,15 @@ class FlopCounter:
         track_modules: bool = True,
         threads: str = "report",
         record_calls: bool = False,
+        elementwise: bool = False,
     ) -> None:
         self._formulas = _validate_options(custom_mapping, track_modules)
         if not isinstance(record_calls, bool):
             raise TypeError(f"record_calls must be a bool, got {type(record_calls).__name__}.")
+        if not isinstance(elementwise, bool):
+            raise TypeError(f"elementwise must be a bool, got {type(elementwise).__name__}.")
         self._record_calls = record_calls
+        self._elementwise = elementwise
         self._calls: dict[str, Any] | None = None
         self._track_modules = track_modules
         self._threads = validate_threads(threads)
@@ -255,6 +262,7 @@ class FlopCounter:
         measurement = Measurement(
             deferred_packets=[*self._formulas, *self._registered],
             record_calls=self._record_calls,
+            elementwise=self._elementwise,
         )
         module_scopes = ModuleScopes(measurement) if self._track_modules else None
         scopes = module_scopes if module_scopes is not None else contextlib.nullcontext()
@@ -375,6 +383,7 @@ def measure_flops(
     custom_mapping: Mapping[Any, Callable[..., Any]] | None = None,
     track_modules: bool = True,
     threads: str = "report",
+    elementwise: bool = False,
 ) -> dict[str, Any]:
     """Calls ``workload()`` exactly once and returns its FlopReport.
 
@@ -428,6 +437,15 @@ def measure_flops(
     one created before the measurement) are counted into this measurement
     (docs/design.md, "Threads and the autograd engine").
 
+    ``elementwise=True`` opts into the elementwise convention
+    (docs/methodology.md, "Elementwise work"): operators FlopCounterMode
+    does not count and that are not ignored are counted by fixed rules where
+    one applies (1 FLOP per result element of a pointwise operator, 1 per
+    input element of a reduction, 5 per element for softmax, 7 for a
+    normalisation, ...), and the report's method says so. A formula always
+    wins; an operator with neither stays named and the total ``partial``.
+    Off by default: the report is then FlopCounterMode's method exactly.
+
     Collectives (c10d and functional collectives) are reported under
     ``communication``; inside a process group the report carries this rank's
     ``distributed`` context (docs/distributed.md).
@@ -438,7 +456,10 @@ def measure_flops(
     if not callable(workload):
         raise TypeError(f"workload must be callable, got {type(workload).__name__}.")
     counter = FlopCounter(
-        custom_mapping=custom_mapping, track_modules=track_modules, threads=threads
+        custom_mapping=custom_mapping,
+        track_modules=track_modules,
+        threads=threads,
+        elementwise=elementwise,
     )
     with counter:
         workload()
