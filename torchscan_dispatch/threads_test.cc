@@ -10,11 +10,14 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -22,6 +25,7 @@
 #include "report/metric_result.h"
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/flop_counting_guard.h"
+#include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/testing/guard_reports.h"
 #include "torchscan_dispatch/unseen_threads.h"
 
@@ -158,6 +162,32 @@ TEST(ThreadsTest, WorkBeforeTheGuardIsNotReported) {
   }
   FlopCountingGuard guard;
   EXPECT_EQ(MetricStatus::kComplete, ReportOf(guard).total.status());
+}
+
+TEST(ThreadsTest, ConcurrentUnseenThreadsAreCountedCallForCall) {
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 2000;
+  const at::Tensor a = at::randn({4, 8});
+  const at::Tensor b = at::randn({8, 2});
+  const std::uint32_t mm = dispatch::OperatorInfoForName("aten::mm", "")->id;
+  dispatch::UnseenThreadWatch watch;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (int i = 0; i < kCalls; ++i) at::mm(a, b);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const std::vector<dispatch::UnseenThreadWork> work = watch.WorkSince();
+  ASSERT_EQ(static_cast<std::size_t>(kThreads), work.size());
+  for (const dispatch::UnseenThreadWork& thread : work) {
+    EXPECT_EQ((std::map<std::uint32_t, std::int64_t>{{mm, kCalls}}),
+              thread.calls)
+        << thread.native_id;
+  }
 }
 
 }  // namespace

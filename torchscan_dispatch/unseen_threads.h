@@ -15,11 +15,18 @@
 // While at least one watch is alive, one global RecordFunction callback
 // (needsInputs false, so no argument is boxed) is installed; the first watch
 // installs it and the last one removes it. Its early-out for a measured
-// thread is one thread-local key-set test. Work is kept per unseen thread
-// (by native thread id, as threading.get_native_id() reports it) for the
-// life of the process, and each watch reports the difference between what
-// it finds when it ends and what it found when it began, so any number of
+// thread is one thread-local key-set test; an unseen thread notes a call
+// in its own counters without a lock. Work is kept per unseen thread (by
+// native thread id, as threading.get_native_id() reports it) for the life
+// of the process, and each watch reports the difference between what it
+// finds when it ends and what it found when it began, so any number of
 // watches, on any threads, share one callback.
+//
+// Cost: while a watch is alive, every operator call of every thread in the
+// process takes PyTorch's RecordFunction path in Dispatcher::call (a
+// RecordFunction built per call), the measuring thread's included; no
+// per-thread opt-out exists that keeps other RecordFunction users (the
+// profiler) whole. docs/performance.md, section 2a, has the figures.
 //
 // The watch cannot tell whose work an unseen call is: while two
 // measurements are open, a third thread's work is reported by both.

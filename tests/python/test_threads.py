@@ -242,3 +242,70 @@ def test_the_measuring_thread_keeps_the_users_profiler():
 
     report = torchscan_dispatch.measure_flops(workload)
     assert report["total"]["known_value"] == 2 * MM
+
+
+# The watch's global RecordFunction callback must leave every other
+# RecordFunction user as it finds it (docs/design.md, "Work on threads
+# without a session"): a profiler sees, call for call, the events it sees
+# when nothing is measured, whether it starts before the measurement or
+# inside it, on the measuring thread or on another one.
+
+
+def profiled_work():
+    """Operators, one with a formula, and a record_function range."""
+    with torch.autograd.profiler.record_function("torchscan_test_range"):
+        torch.mm(A, B)
+        torch.add(A, A)
+    torch.relu(A)
+
+
+def profiled_events(work):
+    """The profiler's events for `work`, by name, counted, in order of name."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
+        work()
+    names = [event.name for event in profiler.events()]
+    return sorted((name, names.count(name)) for name in set(names))
+
+
+def on_new_thread(work):
+    result = []
+    thread = threading.Thread(target=lambda: result.append(work()))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+UNMEASURED_EVENTS = profiled_events(profiled_work)
+
+
+def test_the_unmeasured_profile_has_the_range_and_the_operators():
+    names = dict(UNMEASURED_EVENTS)
+    assert names["torchscan_test_range"] == 1
+    assert names["aten::mm"] == 1
+    assert names["aten::add"] == 1
+
+
+def test_a_profiler_started_inside_a_measurement_sees_the_same_events():
+    events = []
+    report = torchscan_dispatch.measure_flops(lambda: events.append(profiled_events(profiled_work)))
+    assert UNMEASURED_EVENTS == events[0]
+    assert report["by_operator"]["aten.mm"] == MM
+
+
+def test_a_profiler_started_before_a_measurement_sees_the_same_events():
+    reports = []
+    measured = profiled_events(lambda: reports.append(torchscan_dispatch.measure_flops(profiled_work)))
+    unmeasured = profiled_events(lambda: (profiled_work(), reports.append(None)))
+    # measure_flops itself runs no operator the profiler records.
+    assert unmeasured == measured
+    assert reports[0]["by_operator"]["aten.mm"] == MM
+
+
+def test_another_threads_profiler_sees_the_same_events_during_a_measurement():
+    unmeasured = on_new_thread(lambda: profiled_events(profiled_work))
+    events = []
+    report = torchscan_dispatch.measure_flops(
+        lambda: (torch.mm(A, B), events.append(on_new_thread(lambda: profiled_events(profiled_work))))
+    )
+    assert unmeasured == events[0]
+    assert report["total"]["status"] == "partial"  # that thread is unseen

@@ -4,7 +4,10 @@
 // thread (the guard with RecordFunction switched off on this thread is the
 // guard without the watch), and on a thread that is not measured while
 // another thread holds a guard (aten.add has no formula and is not ignored,
-// so every call takes the watch's slowest path). Prints the median ns per
+// so every call takes the watch's slowest path), against the floor PyTorch
+// sets for any global RecordFunction callback (no guard, a callback that
+// does nothing installed: the slow path of Dispatcher::call alone). Prints
+// the median ns per
 // operator call of each, all measured in one run, interleaved. Then the same
 // plain-against-guard pair for operators that have a formula (mm, addmm, bmm,
 // conv2d, scaled_dot_product_attention on tiny shapes), whose calls take the
@@ -28,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -61,6 +65,29 @@ enum class Run {
   kGuardWithoutWatch,
   // No guard here, while another thread holds one.
   kWhileAnotherThreadMeasures,
+  // No guard anywhere, a global RecordFunction callback that does nothing
+  // installed: what any callback costs a call, before ours does anything.
+  kEmptyGlobalCallback,
+};
+
+std::unique_ptr<at::ObserverContext> DoNothing(const at::RecordFunction&) {
+  return nullptr;
+}
+
+// Installs a global callback like the watch's (start only, no inputs,
+// FUNCTION scope) that does nothing, for its lifetime.
+class EmptyGlobalCallback {
+ public:
+  EmptyGlobalCallback()
+      : handle_(
+            at::addGlobalCallback(at::RecordFunctionCallback(&DoNothing)
+                                      .needsInputs(false)
+                                      .needsOutputs(false)
+                                      .scopes({at::RecordScope::FUNCTION}))) {}
+  ~EmptyGlobalCallback() { at::removeCallback(handle_); }
+
+ private:
+  at::CallbackHandle handle_;
 };
 
 // Holds a guard on its own thread for its lifetime.
@@ -90,6 +117,8 @@ double NanosecondsPerOp(Run kind, int ops) {
   at::Tensor b = at::ones({16});
   std::optional<GuardOnAnotherThread> other;
   if (kind == Run::kWhileAnotherThreadMeasures) other.emplace();
+  std::optional<EmptyGlobalCallback> empty_callback;
+  if (kind == Run::kEmptyGlobalCallback) empty_callback.emplace();
   auto run = [&] {
     for (int i = 0; i < ops; ++i) at::add(a, b);
   };
@@ -176,9 +205,9 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  constexpr Run kRuns[] = {Run::kUninstrumented, Run::kGuard,
-                           Run::kGuardWithoutWatch,
-                           Run::kWhileAnotherThreadMeasures};
+  constexpr Run kRuns[] = {
+      Run::kUninstrumented, Run::kGuard, Run::kGuardWithoutWatch,
+      Run::kWhileAnotherThreadMeasures, Run::kEmptyGlobalCallback};
   for (Run kind : kRuns) NanosecondsPerOp(kind, ops);  // warm up every path
   std::vector<std::vector<double>> times(std::size(kRuns));
   for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
@@ -188,13 +217,16 @@ int main(int argc, char** argv) {
   }
   const double base = Median(times[0]), ours = Median(times[1]);
   const double without_watch = Median(times[2]), other = Median(times[3]);
+  const double empty_callback = Median(times[4]);
   std::printf(
       "{\"uninstrumented_ns_per_op\": %.1f, \"counted_ns_per_op\": %.1f, "
       "\"added_ns_per_op\": %.1f, \"ratio\": %.3f, "
       "\"counted_without_watch_ns_per_op\": %.1f, "
       "\"unmeasured_while_another_thread_measures_ns_per_op\": %.1f, "
+      "\"uninstrumented_with_empty_global_callback_ns_per_op\": %.1f, "
       "\"operators\": {",
-      base, ours, ours - base, ours / base, without_watch, other);
+      base, ours, ours - base, ours / base, without_watch, other,
+      empty_callback);
   // Each operator: plain and guarded rounds alternate, so that drift in the
   // machine's speed hits both alike.
   const char* separator = "";

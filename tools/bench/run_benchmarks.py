@@ -540,6 +540,11 @@ def benchmark_cpp_loop():
                 f"{result['unmeasured_while_another_thread_measures_ns_per_op']:.0f}",
                 f"{result['unmeasured_while_another_thread_measures_ns_per_op'] / result['uninstrumented_ns_per_op']:.3f}x",
             ],
+            [
+                "no measurement, a global RecordFunction callback that does nothing (PyTorch's floor)",
+                f"{result['uninstrumented_with_empty_global_callback_ns_per_op']:.0f}",
+                f"{result['uninstrumented_with_empty_global_callback_ns_per_op'] / result['uninstrumented_ns_per_op']:.3f}x",
+            ],
         ],
     )
     return result
