@@ -197,7 +197,10 @@ ThreadRecord& ThisThreadRecord() {
 // callback costs beyond that, on every thread, is PyTorch's: see NOTE [Why
 // the measuring thread takes the slow path].
 std::unique_ptr<at::ObserverContext> OnCallStart(const at::RecordFunction& fn) {
-  if (c10::impl::tls_is_dispatch_key_included(kCountingKey)) return nullptr;
+  // Inline, as the dispatcher reads it (no call into libc10).
+  if (c10::impl::tls_local_dispatch_key_set().included_.has(kCountingKey)) {
+    return nullptr;
+  }
   // A kernel's own at::parallel_for workers: the kernel's caller counted
   // (or is itself unseen for) the call that runs them.
   if (at::in_parallel_region()) return nullptr;

@@ -88,6 +88,9 @@ def test_unmeasured_threads_running_alongside_a_measurement_are_not_counted():
     measuring, done = threading.Event(), threading.Event()
     ops_while_measuring = [0] * 4
     states = []
+    # Each thread makes its tensor before the measurement opens: randn's
+    # normal_ on another thread during it would be reported too.
+    set_up = threading.Barrier(5)
 
     native_ids = set()
 
@@ -95,6 +98,7 @@ def test_unmeasured_threads_running_alongside_a_measurement_are_not_counted():
         a = torch.randn(5, 5)
         native_ids.add(threading.get_native_id())
         states.append(thread_state())
+        set_up.wait()
         while not done.is_set():
             during = measuring.is_set()
             torch.mm(a, a)
@@ -105,6 +109,7 @@ def test_unmeasured_threads_running_alongside_a_measurement_are_not_counted():
     others = [threading.Thread(target=unmeasured, args=(i,)) for i in range(4)]
     for thread in others:
         thread.start()
+    set_up.wait()
     a, b = torch.randn(3, 7), torch.randn(7, 2)
 
     def workload():

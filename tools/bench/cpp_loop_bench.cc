@@ -54,6 +54,9 @@ ABSL_FLAG(std::string, profile, "",
 ABSL_FLAG(bool, profile_uninstrumented, false,
           "with --profile: run the loop without the guard (the plain call, "
           "for an instruction count to subtract)");
+ABSL_FLAG(bool, profile_unmeasured_thread, false,
+          "with --profile: run the loop without a guard while another "
+          "thread holds one (the unseen-thread watch's path)");
 
 namespace {
 
@@ -199,7 +202,12 @@ int main(int argc, char** argv) {
       !profiled.empty()) {
     const std::function<void()> call = TinyCall(profiled);
     std::optional<torchscan::FlopCountingGuard> guard;
-    if (!absl::GetFlag(FLAGS_profile_uninstrumented)) guard.emplace();
+    std::optional<GuardOnAnotherThread> other;
+    if (absl::GetFlag(FLAGS_profile_unmeasured_thread)) {
+      other.emplace();
+    } else if (!absl::GetFlag(FLAGS_profile_uninstrumented)) {
+      guard.emplace();
+    }
     for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
       for (int i = 0; i < ops; ++i) call();
     }
