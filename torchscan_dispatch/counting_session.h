@@ -271,15 +271,29 @@ class CountingSession : public c10::DebugInfoBase,
     std::int64_t bytes_unknown_calls = 0;
     std::string first_bytes_unknown;
   };
-  // Per-thread entry: calls without a formula (the hot path) are counted
-  // with a relaxed atomic store by the owning thread alone, without a lock;
-  // everything else changes under the thread's lock.
+  // A Count in two relaxed atomic halves, written by the owner thread alone.
+  struct AtomicCount {
+    std::atomic<std::uint64_t> low{0};
+    std::atomic<std::uint64_t> high{0};
+  };
+  // Per-thread entry: calls without a formula and counted calls (the hot
+  // paths) are recorded with relaxed atomic stores by the owning thread
+  // alone, without a lock; everything else changes under the thread's lock.
   struct ThreadEntry {
     std::atomic<std::int64_t> uncounted_calls{0};
     // Bytes of every call, kept as uncounted_calls is (owner-only relaxed
     // stores, no lock); calls whose bytes are unknown go to `stats`.
     std::atomic<std::int64_t> bytes_read{0};
     std::atomic<std::int64_t> bytes_written{0};
+    // Counted calls (a formula's FLOPs), kept by the owner thread without a
+    // lock: written between two increments of `counted_sequence`, read by
+    // reports that retry while it is odd or has moved (NOTE [Counted calls
+    // without a lock] in counting_session.cc). A call whose FLOPs overflow
+    // the sum goes to `stats` instead.
+    std::atomic<std::uint32_t> counted_sequence{0};
+    std::atomic<std::int64_t> counted_calls{0};
+    AtomicCount counted_flops;
+    std::array<AtomicCount, report::kPrecisionCount> counted_by_precision;
     OperatorStats stats;
   };
   struct StatsKey {
@@ -328,9 +342,20 @@ class CountingSession : public c10::DebugInfoBase,
   static bool Unused(const ThreadEntry& entry);
 
   static void Add(OperatorStats& into, const OperatorStats& from);
-  // Add for one counted call of `flops` in `precision`: the hot path's
-  // form, touching one precision slot.
-  static void AddCounted(OperatorStats& into, Count flops, Precision precision);
+  // Adds one counted call of `flops` in `precision` to `entry`'s lock-free
+  // counters (the owner thread, no lock); false, adding nothing, when the
+  // FLOP sum would overflow.
+  static bool AddCountedWithoutLock(ThreadEntry& entry, Count flops,
+                                    Precision precision);
+  // `value` into the two halves of `into` (relaxed), and back.
+  static void StoreCount(AtomicCount& into, Count value);
+  static Count LoadCount(const AtomicCount& from);
+  // Adds `entry`'s lock-free counted calls to `into` (any thread).
+  static void AddCountedOf(const ThreadEntry& entry, OperatorStats& into);
+  // Records one counted call in `entry` of this thread's `thread`: without
+  // a lock, or as a failed call under it when the FLOP sum would overflow.
+  static void AddCountedTo(ThreadStats& thread, ThreadEntry& entry, Count flops,
+                           Precision precision);
   ThreadStats& ThisThread();
   ThreadStats& ThisThread(SessionSlot& slot);
   // The owner thread's entry for `key` (cached, else found or made under lock).

@@ -7,13 +7,19 @@
 
 #include <cstddef>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "report/analysis_report.h"
 #include "report/metric_result.h"
+#include "report/precision.h"
 #include "torchscan_dispatch/active_counting.h"
+#include "torchscan_dispatch/operator_info.h"
+#include "torchscan_dispatch/thread_state.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -75,6 +81,50 @@ TEST(CountingSessionTest, LayerCallFlopsRefuseALabelThatIsNoIndex) {
   EXPECT_EQ(absl::InvalidArgumentError(
                 "layer call label 'encoder' is not a layer index"),
             flops.status());
+}
+
+// Counted calls are kept without a lock (NOTE [Counted calls without a
+// lock]); each precision keeps its own slot of the operator's sum.
+TEST(CountingSessionTest, CountedCallsAddUpPerPrecision) {
+  CountingSession session;
+  SessionSlot slot;
+  const OperatorInfo& conv = *OperatorInfoForName("aten::convolution", "");
+  session.RecordCounted(conv, 5, report::Precision::kFp32, slot);
+  session.RecordCounted(conv, 7, report::Precision::kBf16, slot);
+  session.RecordCounted(conv, 11, report::Precision::kFp32, slot);
+
+  absl::StatusOr<report::FlopReport> flop_report = session.BuildReport();
+  ASSERT_TRUE(flop_report.ok()) << flop_report.status();
+  const std::map<std::string, std::map<std::string, Count>> expected = {
+      {conv.report_name, {{"bf16", Count(7)}, {"fp32", Count(16)}}}};
+  EXPECT_EQ(expected, flop_report->by_operator_precision);
+  EXPECT_EQ(MetricResult::Complete(Count(23), report::OperatorFlopsKind()),
+            flop_report->total);
+}
+
+// A call whose FLOPs would take the operator's sum past 128 bits is a failed
+// call: the sum keeps the calls before it.
+TEST(CountingSessionTest, ACountedCallThatOverflowsTheSumIsAFailedCall) {
+  CountingSession session;
+  SessionSlot slot;
+  const OperatorInfo& conv = *OperatorInfoForName("aten::convolution", "");
+  const Count half = Count(1) << 126;
+  session.RecordCounted(conv, half, report::Precision::kFp32, slot);
+  session.RecordCounted(conv, half, report::Precision::kFp32, slot);
+
+  absl::StatusOr<report::FlopReport> flop_report = session.BuildReport();
+  ASSERT_TRUE(flop_report.ok()) << flop_report.status();
+  const std::map<std::string, Count> by_operator = {{conv.report_name, half}};
+  EXPECT_EQ(by_operator, flop_report->by_operator);
+  std::vector<std::string> messages;
+  for (const report::Diagnostic& diagnostic : flop_report->diagnostics) {
+    messages.push_back(diagnostic.message);
+  }
+  EXPECT_THAT(messages,
+              testing::Contains(conv.report_name +
+                                " was observed 2 time(s), but its FLOP "
+                                "formula failed for 1 of them: the FLOP sum "
+                                "overflows 128 bits"));
 }
 
 }  // namespace

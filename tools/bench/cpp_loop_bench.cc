@@ -12,7 +12,8 @@
 // plain-against-guard pair for operators that have a formula (mm, addmm, bmm,
 // conv2d, scaled_dot_product_attention on tiny shapes), whose calls take the
 // counting path (shapes read, formula evaluated, FLOPs added) instead of the
-// by-name path of at::add. Part of tools/bench/run_benchmarks.py.
+// by-name path of at::add, each also with RecordFunction off on this thread
+// (the counted call without the watch). Part of tools/bench/run_benchmarks.py.
 
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -57,6 +58,9 @@ ABSL_FLAG(bool, profile_uninstrumented, false,
 ABSL_FLAG(bool, profile_unmeasured_thread, false,
           "with --profile: run the loop without a guard while another "
           "thread holds one (the unseen-thread watch's path)");
+ABSL_FLAG(bool, profile_without_watch, false,
+          "with --profile: run the guarded loop with RecordFunction off on "
+          "this thread (the counted call without the unseen-thread watch)");
 
 namespace {
 
@@ -173,11 +177,16 @@ std::function<void()> TinyCall(const std::string& name) {
   std::exit(2);
 }
 
-double NanosecondsPerCall(const std::function<void()>& call, bool guarded,
+// kUninstrumented, kGuard or kGuardWithoutWatch (this thread only).
+double NanosecondsPerCall(const std::function<void()>& call, Run kind,
                           int ops) {
   const auto start = std::chrono::steady_clock::now();
-  if (guarded) {
+  if (kind == Run::kGuard) {
     torchscan::FlopCountingGuard guard;
+    for (int i = 0; i < ops; ++i) call();
+  } else if (kind == Run::kGuardWithoutWatch) {
+    torchscan::FlopCountingGuard guard;
+    at::RecordFunctionGuard record_function_off(false);
     for (int i = 0; i < ops; ++i) call();
   } else {
     for (int i = 0; i < ops; ++i) call();
@@ -207,6 +216,10 @@ int main(int argc, char** argv) {
       other.emplace();
     } else if (!absl::GetFlag(FLAGS_profile_uninstrumented)) {
       guard.emplace();
+    }
+    std::optional<at::RecordFunctionGuard> record_function_off;
+    if (absl::GetFlag(FLAGS_profile_without_watch)) {
+      record_function_off.emplace(false);
     }
     for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
       for (int i = 0; i < ops; ++i) call();
@@ -240,18 +253,25 @@ int main(int argc, char** argv) {
   const char* separator = "";
   for (const std::string& name : absl::GetFlag(FLAGS_counted_operators)) {
     const std::function<void()> call = TinyCall(name);
-    NanosecondsPerCall(call, false, ops);  // warm up both paths
-    NanosecondsPerCall(call, true, ops);
-    std::vector<double> plain, guarded;
+    constexpr Run kCallRuns[] = {Run::kUninstrumented, Run::kGuard,
+                                 Run::kGuardWithoutWatch};
+    for (Run kind : kCallRuns) NanosecondsPerCall(call, kind, ops);  // warm up
+    std::vector<std::vector<double>> call_times(std::size(kCallRuns));
     for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
-      plain.push_back(NanosecondsPerCall(call, false, ops));
-      guarded.push_back(NanosecondsPerCall(call, true, ops));
+      for (std::size_t i = 0; i < std::size(kCallRuns); ++i) {
+        call_times[i].push_back(NanosecondsPerCall(call, kCallRuns[i], ops));
+      }
     }
-    const double plain_ns = Median(plain), guarded_ns = Median(guarded);
+    const double plain_ns = Median(call_times[0]);
+    const double guarded_ns = Median(call_times[1]);
+    const double unwatched_ns = Median(call_times[2]);
     std::printf(
         "%s\"%s\": {\"uninstrumented_ns_per_op\": %.1f, "
-        "\"counted_ns_per_op\": %.1f, \"added_ns_per_op\": %.1f}",
-        separator, name.c_str(), plain_ns, guarded_ns, guarded_ns - plain_ns);
+        "\"counted_ns_per_op\": %.1f, \"added_ns_per_op\": %.1f, "
+        "\"counted_without_watch_ns_per_op\": %.1f, "
+        "\"added_without_watch_ns_per_op\": %.1f}",
+        separator, name.c_str(), plain_ns, guarded_ns, guarded_ns - plain_ns,
+        unwatched_ns, unwatched_ns - plain_ns);
     separator = ", ";
   }
   std::printf("}}\n");
