@@ -108,10 +108,27 @@
 //                        record's (unknown-key rejection, RequiredFieldNames,
 //                        the round-trip tests). The member's table must not
 //                        keep unknown keys.
+//   FieldGroup("context", Field("torch_version", &T::torch_version),
+//              Field("method", &T::method))
+//                        members of the record itself written and read
+//                        together as one nested object under a key of
+//                        their own: {"context": {"torch_version": ...,
+//                        "method": ...}}. The key is required; inside it,
+//                        each row's presence applies, and a key no row
+//                        lists is "<path>.context.<key>: unknown field".
+//                        Its rows are plain Field and FieldAs rows
+//                        (without When).
 //   static constexpr Json T::*kUnknownKeys = &T::extra;
 //                        keys the table does not list are kept, in document
 //                        order, in that Json object member instead of being
 //                        refused, and written after the table's own keys
+//   static constexpr bool kAcceptsUnknownKeys = true;
+//                        keys the table does not list are accepted and
+//                        dropped: for a document others extend with keys of
+//                        their own, which its reader neither knows nor
+//                        writes back (a rank's FlopReport carries
+//                        "distributed" and "communication"). Nested records
+//                        still refuse theirs.
 //   static constexpr int kMaxNesting = 200;
 //                        a recursive record read more than this many levels
 //                        inside itself is refused ("<path>: nesting deeper
@@ -125,7 +142,12 @@
 // through FieldError(MemberPath(path, "key"), ...). A Validate that is not
 // const may also complete the record from what was read (a complete
 // MetricResult's known_value is its value, whether the document wrote it or
-// null): reading is then the table's rows and that one step.
+// null): reading is then the table's rows and that one step. A record whose
+// checks depend on which keys the document holds (an optional member
+// written empty, which a reader must check, against one not written at
+// all, which it must not) declares instead
+//   absl::Status Validate(const JsonObject& object) const;
+// called with the record's object (its path is object.path()).
 //
 // The table is a static constexpr member named kFields: a std::tuple of
 // Field values. Records with a table also get the round-trip tests of
@@ -224,6 +246,21 @@ constexpr InlineField<T, M> FieldsOf(M T::*member) {
   return InlineField<T, M>{member};
 }
 
+// A row whose rows `rows`, members of T, are written and read as one
+// nested object under the key `name` (see the file comment).
+template <typename T, typename... Rows>
+struct GroupField {
+  const char* name;
+  std::tuple<Rows...> rows;
+};
+
+template <typename T, typename M, typename C, typename... Rows>
+constexpr GroupField<T, Field<T, M, C>, Rows...> FieldGroup(
+    const char* name, Field<T, M, C> first, Rows... rows) {
+  return GroupField<T, Field<T, M, C>, Rows...>{name,
+                                                std::tuple(first, rows...)};
+}
+
 // JSON null as a member: a value that is only its key ({"none": null}).
 struct JsonNull {
   bool operator==(const JsonNull&) const = default;
@@ -255,6 +292,12 @@ void AddNames(const InlineField<T, M>&, std::vector<absl::string_view>& names) {
              M::kFields);
 }
 
+template <typename T, typename... Rows>
+void AddNames(const GroupField<T, Rows...>& field,
+              std::vector<absl::string_view>& names) {
+  names.push_back(field.name);
+}
+
 // Adds a row's name when it is required of `record` (nullptr: of every
 // record).
 template <typename T, typename M, typename C>
@@ -279,6 +322,12 @@ void AddRequired(const InlineField<T, M>& field, const T* record,
   std::apply(
       [&](const auto&... row) { (AddRequired(row, member, names), ...); },
       M::kFields);
+}
+
+template <typename T, typename... Rows>
+void AddRequired(const GroupField<T, Rows...>& field, const T*,
+                 std::vector<absl::string_view>& names) {
+  names.push_back(field.name);
 }
 
 template <typename T>
@@ -306,6 +355,10 @@ void AddTagKeys(const InlineField<T, M>&,
   std::apply([&](const auto&... row) { (AddTagKeys(row, keys), ...); },
              M::kFields);
 }
+
+template <typename T, typename... Rows>
+void AddTagKeys(const GroupField<T, Rows...>&,
+                std::vector<std::vector<absl::string_view>>&) {}
 
 }  // namespace field_table_internal
 
@@ -351,6 +404,13 @@ std::vector<std::vector<absl::string_view>> TagKeys() {
 template <typename T>
 concept KeepsUnknownKeys = requires {
   T::kUnknownKeys;
+};
+
+// Whether T accepts and drops the keys its table does not list
+// (kAcceptsUnknownKeys).
+template <typename T>
+concept AcceptsUnknownKeys = requires {
+  requires T::kAcceptsUnknownKeys;
 };
 
 // How values of type T are written and read. Specialized below for the
@@ -555,6 +615,21 @@ struct NonNegativeCountCodec {
   }
 };
 
+// A schema version: an integer that must be kVersion, else
+// "<path>: unsupported schema version: <n>".
+template <int kVersion>
+struct SchemaVersionCodec {
+  static Json Write(int value) { return value; }
+  static absl::StatusOr<int> Read(const JsonValue& node) {
+    TS_ASSIGN_OR_RETURN(Count version, node.Integer());
+    if (version != kVersion) {
+      return node.Error(
+          absl::StrCat("unsupported schema version: ", CountToString(version)));
+    }
+    return kVersion;
+  }
+};
+
 // An array whose items Codec writes and reads.
 template <typename Codec>
 struct ArrayOf {
@@ -723,6 +798,33 @@ absl::Status ReadField(const KeyedField<T, E, M>& field,
   return absl::OkStatus();
 }
 
+template <typename T, typename... Rows>
+void WriteField(const GroupField<T, Rows...>& field, const T& record,
+                Json& object) {
+  Json group = Json::object();
+  std::apply([&](const auto&... row) { (WriteField(row, record, group), ...); },
+             field.rows);
+  object[field.name] = std::move(group);
+}
+
+template <typename T, typename... Rows>
+absl::Status ReadField(const GroupField<T, Rows...>& field,
+                       const JsonObject& object, T& record) {
+  TS_ASSIGN_OR_RETURN(JsonObject group, object.Object(field.name));
+  std::vector<absl::string_view> names;
+  std::apply([&](const auto&... row) { (AddNames(row, names), ...); },
+             field.rows);
+  TS_RETURN_IF_ERROR(group.RejectUnknownKeys(names));
+  absl::Status status;
+  std::apply(
+      [&](const auto&... row) {
+        static_cast<void>(
+            ((status = ReadField(row, group, record), status.ok()) && ...));
+      },
+      field.rows);
+  return status;
+}
+
 // Whether row `field` writes and reads `key` for `record`.
 template <typename T, typename M, typename C>
 bool HasKey(const Field<T, M, C>& field, const T& record,
@@ -736,6 +838,12 @@ bool HasKey(const KeyedField<T, E, M>& field, const T& record,
   return key == TagKey(record.*field.tag);
 }
 
+template <typename T, typename... Rows>
+bool HasKey(const GroupField<T, Rows...>& field, const T&,
+            absl::string_view key) {
+  return key == field.name;
+}
+
 // Whether a row has a condition (When). A FieldKeyedBy row has none: its
 // reading checks its keys itself.
 template <typename T, typename M, typename C>
@@ -745,6 +853,11 @@ constexpr bool IsConditional(const Field<T, M, C>& field) {
 
 template <typename T, typename E, typename M>
 constexpr bool IsConditional(const KeyedField<T, E, M>&) {
+  return false;
+}
+
+template <typename T, typename... Rows>
+constexpr bool IsConditional(const GroupField<T, Rows...>&) {
   return false;
 }
 
@@ -796,11 +909,13 @@ absl::Status ReadRows(const JsonObject& object, T& record) {
   return status;
 }
 
-// Runs the record's Validate, when it has one, with its path.
+// Runs the record's Validate, when it has one, with its object or path.
 template <typename T>
-absl::Status Validated(T& record, absl::string_view path) {
-  if constexpr (requires { record.Validate(path); }) {
-    return record.Validate(path);
+absl::Status Validated(T& record, const JsonObject& object) {
+  if constexpr (requires { record.Validate(object); }) {
+    return record.Validate(object);
+  } else if constexpr (requires { record.Validate(object.path()); }) {
+    return record.Validate(object.path());
   } else {
     return absl::OkStatus();
   }
@@ -818,7 +933,7 @@ absl::Status ReadField(const InlineField<T, M>& field, const JsonObject& object,
                 "the keys of a FieldsOf member are the record's own");
   M& member = record.*field.member;
   TS_RETURN_IF_ERROR(ReadRows(object, member));
-  return Validated(member, object.path());
+  return Validated(member, object);
 }
 
 template <typename T, typename M>
@@ -878,7 +993,7 @@ struct JsonCodec<T> {
     }
     static const std::vector<absl::string_view> kNames = FieldNames<T>();
     TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
-    if constexpr (!KeepsUnknownKeys<T>) {
+    if constexpr (!KeepsUnknownKeys<T> && !AcceptsUnknownKeys<T>) {
       TS_RETURN_IF_ERROR(object.RejectUnknownKeys(kNames));
     }
     T record{};
@@ -889,7 +1004,7 @@ struct JsonCodec<T> {
           return (field_table_internal::IsConditional(field) || ...);
         },
         T::kFields);
-    if (!kConditional && !KeepsUnknownKeys<T>) return Finish(node, record);
+    if (!kConditional && !KeepsUnknownKeys<T>) return Finish(object, record);
     for (const auto& [key, value] : node.node().items()) {
       if (std::find(kNames.begin(), kNames.end(), key) == kNames.end()) {
         if constexpr (KeepsUnknownKeys<T>)
@@ -898,12 +1013,12 @@ struct JsonCodec<T> {
         return FieldError(object.PathOf(key), "unknown field");
       }
     }
-    return Finish(node, record);
+    return Finish(object, record);
   }
 
  private:
-  static absl::StatusOr<T> Finish(const JsonValue& node, T& record) {
-    TS_RETURN_IF_ERROR(field_table_internal::Validated(record, node.path()));
+  static absl::StatusOr<T> Finish(const JsonObject& object, T& record) {
+    TS_RETURN_IF_ERROR(field_table_internal::Validated(record, object));
     return std::move(record);
   }
 };

@@ -176,6 +176,31 @@ struct Labeled {
       Field("note", &Labeled::note, kOptional));
 };
 
+// A document others extend (kAcceptsUnknownKeys), of a versioned schema,
+// with two members grouped under one key (FieldGroup) and a check that asks
+// which keys the document holds.
+struct Extensible {
+  int version = 2;
+  std::string tool;
+  std::string method;
+  std::vector<std::int64_t> sizes;
+
+  bool operator==(const Extensible&) const = default;
+  // Sizes, when written, are not empty.
+  absl::Status Validate(const JsonObject& object) const {
+    if (object.Contains("sizes") && sizes.empty()) {
+      return FieldError(object.PathOf("sizes"), "is empty");
+    }
+    return absl::OkStatus();
+  }
+  static constexpr bool kAcceptsUnknownKeys = true;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<SchemaVersionCodec<2>>("version", &Extensible::version),
+      FieldGroup("context", Field("tool", &Extensible::tool),
+                 Field("method", &Extensible::method, kOptional)),
+      Field("sizes", &Extensible::sizes, kOptional));
+};
+
 // A member read by functions of its own, and counts by name.
 Json PointAsText(const Point& point) {
   return std::to_string(point.x) + "," + std::to_string(point.y);
@@ -275,10 +300,17 @@ struct FieldTableSamples<Counted> {
   }
 };
 
+template <>
+struct FieldTableSamples<Extensible> {
+  static std::vector<Extensible> Get() {
+    return {{2, "t", "", {}}, {2, "t", "m", {1, 2}}};
+  }
+};
+
 namespace {
 
 using Records = ::testing::Types<Point, Everything, Range, Shape, Pet, Tree,
-                                 Open, Counted, Interval, Labeled>;
+                                 Open, Counted, Interval, Labeled, Extensible>;
 INSTANTIATE_TYPED_TEST_SUITE_P(FieldTableTest, FieldTableRoundTrip, Records);
 
 template <typename T>
@@ -498,6 +530,51 @@ TEST(FieldTableTest, ValidateMayCompleteTheRecord) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ((Interval{3, 3}), read->interval);
   EXPECT_EQ(R"({"label":"a","start":3,"end":3})", DumpJson(ToJson(*read)));
+}
+
+TEST(FieldTableTest, AFieldGroupWritesItsRowsAsOneObject) {
+  EXPECT_EQ(R"({"version":2,"context":{"tool":"t","method":"m"},"sizes":[1]})",
+            DumpJson(ToJson(Extensible{2, "t", "m", {1}})));
+  EXPECT_EQ((std::vector<absl::string_view>{"version", "context", "sizes"}),
+            FieldNames<Extensible>());
+  EXPECT_EQ((std::vector<absl::string_view>{"version", "context"}),
+            RequiredFieldNames<Extensible>());
+}
+
+TEST(FieldTableTest, AFieldGroupReadsItsRowsWithTheirPaths) {
+  absl::StatusOr<Extensible> read = FromJsonText<Extensible>(
+      R"({"version":2,"context":{"method":"m","tool":"t"}})", "record");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((Extensible{2, "t", "m", {}}), *read);
+  EXPECT_EQ("record.context.host: unknown field",
+            ReadError<Extensible>(
+                R"({"version":2,"context":{"tool":"t","host":"h"}})"));
+  EXPECT_EQ("record.context.tool: is missing",
+            ReadError<Extensible>(R"({"version":2,"context":{}})"));
+  EXPECT_EQ("record.context: expected an object, got string",
+            ReadError<Extensible>(R"({"version":2,"context":"t"})"));
+}
+
+TEST(FieldTableTest, ASchemaVersionIsTheOneTheReaderKnows) {
+  EXPECT_EQ("record.version: unsupported schema version: 3",
+            ReadError<Extensible>(R"({"version":3,"context":{"tool":"t"}})"));
+  EXPECT_EQ("record.version: expected an integer, got string \"2\"",
+            ReadError<Extensible>(R"({"version":"2","context":{"tool":"t"}})"));
+}
+
+TEST(FieldTableTest, UnknownKeysAreAcceptedAndDropped) {
+  absl::StatusOr<Extensible> read = FromJsonText<Extensible>(
+      R"({"rank":0,"version":2,"context":{"tool":"t"},"host":"h"})", "record");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(R"({"version":2,"context":{"tool":"t"}})", DumpJson(ToJson(*read)));
+}
+
+TEST(FieldTableTest, ValidateMayAskWhichKeysTheDocumentHolds) {
+  EXPECT_EQ("",
+            ReadError<Extensible>(R"({"version":2,"context":{"tool":"t"}})"));
+  EXPECT_EQ("record.sizes: is empty",
+            ReadError<Extensible>(
+                R"({"version":2,"context":{"tool":"t"},"sizes":[]})"));
 }
 
 }  // namespace

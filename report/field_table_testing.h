@@ -8,7 +8,9 @@
 //   - the samples' JSON, together, holds every key of the table (so the
 //     samples exercise every field);
 //   - each key of each sample's JSON, renamed to one the table does not
-//     list, is refused: "<path>.<renamed key>: unknown field";
+//     list, is refused: "<path>.<renamed key>: unknown field" (kept by a
+//     record that keeps unknown keys; read as if absent by one that
+//     accepts them);
 //   - each required field, removed, is named: "<path>.<key>: is missing"
 //     (a field with a condition, When, only where the condition holds);
 //   - a tag's key (FieldKeyedBy), removed or joined by another of the tag's
@@ -113,7 +115,8 @@ TYPED_TEST_P(FieldTableRoundTrip, TheSamplesWriteEveryKeyOfTheTable) {
 }
 
 // A record that keeps unknown keys (kUnknownKeys) keeps the renamed one
-// instead, and writes it back; its required field is then missing.
+// instead, and writes it back; one that accepts them (kAcceptsUnknownKeys)
+// drops it; either way, a renamed required field is then missing.
 TYPED_TEST_P(FieldTableRoundTrip, ARenamedKeyIsAnUnknownFieldNamedByPath) {
   for (const TypeParam& sample : FieldTableSamples<TypeParam>::Get()) {
     const Json written = ToJson(sample);
@@ -132,6 +135,18 @@ TYPED_TEST_P(FieldTableRoundTrip, ARenamedKeyIsAnUnknownFieldNamedByPath) {
             FromJson<TypeParam>(JsonValue(document, "record"));
         ASSERT_TRUE(read.ok()) << read.status();
         EXPECT_EQ(value, ToJson(*read)[renamed]) << renamed;
+      } else if constexpr (AcceptsUnknownKeys<TypeParam>) {
+        // Dropped: read as the document without the key.
+        Json without = written;
+        without.erase(key);
+        absl::StatusOr<TypeParam> read =
+            FromJson<TypeParam>(JsonValue(document, "record"));
+        absl::StatusOr<TypeParam> read_without =
+            FromJson<TypeParam>(JsonValue(without, "record"));
+        EXPECT_EQ(read_without.status(), read.status()) << renamed;
+        if (read.ok() && read_without.ok()) {
+          EXPECT_EQ(DumpJson(ToJson(*read_without)), DumpJson(ToJson(*read)));
+        }
       } else {
         EXPECT_EQ("record." + renamed + ": unknown field",
                   field_table_testing::ReadError<TypeParam>(document));

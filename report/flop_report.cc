@@ -13,23 +13,6 @@
 namespace torchscan::report {
 namespace {
 
-absl::StatusOr<std::map<std::string, Count>> CountMapFromJson(
-    const JsonObject& parent, absl::string_view key) {
-  TS_ASSIGN_OR_RETURN(JsonObject object, parent.Object(key));
-  std::map<std::string, Count> counts;
-  for (auto& [name, value] : object.Members()) {
-    TS_ASSIGN_OR_RETURN(Count count, value.NonNegativeCount());
-    counts.emplace(name, count);
-  }
-  return counts;
-}
-
-Json CountMapToJson(const std::map<std::string, Count>& counts) {
-  Json node = Json::object();
-  for (const auto& [key, value] : counts) node[key] = CountToJson(value);
-  return node;
-}
-
 // The precision split of `op`'s FLOPs: its slots, and whatever of op.flops
 // they do not account for as "unknown"; nonzero entries only.
 absl::StatusOr<std::map<std::string, Count>> OperatorPrecisions(
@@ -72,87 +55,61 @@ absl::Status AddPrecisions(const OperatorObservation& op, FlopReport& report) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::map<std::string, Count>> PrecisionMapFromJson(
-    const JsonObject& parent, Count known) {
-  std::map<std::string, Count> by_precision;
-  std::optional<JsonValue> member = parent.OptionalMember("by_precision");
-  if (!member) return by_precision;
-  TS_ASSIGN_OR_RETURN(JsonObject object, member->Object());
-  Count sum = 0;
-  for (auto& [name, value] : object.Members()) {
-    if (!PrecisionFromName(name)) {
-      return FieldError(value.path(),
-                        absl::StrCat("unknown precision '", name,
-                                     "' (fp64, fp32, tf32, bf16, fp16, fp8, "
-                                     "int8 or unknown)"));
-    }
-    TS_ASSIGN_OR_RETURN(Count count, value.NonNegativeCount());
-    TS_RETURN_IF_ERROR(AddCount(sum, count, "FLOPs by precision"));
-    by_precision.emplace(name, count);
-  }
-  if (!by_precision.empty() && sum != known) {
-    return FieldError(
-        member->path(),
-        absl::StrCat("sums to ", CountToString(sum),
-                     ", not the total's known value ", CountToString(known)));
-  }
-  return by_precision;
-}
-
-// by_operator_precision as read: every operator of `by_operator` with
-// nonzero FLOPs split by precision, each split summing to its FLOPs, and the
-// splits summing to `by_precision` precision by precision. Empty when the
-// member is absent.
-absl::StatusOr<std::map<std::string, std::map<std::string, Count>>>
-OperatorPrecisionsFromJson(const JsonObject& parent,
-                           const std::map<std::string, Count>& by_operator,
-                           const std::map<std::string, Count>& by_precision) {
-  std::map<std::string, std::map<std::string, Count>> split;
-  std::optional<JsonValue> member =
-      parent.OptionalMember("by_operator_precision");
-  if (!member) return split;
-  TS_ASSIGN_OR_RETURN(JsonObject object, member->Object());
-  std::map<std::string, Count> sums;
-  for (auto& [op, value] : object.Members()) {
-    const auto flops = by_operator.find(op);
-    if (flops == by_operator.end()) {
-      return FieldError(value.path(), "names no operator of by_operator");
-    }
-    TS_ASSIGN_OR_RETURN(JsonObject precisions, value.Object());
-    Count sum = 0;
-    std::map<std::string, Count>& into = split[op];
-    for (auto& [name, count_value] : precisions.Members()) {
-      if (!PrecisionFromName(name)) {
-        return FieldError(count_value.path(),
-                          absl::StrCat("unknown precision '", name,
+// "<path>: unknown precision 'fp4' (...)" unless `name` is a precision.
+absl::Status CheckPrecisionName(absl::string_view name,
+                                absl::string_view path) {
+  if (PrecisionFromName(name)) return absl::OkStatus();
+  return FieldError(path, absl::StrCat("unknown precision '", name,
                                        "' (fp64, fp32, tf32, bf16, fp16, fp8, "
                                        "int8 or unknown)"));
-      }
-      TS_ASSIGN_OR_RETURN(Count count, count_value.NonNegativeCount());
-      TS_RETURN_IF_ERROR(AddCount(sum, count, "FLOPs by precision"));
+}
+
+// The sum of `counts`, overflow-checked.
+absl::StatusOr<Count> SumOf(const std::map<std::string, Count>& counts) {
+  Count sum = 0;
+  for (const auto& [name, count] : counts) {
+    TS_RETURN_IF_ERROR(AddCount(sum, count, "FLOPs by precision"));
+  }
+  return sum;
+}
+
+// by_operator_precision as read (`path`): every operator it names is one of
+// `by_operator`, whose FLOPs its split sums to; every operator of
+// `by_operator` with nonzero FLOPs has a split; the splits sum to
+// `by_precision`, precision by precision.
+absl::Status CheckOperatorPrecisions(
+    const std::map<std::string, std::map<std::string, Count>>& split,
+    const std::map<std::string, Count>& by_operator,
+    const std::map<std::string, Count>& by_precision, absl::string_view path) {
+  std::map<std::string, Count> sums;
+  for (const auto& [op, precisions] : split) {
+    const std::string op_path = MemberPath(path, op);
+    const auto flops = by_operator.find(op);
+    if (flops == by_operator.end()) {
+      return FieldError(op_path, "names no operator of by_operator");
+    }
+    TS_ASSIGN_OR_RETURN(const Count sum, SumOf(precisions));
+    for (const auto& [name, count] : precisions) {
       TS_RETURN_IF_ERROR(AddCount(sums[name], count, "FLOPs by precision"));
-      into.emplace(name, count);
     }
     if (sum != flops->second) {
-      return FieldError(value.path(),
-                        absl::StrCat("sums to ", CountToString(sum),
-                                     ", not the operator's FLOPs ",
-                                     CountToString(flops->second)));
+      return FieldError(op_path, absl::StrCat("sums to ", CountToString(sum),
+                                              ", not the operator's FLOPs ",
+                                              CountToString(flops->second)));
     }
   }
   for (const auto& [op, flops] : by_operator) {
     if (flops != 0 && !split.count(op)) {
-      return FieldError(member->path(),
-                        absl::StrCat("has no split for ", op, " (",
-                                     CountToString(flops), " FLOPs)"));
+      return FieldError(path, absl::StrCat("has no split for ", op, " (",
+                                           CountToString(flops), " FLOPs)"));
     }
   }
   std::erase_if(sums, [](const auto& entry) { return entry.second == 0; });
   if (sums != by_precision) {
-    return FieldError(member->path(),
+    return FieldError(path,
                       "does not sum to by_precision, precision by precision");
   }
-  return split;
+  return absl::OkStatus();
 }
 
 // The mask-aware member of a report whose executed total is `total`:
@@ -439,79 +396,51 @@ absl::StatusOr<FlopReport> BuildFlopReport(
   return report;
 }
 
-Json FlopReportToJson(const FlopReport& report) {
-  Json node = Json::object();
-  node["schema_version"] = report.schema_version;
-  node["context"] = Json::object();
-  node["context"]["torch_version"] = report.torch_version;
-  node["context"]["method"] = report.method;
-  node["total"] = ToJson(report.total);
-  node["by_module"] = CountMapToJson(report.by_module);
-  node["by_operator"] = CountMapToJson(report.by_operator);
-  if (!report.by_precision.empty()) {
-    node["by_precision"] = CountMapToJson(report.by_precision);
-  }
-  if (!report.by_operator_precision.empty()) {
-    Json split = Json::object();
-    for (const auto& [op, precisions] : report.by_operator_precision) {
-      split[op] = CountMapToJson(precisions);
-    }
-    node["by_operator_precision"] = std::move(split);
-  }
-  node["ignored_operators"] = ToJson(report.ignored_operators);
-  node["diagnostics"] = ToJson(report.diagnostics);
-  if (report.mask_aware) node["mask_aware"] = ToJson(*report.mask_aware);
-  if (report.bytes) node["bytes"] = ToJson(*report.bytes);
-  return node;
+Json PrecisionCountsCodec::Write(const std::map<std::string, Count>& counts) {
+  return MapOf<NonNegativeCountCodec>::Write(counts);
 }
+
+absl::StatusOr<std::map<std::string, Count>> PrecisionCountsCodec::Read(
+    const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+  std::map<std::string, Count> counts;
+  for (const auto& [name, value] : object.Members()) {
+    TS_RETURN_IF_ERROR(CheckPrecisionName(name, value.path()));
+    TS_ASSIGN_OR_RETURN(counts[name], value.NonNegativeCount());
+  }
+  return counts;
+}
+
+// NOTE [Absent and empty by_operator_precision]
+// A report written before by_operator_precision existed has none, and its
+// operators are then not checked against it; one that writes it, even
+// empty, must split every operator with nonzero FLOPs. The table reads both
+// as an empty map, so the check asks the document which it was.
+absl::Status FlopReport::Validate(const JsonObject& object) const {
+  TS_RETURN_IF_ERROR(
+      ValidateMetricValue("total", total, object.PathOf("total")));
+  const std::optional<MetricValue>& known = total.known_value();
+  const Count known_flops = known && std::holds_alternative<Count>(*known)
+                                ? std::get<Count>(*known)
+                                : Count(0);
+  TS_ASSIGN_OR_RETURN(const Count precision_sum, SumOf(by_precision));
+  if (!by_precision.empty() && precision_sum != known_flops) {
+    return FieldError(object.PathOf("by_precision"),
+                      absl::StrCat("sums to ", CountToString(precision_sum),
+                                   ", not the total's known value ",
+                                   CountToString(known_flops)));
+  }
+  if (!object.Contains("by_operator_precision")) return absl::OkStatus();
+  return CheckOperatorPrecisions(by_operator_precision, by_operator,
+                                 by_precision,
+                                 object.PathOf("by_operator_precision"));
+}
+
+Json FlopReportToJson(const FlopReport& report) { return ToJson(report); }
 
 absl::StatusOr<FlopReport> FlopReportFromJson(const Json& node,
                                               absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  FlopReport report;
-  TS_ASSIGN_OR_RETURN(Count version, object.Integer("schema_version"));
-  if (version != kSchemaVersion) {
-    return FieldError(
-        object.PathOf("schema_version"),
-        absl::StrCat("unsupported schema version: ", CountToString(version)));
-  }
-  TS_ASSIGN_OR_RETURN(JsonObject context, object.Object("context"));
-  TS_ASSIGN_OR_RETURN(report.torch_version, context.String("torch_version"));
-  TS_ASSIGN_OR_RETURN(report.method, context.String("method"));
-  TS_ASSIGN_OR_RETURN(JsonValue total, object.Member("total"));
-  TS_ASSIGN_OR_RETURN(report.total, FromJson<MetricResult>(total));
-  TS_ASSIGN_OR_RETURN(report.by_module, CountMapFromJson(object, "by_module"));
-  TS_ASSIGN_OR_RETURN(report.by_operator,
-                      CountMapFromJson(object, "by_operator"));
-  TS_ASSIGN_OR_RETURN(JsonValue ignored, object.Member("ignored_operators"));
-  TS_ASSIGN_OR_RETURN(
-      report.ignored_operators,
-      (FromJson<std::map<std::string, IgnoredOperator>>(ignored)));
-  TS_ASSIGN_OR_RETURN(JsonValue diagnostics, object.Member("diagnostics"));
-  TS_ASSIGN_OR_RETURN(report.diagnostics,
-                      FromJson<std::vector<Diagnostic>>(diagnostics));
-  if (std::optional<JsonValue> mask_aware =
-          object.OptionalMember("mask_aware")) {
-    TS_ASSIGN_OR_RETURN(report.mask_aware,
-                        FromJson<MaskAwareFlops>(*mask_aware));
-  }
-  if (std::optional<JsonValue> bytes = object.OptionalMember("bytes")) {
-    TS_ASSIGN_OR_RETURN(report.bytes, FromJson<BytesMoved>(*bytes));
-  }
-  // Checked last so that errors in the maps above keep being reported first.
-  TS_RETURN_IF_ERROR(
-      ValidateMetricValue("total", report.total, object.PathOf("total")));
-  const std::optional<MetricValue>& known = report.total.known_value();
-  TS_ASSIGN_OR_RETURN(report.by_precision,
-                      PrecisionMapFromJson(
-                          object, known && std::holds_alternative<Count>(*known)
-                                      ? std::get<Count>(*known)
-                                      : Count(0)));
-  TS_ASSIGN_OR_RETURN(report.by_operator_precision,
-                      OperatorPrecisionsFromJson(object, report.by_operator,
-                                                 report.by_precision));
-  return report;
+  return FromJson<FlopReport>(JsonValue(node, std::string(field)));
 }
 
 }  // namespace torchscan::report

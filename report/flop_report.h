@@ -15,6 +15,7 @@
 #include "report/diagnostic.h"
 #include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 #include "report/metric_result.h"
 #include "report/precision.h"
 
@@ -182,6 +183,22 @@ struct MaskAwareFlops {
                       Field("diagnostics", &MaskAwareFlops::diagnostics));
 };
 
+// FLOPs by precision name: an object whose keys are PrecisionName values
+// ("bf16", ..., "unknown"; another is "<path>.<key>: unknown precision
+// 'fp4' (fp64, ...)") and whose values are non-negative counts.
+struct PrecisionCountsCodec {
+  static Json Write(const std::map<std::string, Count>& counts);
+  static absl::StatusOr<std::map<std::string, Count>> Read(
+      const JsonValue& node);
+};
+
+// Its JSON: {"schema_version", "context": {"torch_version", "method"},
+// "total", "by_module", "by_operator", "by_precision"?,
+// "by_operator_precision"?, "ignored_operators", "diagnostics",
+// "mask_aware"?, "bytes"?} (docs/report-schema.md). Reading accepts and
+// drops keys the table does not list: a rank's report adds "distributed"
+// and "communication" (RankReport reads them), a FlopCounter's "formulas"
+// and "recomputed".
 struct FlopReport {
   int schema_version = kSchemaVersion;
   std::string torch_version;
@@ -210,6 +227,31 @@ struct FlopReport {
   std::optional<BytesMoved> bytes;
 
   bool operator==(const FlopReport&) const = default;
+  // The total is a count of FLOPs; by_precision, when written, sums to its
+  // known value; by_operator_precision, when written, splits every operator
+  // of by_operator with nonzero FLOPs, each split summing to its FLOPs and
+  // the splits to by_precision.
+  absl::Status Validate(const JsonObject& object) const;
+  static constexpr bool kAcceptsUnknownKeys = true;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<SchemaVersionCodec<kSchemaVersion>>("schema_version",
+                                                  &FlopReport::schema_version),
+      FieldGroup("context", Field("torch_version", &FlopReport::torch_version),
+                 Field("method", &FlopReport::method)),
+      Field("total", &FlopReport::total),
+      FieldAs<MapOf<NonNegativeCountCodec>>("by_module",
+                                            &FlopReport::by_module),
+      FieldAs<MapOf<NonNegativeCountCodec>>("by_operator",
+                                            &FlopReport::by_operator),
+      FieldAs<PrecisionCountsCodec>("by_precision", &FlopReport::by_precision,
+                                    kOptional),
+      FieldAs<MapOf<PrecisionCountsCodec>>("by_operator_precision",
+                                           &FlopReport::by_operator_precision,
+                                           kOptional),
+      Field("ignored_operators", &FlopReport::ignored_operators),
+      Field("diagnostics", &FlopReport::diagnostics),
+      Field("mask_aware", &FlopReport::mask_aware, kOptional),
+      Field("bytes", &FlopReport::bytes, kOptional));
 };
 
 // What a counter saw of one operator packet ("aten.mm") during a workload.
@@ -277,6 +319,8 @@ void UseElementwiseMethod(FlopReport& report);
 // that made `total` partial after BuildFlopReport: unseen threads).
 void MarkMaskAwarePartial(FlopReport& report);
 
+// ToJson(report) and FromJson<FlopReport> at path `field`: the names its
+// callers (and the Bazel consumer) know.
 Json FlopReportToJson(const FlopReport& report);
 absl::StatusOr<FlopReport> FlopReportFromJson(
     const Json& node, absl::string_view field = "flop_report");

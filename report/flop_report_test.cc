@@ -535,10 +535,16 @@ struct FieldTableSamples<BytesMoved> {
   }
 };
 
+template <>
+struct FieldTableSamples<FlopReport> {
+  static std::vector<FlopReport> Get() { return {FlopReport{}, EveryMember()}; }
+};
+
 namespace {
 
-using FlopReportRecords = ::testing::Types<OperatorBytes, IgnoredOperator,
-                                           MaskAwareFlops, BytesMoved>;
+using FlopReportRecords =
+    ::testing::Types<OperatorBytes, IgnoredOperator, MaskAwareFlops, BytesMoved,
+                     FlopReport>;
 INSTANTIATE_TYPED_TEST_SUITE_P(FlopReport, FieldTableRoundTrip,
                                FlopReportRecords);
 

@@ -36,57 +36,6 @@ std::string ReportName(absl::Span<const std::string> names, std::size_t i) {
   return absl::StrCat("report ", i);
 }
 
-Json GroupToJson(const ProcessGroupLayout& group) {
-  Json entry = Json::object();
-  entry["name"] = group.name;
-  entry["size"] = static_cast<std::int64_t>(group.ranks.size());
-  entry["ranks"] = group.ranks;
-  if (group.mesh_dim) {
-    Json mesh_dim = Json::object();
-    mesh_dim["name"] = group.mesh_dim->name;
-    mesh_dim["index"] =
-        group.mesh_dim->index ? Json(*group.mesh_dim->index) : Json();
-    entry["mesh_dim"] = std::move(mesh_dim);
-  }
-  return entry;
-}
-
-absl::StatusOr<MeshDimension> MeshDimensionFromJson(const JsonValue& value) {
-  TS_ASSIGN_OR_RETURN(const JsonObject object, value.Object());
-  TS_RETURN_IF_ERROR(object.RejectUnknownKeys({"name", "index"}));
-  MeshDimension dimension;
-  TS_ASSIGN_OR_RETURN(dimension.name, object.String("name"));
-  TS_ASSIGN_OR_RETURN(const JsonValue index, object.Member("index"));
-  if (!index.is_null()) {
-    TS_ASSIGN_OR_RETURN(dimension.index, index.Index());
-  }
-  return dimension;
-}
-
-absl::StatusOr<ProcessGroupLayout> GroupFromJson(const JsonValue& value) {
-  TS_ASSIGN_OR_RETURN(const JsonObject entry, value.Object());
-  TS_RETURN_IF_ERROR(
-      entry.RejectUnknownKeys({"name", "size", "ranks", "mesh_dim"}));
-  ProcessGroupLayout group;
-  TS_ASSIGN_OR_RETURN(group.name, entry.String("name"));
-  TS_ASSIGN_OR_RETURN(const JsonArray ranks, entry.Array("ranks"));
-  for (std::size_t j = 0; j < ranks.size(); ++j) {
-    TS_ASSIGN_OR_RETURN(const std::int64_t member, ranks.Item(j).Index());
-    group.ranks.push_back(member);
-  }
-  TS_ASSIGN_OR_RETURN(const std::int64_t size, entry.Index("size"));
-  if (size != static_cast<std::int64_t>(group.ranks.size())) {
-    return FieldError(entry.PathOf("size"),
-                      absl::StrCat("is ", size, " but the group lists ",
-                                   group.ranks.size(), " ranks"));
-  }
-  if (const std::optional<JsonValue> mesh_dim =
-          entry.OptionalMember("mesh_dim")) {
-    TS_ASSIGN_OR_RETURN(group.mesh_dim, MeshDimensionFromJson(*mesh_dim));
-  }
-  return group;
-}
-
 std::string DescribeMeshDimension(const std::optional<MeshDimension>& dim) {
   if (!dim) return "no mesh dimension";
   return absl::StrCat(
@@ -133,47 +82,54 @@ absl::Status AddGroup(const ProcessGroupLayout& group, absl::string_view name,
 
 }  // namespace
 
-Json DistributedContextToJson(const DistributedContext& context) {
-  Json node = Json::object();
-  node["job_id"] = context.job_id;
-  node["rank"] = context.rank;
-  node["world_size"] = context.world_size;
-  node["backend"] = context.backend;
-  Json groups = Json::array();
-  for (const ProcessGroupLayout& group : context.groups) {
-    groups.push_back(GroupToJson(group));
+Json JsonCodec<ProcessGroupLayout>::Write(const ProcessGroupLayout& group) {
+  Json entry = Json::object();
+  entry["name"] = group.name;
+  entry["size"] = static_cast<std::int64_t>(group.ranks.size());
+  entry["ranks"] = group.ranks;
+  if (group.mesh_dim) entry["mesh_dim"] = ToJson(*group.mesh_dim);
+  return entry;
+}
+
+absl::StatusOr<ProcessGroupLayout> JsonCodec<ProcessGroupLayout>::Read(
+    const JsonValue& value) {
+  TS_ASSIGN_OR_RETURN(const JsonObject entry, value.Object());
+  TS_RETURN_IF_ERROR(
+      entry.RejectUnknownKeys({"name", "size", "ranks", "mesh_dim"}));
+  ProcessGroupLayout group;
+  TS_ASSIGN_OR_RETURN(group.name, entry.String("name"));
+  TS_ASSIGN_OR_RETURN(const JsonValue ranks, entry.Member("ranks"));
+  TS_ASSIGN_OR_RETURN(group.ranks, ArrayOf<IndexCodec>::Read(ranks));
+  TS_ASSIGN_OR_RETURN(const std::int64_t size, entry.Index("size"));
+  if (size != static_cast<std::int64_t>(group.ranks.size())) {
+    return FieldError(entry.PathOf("size"),
+                      absl::StrCat("is ", size, " but the group lists ",
+                                   group.ranks.size(), " ranks"));
   }
-  node["groups"] = std::move(groups);
-  return node;
+  if (const std::optional<JsonValue> mesh_dim =
+          entry.OptionalMember("mesh_dim")) {
+    TS_ASSIGN_OR_RETURN(group.mesh_dim, FromJson<MeshDimension>(*mesh_dim));
+  }
+  return group;
+}
+
+absl::Status DistributedContext::Validate(absl::string_view path) const {
+  if (job_id.empty()) return FieldError(MemberPath(path, "job_id"), "is empty");
+  if (world_size < 1 || rank >= world_size) {
+    return FieldError(
+        path,
+        absl::StrCat("rank ", rank, " is not in a world of size ", world_size));
+  }
+  return absl::OkStatus();
+}
+
+Json DistributedContextToJson(const DistributedContext& context) {
+  return ToJson(context);
 }
 
 absl::StatusOr<DistributedContext> DistributedContextFromJson(
     const Json& node, absl::string_view field) {
-  DistributedContext context;
-  TS_ASSIGN_OR_RETURN(const JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
-      {"job_id", "rank", "world_size", "backend", "groups"}));
-  TS_ASSIGN_OR_RETURN(context.job_id, object.String("job_id"));
-  if (context.job_id.empty()) {
-    return FieldError(object.PathOf("job_id"), "is empty");
-  }
-  TS_ASSIGN_OR_RETURN(const std::int64_t rank, object.Index("rank"));
-  TS_ASSIGN_OR_RETURN(const std::int64_t world, object.Index("world_size"));
-  if (world < 1 || rank >= world) {
-    return object.Error(
-        absl::StrCat("rank ", rank, " is not in a world of size ", world));
-  }
-  context.rank = rank;
-  context.world_size = world;
-  TS_ASSIGN_OR_RETURN(context.backend, object.String("backend"));
-  TS_ASSIGN_OR_RETURN(const JsonArray groups, object.Array("groups"));
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(ProcessGroupLayout group,
-                        GroupFromJson(groups.Item(i)));
-    context.groups.push_back(std::move(group));
-  }
-  return context;
+  return FromJson<DistributedContext>(JsonValue(node, std::string(field)));
 }
 
 absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
@@ -433,7 +389,7 @@ Json JobReportToJson(const JobReport& report) {
   node["diagnostics"] = std::move(diagnostics);
   Json groups = Json::array();
   for (const auto& [name, group] : report.groups) {
-    groups.push_back(GroupToJson(group));
+    groups.push_back(ToJson(group));
   }
   // Last, so that the members before it read as they did before it existed.
   node["groups"] = std::move(groups);

@@ -22,8 +22,10 @@
 #include "absl/types/span.h"
 #include "report/communication.h"
 #include "report/count.h"
+#include "report/field_table.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 #include "report/metric_result.h"
 
 namespace torchscan::report {
@@ -38,6 +40,10 @@ struct MeshDimension {
   std::optional<std::int64_t> index;  // nullopt when it could not be told
 
   bool operator==(const MeshDimension&) const = default;
+  // {"name", "index"}, the index null when it could not be told.
+  static constexpr auto kFields =
+      std::make_tuple(Field("name", &MeshDimension::name),
+                      FieldAs<IndexCodec>("index", &MeshDimension::index));
 };
 
 struct ProcessGroupLayout {
@@ -47,6 +53,15 @@ struct ProcessGroupLayout {
   std::optional<MeshDimension> mesh_dim;
 
   bool operator==(const ProcessGroupLayout&) const = default;
+};
+
+// {"name", "size", "ranks", "mesh_dim"?}: "size", the number of its ranks,
+// is written for readers of the file and checked on reading (a codec, not
+// a table: no member holds it).
+template <>
+struct JsonCodec<ProcessGroupLayout> {
+  static Json Write(const ProcessGroupLayout& group);
+  static absl::StatusOr<ProcessGroupLayout> Read(const JsonValue& node);
 };
 
 // Where a report was made (the "distributed" member of a FlopReport).
@@ -60,14 +75,22 @@ struct DistributedContext {
   std::vector<ProcessGroupLayout> groups;
 
   bool operator==(const DistributedContext&) const = default;
+  // The job id is not empty; the rank is in the world, of at least 1.
+  absl::Status Validate(absl::string_view path) const;
+  static constexpr auto kFields = std::make_tuple(
+      Field("job_id", &DistributedContext::job_id),
+      FieldAs<IndexCodec>("rank", &DistributedContext::rank),
+      FieldAs<IndexCodec>("world_size", &DistributedContext::world_size),
+      Field("backend", &DistributedContext::backend),
+      Field("groups", &DistributedContext::groups));
 };
 
 // {"job_id", "rank", "world_size", "backend", "groups": [{"name", "size",
 //  "ranks", "mesh_dim": {"name", "index"} (only for a mesh dimension's
-//  group)}]}.
+//  group)}]}: ToJson, by the name its callers know.
 Json DistributedContextToJson(const DistributedContext& context);
-// Reads what DistributedContextToJson wrote; unknown members are refused,
-// and a group's "size" must be the number of its ranks.
+// FromJson<DistributedContext> at path `field`: unknown members are
+// refused, and a group's "size" must be the number of its ranks.
 absl::StatusOr<DistributedContext> DistributedContextFromJson(
     const Json& node, absl::string_view field = "distributed");
 

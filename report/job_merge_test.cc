@@ -57,12 +57,60 @@ struct FieldTableSamples<UnreadableCollective> {
   static std::vector<UnreadableCollective> Get() { return {{2, "no group"}}; }
 };
 
+template <>
+struct FieldTableSamples<MeshDimension> {
+  static std::vector<MeshDimension> Get() { return {{"dp", 1}, {"dim_0", {}}}; }
+};
+template <>
+struct FieldTableSamples<DistributedContext> {
+  static std::vector<DistributedContext> Get() {
+    return {DistributedContext{"j", 0, 1, "gloo", {}},
+            DistributedContext{"job",
+                               3,
+                               4,
+                               "nccl",
+                               {{"0", {0, 1, 2, 3}, std::nullopt},
+                                {"1", {2, 3}, MeshDimension{"tp", 1}}}}};
+  }
+};
+
 namespace {
 
 using CommunicationRecords =
     ::testing::Types<CommunicationTotals, UnreadableCollective>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Communication, FieldTableRoundTrip,
                                CommunicationRecords);
+
+using DistributedRecords = ::testing::Types<MeshDimension, DistributedContext>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Distributed, FieldTableRoundTrip,
+                               DistributedRecords);
+
+// A group's size is written for readers of the file and must be the number
+// of its ranks; a context's rank lies in its world.
+TEST(JobMergeTest, AContextChecksItsGroupsAndItsRank) {
+  Json context = ToJson(FieldTableSamples<DistributedContext>::Get()[1]);
+  EXPECT_EQ(R"({"name":"1","size":2,"ranks":[2,3],)"
+            R"("mesh_dim":{"name":"tp","index":1}})",
+            DumpJson(context["groups"][1]));
+  Json bad_size = context;
+  bad_size["groups"][1]["size"] = 3;
+  absl::StatusOr<DistributedContext> read =
+      FromJson<DistributedContext>(JsonValue(bad_size, "distributed"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("distributed.groups[1].size: is 3 but the group lists 2 ranks",
+            read.status().message());
+  Json outside = context;
+  outside["rank"] = 4;
+  read = FromJson<DistributedContext>(JsonValue(outside, "distributed"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("distributed: rank 4 is not in a world of size 4",
+            read.status().message());
+  Json unnamed = context;
+  unnamed["job_id"] = "";
+  read = FromJson<DistributedContext>(JsonValue(unnamed, "distributed"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("distributed.job_id: is empty", read.status().message());
+}
 
 TEST(CommunicationTest, TotalsSumKinds) {
   const CommunicationReport report = SampleCommunication();
