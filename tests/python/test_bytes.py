@@ -525,3 +525,41 @@ def test_a_report_with_an_upper_bound_reads_back():
     broken = {**report, "bytes": {**report["bytes"], "upper_bound": {**report["bytes"]["upper_bound"], "value": None}}}
     with pytest.raises(ValueError, match="bytes.upper_bound"):
         torchscan_dispatch.to_html(broken)
+
+
+def as_rank(report, rank, world_size=2):
+    """``report`` as rank ``rank``'s of one job (the context a process group
+    would have given it)."""
+    return {
+        **report,
+        "distributed": {"job_id": "j", "rank": rank, "world_size": world_size, "backend": "gloo", "groups": []},
+    }
+
+
+def test_a_job_upper_bound_sums_compiled_and_eager_ranks():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    compiled = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    eager = torchscan_dispatch.measure_flops(lambda: (a @ b).relu())
+    assert "upper_bound" not in eager["bytes"]
+    job = torchscan_dispatch.merge_rank_reports([as_rank(compiled, 0), as_rank(eager, 1)])
+    moved = job["bytes"]
+    # Rank 0's lower bound (3072) plus rank 1's eager 5120; partial, since
+    # rank 0 ran a compiled graph.
+    assert moved["status"] == "partial"
+    assert moved["known_value"] == 3072 + 5120
+    # Rank 0's unfused sum (5120) plus rank 1's bytes, which ran no compiled
+    # graph, so its upper bound is its bytes: complete.
+    upper = moved["upper_bound"]
+    assert upper["status"] == "complete"
+    assert upper["value"] == compiled["bytes"]["upper_bound"]["value"] + eager["bytes"]["value"] == 10240
+    assert {rank: part["value"] for rank, part in upper["per_rank"].items()} == {"0": 5120, "1": 5120}
+    assert job["diagnostics"] == []
+
+
+def test_a_job_upper_bound_with_a_missing_rank_is_partial():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    compiled = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    job = torchscan_dispatch.merge_rank_reports([as_rank(compiled, 0)])
+    assert job["bytes"]["upper_bound"]["status"] == "partial"
+    assert job["bytes"]["upper_bound"]["known_value"] == 5120
+    assert [d["code"] for d in job["diagnostics"]] == ["missing_rank"]
