@@ -277,6 +277,40 @@ def test_step_meter_phases_split_bytes():
     assert not any(label.startswith("phase:") for label in step.report["bytes"]["by_module"])
 
 
+def test_step_meter_shows_intensity_and_no_upper_bound_without_compiled_graphs():
+    a, b = torch.randn(4, 8), torch.randn(8, 3)
+    meter = StepMeter(peak_flops_per_second=1e12)
+    with meter.step() as step:
+        torch.mm(a, b)
+    # 2 * 4 * 8 * 3 FLOPs over (32 + 24 + 12) * 4 bytes.
+    assert step.bytes_moved == 272
+    assert step.arithmetic_intensity == 192 / 272
+    assert step.intensity_complete
+    assert step.bytes_upper_bound is None
+    assert step.achieved_bytes_per_second == 272 / step.seconds
+
+
+def test_step_meter_carries_a_compiled_steps_upper_bound():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(lambda a, b: (a @ b).relu())
+        compiled(a, b)
+        meter = StepMeter(peak_flops_per_second=1e12)
+        with meter.step() as step:
+            compiled(a, b)
+    finally:
+        torch._dynamo.reset()
+    # The graph's lower bound (a, b read, the output written: 1024 bytes
+    # each) and its unfused sum (mm 3072, relu 2048), as measure_flops has
+    # them (test_compiled_graph_bounds_are_its_inputs_and_outputs_...).
+    assert (step.bytes_moved, step.bytes_complete) == (3072, False)
+    assert (step.bytes_upper_bound, step.bytes_upper_bound_complete) == (5120, True)
+    assert step.bytes_upper_bound == step.report["bytes"]["upper_bound"]["value"]
+    assert step.arithmetic_intensity == 2 * 16**3 / 3072
+    assert not step.intensity_complete
+
+
 def test_flop_counter_total_bytes():
     a, b = torch.randn(4, 8), torch.randn(8, 3)
     with torchscan_dispatch.FlopCounter() as counter:
