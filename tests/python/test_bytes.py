@@ -597,3 +597,28 @@ def test_a_job_upper_bound_with_a_missing_rank_is_partial():
     assert job["bytes"]["upper_bound"]["status"] == "partial"
     assert job["bytes"]["upper_bound"]["known_value"] == 5120
     assert [d["code"] for d in job["diagnostics"]] == ["missing_rank"]
+
+
+def test_the_merge_command_prints_bytes_their_upper_bound_and_intensity(tmp_path):
+    cli = os.environ.get("TORCHSCAN_CLI")
+    if not cli:
+        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
+    import json
+    import subprocess
+
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    compiled = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    eager = torchscan_dispatch.measure_flops(lambda: (a @ b).relu())
+    paths = []
+    for rank, report in enumerate((compiled, eager)):
+        paths.append(tmp_path / f"rank{rank}.json")
+        paths[-1].write_text(json.dumps(as_rank(report, rank)))
+    merged = subprocess.run([cli, "merge", *map(str, paths)], capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0, merged.stderr
+    # FLOPs: each rank's mm, 2 * 16**3 (relu has no formula: partial);
+    # bytes: rank 0's lower bound 3072 and rank 1's 5120; the upper bound
+    # 5120 + 5120 (test_a_job_upper_bound_sums_compiled_and_eager_ranks).
+    assert "total FLOPs: 16384 (partial)\n" in merged.stdout
+    assert "bytes moved: 8192 (partial)\n" in merged.stdout
+    assert "bytes upper bound: 10240 (complete; compiled graphs unfused)\n" in merged.stdout
+    assert "arithmetic intensity: 2.000 FLOPs per byte (of the known work)\n" in merged.stdout
