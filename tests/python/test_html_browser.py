@@ -265,6 +265,13 @@ def test_flop_report_page_shows_bytes_and_the_roofline(browser, tmp_path):
     )
     assert cells[3] == f"{moved['by_operator'][op]['read'] + moved['by_operator'][op]['written']:,}"
     assert cells[4] == f"{plotted[op]:.2f}"
+    # A search for an operator outlines its point as it does its row.
+    browser.press("/")
+    browser.type_text(op)
+    hits = browser.evaluate("[...document.querySelectorAll('circle.point.hit')].map(p => p.dataset.operator)")
+    assert hits == [op]
+    browser.press("Escape")
+    assert browser.evaluate("document.querySelectorAll('circle.point.hit').length") == 0
     assert_clean(browser)
 
 
