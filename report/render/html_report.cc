@@ -353,9 +353,10 @@ std::string RunInText(const OperatorTypes& types, const std::string& op,
   return absl::StrJoin(parts, ", ");
 }
 
-// An operator's bytes moved and FLOPs per byte (its known FLOPs over its
-// known bytes, marked "of known work" with \u2265 on the bytes when a
-// diagnostic names it), empty when it moved none.
+// An operator's bytes moved (marked \u2265 when a bytes diagnostic names
+// it) and FLOPs per byte (its known FLOPs over its known bytes, titled "of
+// the known work" when either count is partial); empty cells when it moved
+// none.
 std::string BytesCells(std::optional<Count> flops, bool flops_partial,
                        std::optional<Count> bytes, bool bytes_partial) {
   if (!bytes) {
