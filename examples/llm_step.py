@@ -287,6 +287,20 @@ def flops_text(value: int, complete: bool) -> str:
     return f"{value:,}" if complete else f">= {value:,} (lower bound)"
 
 
+def bytes_lines(step: Any) -> list[str]:
+    """Bytes moved, their upper bound when a compiled graph ran, and the
+    arithmetic intensity, marked as the FLOPs are: a partial count is a
+    lower bound, and an intensity of partial counts is of the known work."""
+    lines = [f"  bytes moved         {flops_text(step.bytes_moved, step.bytes_complete)}"]
+    if step.bytes_upper_bound is not None:
+        upper = flops_text(step.bytes_upper_bound, step.bytes_upper_bound_complete)
+        lines.append(f"  bytes upper bound   {upper} (compiled graphs unfused)")
+    if step.arithmetic_intensity is not None:
+        known = "" if step.intensity_complete else " (of the known work)"
+        lines.append(f"  intensity           {step.arithmetic_intensity:.3f} FLOP/byte{known}")
+    return lines
+
+
 def percent(value: float | None, reason: str | None) -> str:
     return f"{value:.4%}" if value is not None else f"n/a ({reason})"
 
@@ -302,7 +316,9 @@ def describe(step: Any, rank: int | None) -> list[str]:
         f" (recomputed {step.recomputed_flops:,})",
         f"  mask-aware FLOPs    {flops_text(step.mask_aware_model_flops, step.mask_aware_complete)}",
         "  by phase            " + ", ".join(f"{name} {flops:,}" for name, flops in step.flops_by_phase.items()),
-        f"  achieved            {step.achieved_flops_per_second / 1e9:.3f} GFLOP/s",
+        *bytes_lines(step),
+        f"  achieved            {step.achieved_flops_per_second / 1e9:.3f} GFLOP/s, "
+        f"{step.achieved_bytes_per_second / 1e9:.3f} GB/s",
         f"  HFU {percent(step.hfu, step.mfu_unavailable)}, MFU {percent(step.mfu, step.mfu_unavailable)}, "
         f"mask-aware MFU {percent(step.mask_aware_mfu, step.mfu_unavailable or 'per-precision peaks')}",
     ]

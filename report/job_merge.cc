@@ -180,6 +180,79 @@ absl::Status AddOperatorPrecisions(const FlopReport& rank, JobReport& job) {
   return absl::OkStatus();
 }
 
+// NOTE [A job's upper bound]
+// A report's bytes.upper_bound is set exactly when a compiled graph ran
+// (flop_report.h), so a rank with bytes, no upper bound and no
+// compiled_region_bytes diagnostic ran none: its upper bound is its bytes,
+// with their status (a partial one is a lower bound on both). A rank whose
+// bytes name a compiled graph but hold no upper bound, or that has no bytes
+// (both written before the members existed), has no known upper bound: its
+// bytes (a lower bound on it) or nothing are added, the job's upper bound is
+// partial and a diagnostic names the rank. Missing ranks make it partial too,
+// as they do the bytes.
+struct RankUpperBound {
+  std::optional<MetricResult> part;  // nullopt: no bytes
+  bool known = true;
+};
+
+RankUpperBound UpperBoundOf(const FlopReport& report) {
+  if (!report.bytes) return {std::nullopt, false};
+  const BytesMoved& bytes = *report.bytes;
+  if (bytes.upper_bound) return {*bytes.upper_bound, true};
+  const bool compiled =
+      std::any_of(bytes.diagnostics.begin(), bytes.diagnostics.end(),
+                  [](const Diagnostic& diagnostic) {
+                    return diagnostic.code == kCompiledRegionBytes;
+                  });
+  const std::optional<MetricValue>& known = bytes.total.known_value();
+  const MetricValue value = known ? *known : MetricValue(Count(0));
+  if (bytes.total.is_complete() && !compiled) {
+    return {MetricResult::Complete(value, UnfusedBytesKind()), true};
+  }
+  return {MetricResult::Partial(value, UnfusedBytesKind()), !compiled};
+}
+
+Diagnostic UpperBoundNotKnown(std::int64_t rank, bool has_bytes) {
+  Diagnostic diagnostic;
+  diagnostic.code = "bytes_upper_bound_not_known";
+  diagnostic.metric = "bytes";
+  diagnostic.message = absl::StrCat(
+      "rank ", rank, "'s report ",
+      has_bytes ? "names a compiled graph in its bytes but has no "
+                  "bytes.upper_bound: its bytes (a lower bound) stand in"
+                : "has no bytes: it adds nothing",
+      ", so the job's bytes upper bound is partial");
+  return diagnostic;
+}
+
+// The job's bytes upper bound (NOTE [A job's upper bound]), once some rank
+// has one; `parts` holds each rank's, in the order of `ranks`.
+absl::Status MergeUpperBounds(absl::Span<const RankReport> ranks,
+                              const std::vector<RankUpperBound>& parts,
+                              JobReport& job) {
+  const MetricKind kind{"bytes", "job", std::string(kUnfusedBytesMethod)};
+  std::vector<const MetricResult*> summed;
+  bool all_known = job.missing_ranks.empty();
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const std::int64_t rank = ranks[i].context.rank;
+    if (!parts[i].known) {
+      all_known = false;
+      job.diagnostics.push_back(
+          UpperBoundNotKnown(rank, parts[i].part.has_value()));
+    }
+    if (!parts[i].part) continue;
+    job.bytes_upper_bound_per_rank.emplace(rank, *parts[i].part);
+    summed.push_back(&*parts[i].part);
+  }
+  TS_ASSIGN_OR_RETURN(job.bytes_upper_bound,
+                      AggregateMetrics(summed, kind, "job bytes upper bound"));
+  if (!all_known && job.bytes_upper_bound->is_complete()) {
+    job.bytes_upper_bound =
+        MetricResult::Partial(*job.bytes_upper_bound->value(), kind);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<JobReport> MergeRankReportsNamed(
@@ -198,6 +271,8 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
   std::vector<const MetricResult*> totals;
   std::vector<const MetricResult*> byte_totals;
   bool ranks_without_bytes = false;
+  std::vector<RankUpperBound> upper_bounds;
+  bool any_upper_bound = false;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankReport& rank = ranks[i];
     const std::string name = ReportName(names, i);
@@ -238,6 +313,8 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
     } else {
       ranks_without_bytes = true;
     }
+    any_upper_bound |= rank.flops.bytes && rank.flops.bytes->upper_bound;
+    upper_bounds.push_back(UpperBoundOf(rank.flops));
     for (const auto& [op, flops] : rank.flops.by_operator) {
       std::optional<Count> sum = CheckedAdd(job.by_operator[op], flops);
       if (!sum) return absl::OutOfRangeError("FLOPs overflow 128 bits");
@@ -281,6 +358,9 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
         job.bytes->is_complete()) {
       job.bytes = MetricResult::Partial(*job.bytes->value(), bytes_kind);
     }
+  }
+  if (any_upper_bound) {
+    TS_RETURN_IF_ERROR(MergeUpperBounds(ranks, upper_bounds, job));
   }
   // The ranks' method (kOperatorFlopsMethod, or kElementwiseFlopsMethod when
   // every rank opted into the elementwise convention).
@@ -364,6 +444,15 @@ Json JobReportToJson(const JobReport& report) {
       bytes_per_rank[absl::StrCat(rank)] = ToJson(result);
     }
     bytes["per_rank"] = std::move(bytes_per_rank);
+    if (report.bytes_upper_bound) {
+      Json upper = ToJson(*report.bytes_upper_bound);
+      Json upper_per_rank = Json::object();
+      for (const auto& [rank, result] : report.bytes_upper_bound_per_rank) {
+        upper_per_rank[absl::StrCat(rank)] = ToJson(result);
+      }
+      upper["per_rank"] = std::move(upper_per_rank);
+      bytes["upper_bound"] = std::move(upper);
+    }
     node["bytes"] = std::move(bytes);
   }
   node["communication"] = CommunicationToJson(report.communication);
@@ -385,6 +474,9 @@ Json JobReportToJson(const JobReport& report) {
         "no report from rank(s) ", absl::StrJoin(report.missing_ranks, ", "),
         " of ", report.world_size, ": the job totals cover the others only");
     diagnostics.push_back(ToJson(missing));
+  }
+  for (const Diagnostic& diagnostic : report.diagnostics) {
+    diagnostics.push_back(ToJson(diagnostic));
   }
   node["diagnostics"] = std::move(diagnostics);
   Json groups = Json::array();

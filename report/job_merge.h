@@ -22,6 +22,7 @@
 #include "absl/types/span.h"
 #include "report/communication.h"
 #include "report/count.h"
+#include "report/diagnostic.h"
 #include "report/field_table.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
@@ -130,6 +131,15 @@ struct JobReport {
   // bytes (written before they existed). Absent when no rank has them.
   std::optional<MetricResult> bytes;
   std::map<std::int64_t, MetricResult> bytes_per_rank;
+  // The ranks' bytes upper bounds (FlopReport::bytes->upper_bound) summed,
+  // and each rank's part; absent when no rank has one (no compiled graph
+  // ran anywhere). NOTE [A job's upper bound] in job_merge.cc says what a
+  // rank without one adds.
+  std::optional<MetricResult> bytes_upper_bound;
+  std::map<std::int64_t, MetricResult> bytes_upper_bound_per_rank;
+  // What the job report says beyond the missing ranks (a
+  // bytes_upper_bound_not_known per rank whose upper bound is not known).
+  std::vector<Diagnostic> diagnostics;
   CommunicationReport communication;
   std::map<std::int64_t, CommunicationTotals> communication_per_rank;
   // Every process group some rank reported, by name: what the names in
@@ -151,7 +161,8 @@ absl::StatusOr<JobReport> MergeRankReportsJson(
 // {"schema_version", "kind": "job_report", "job_id", "world_size", "backend",
 //  "ranks", "missing_ranks", "total", "per_rank": {rank: value},
 //  "rank_min", "rank_max", "imbalance", "by_operator", "by_precision"?,
-//  "by_operator_precision"?,
+//  "by_operator_precision"?, "bytes"? (the total's members, "per_rank",
+//  and "upper_bound"? with its own "per_rank"),
 //  "communication",
 //  "communication_per_rank", "diagnostics", "groups": [{"name", "size",
 //  "ranks", "mesh_dim"?}]} (docs/report-schema.md).

@@ -347,6 +347,114 @@ TEST(JobMergeTest, SumsBytesPerRank) {
   EXPECT_FALSE(JobReportToJson(*job).contains("bytes"));
 }
 
+// A rank's bytes: `read` + `written`, complete unless `partial`, with an
+// upper bound of `upper` when a compiled graph ran there (upper > 0).
+Json WithBytes(Json json, long read, long written, long upper = 0,
+               bool partial = false) {
+  BytesMoved bytes;
+  bytes.read = read;
+  bytes.written = written;
+  bytes.total =
+      partial || upper > 0
+          ? MetricResult::Partial(Count(read + written), BytesMovedKind())
+          : MetricResult::Complete(Count(read + written), BytesMovedKind());
+  if (upper > 0) {
+    bytes.diagnostics.push_back(Diagnostic::ForOperator(
+        std::string(kCompiledRegionBytes), "bytes",
+        std::string(kCompiledGraphOperator), "compiled graph 0/0 ran"));
+    bytes.upper_bound =
+        MetricResult::Complete(Count(upper), UnfusedBytesKind());
+  }
+  FlopReport report;
+  report.bytes = bytes;
+  json["bytes"] = FlopReportToJson(report)["bytes"];
+  return json;
+}
+
+// Rank 0 ran a compiled graph (upper bound 500), rank 1 none: its complete
+// 70 bytes are its upper bound too, so the job's is 500 + 70, complete.
+TEST(JobMergeTest, SumsUpperBoundsTakingBytesOfRanksWithoutCompiledGraphs) {
+  absl::StatusOr<JobReport> job =
+      MergeRankReportsJson({WithBytes(RankJson(0, 2, "j", 100), 30, 10, 500),
+                            WithBytes(RankJson(1, 2, "j", 300), 50, 20)},
+                           {"a", "b"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const Json json = JobReportToJson(*job);
+  EXPECT_EQ("partial", json["bytes"]["status"]);
+  EXPECT_EQ(110, json["bytes"]["known_value"]);
+  const Json& upper = json["bytes"]["upper_bound"];
+  EXPECT_EQ("complete", upper["status"]);
+  EXPECT_EQ(570, upper["value"]);
+  EXPECT_EQ("job", upper["scope"]);
+  EXPECT_EQ(std::string(kUnfusedBytesMethod), upper["method"]);
+  EXPECT_EQ(500, upper["per_rank"]["0"]["value"]);
+  EXPECT_EQ(70, upper["per_rank"]["1"]["value"]);
+  EXPECT_EQ(std::string(kUnfusedBytesMethod), upper["per_rank"]["1"]["method"]);
+  EXPECT_TRUE(json["diagnostics"].empty());
+}
+
+// A rank without compiled graphs whose bytes are partial adds them as a
+// partial upper bound: the job's is partial, with no diagnostic of its own
+// (the rank's bytes diagnostics say why).
+TEST(JobMergeTest, PartialBytesOfARankMakeTheUpperBoundPartial) {
+  absl::StatusOr<JobReport> job = MergeRankReportsJson(
+      {WithBytes(RankJson(0, 2, "j", 100), 30, 10, 500),
+       WithBytes(RankJson(1, 2, "j", 300), 50, 20, 0, /*partial=*/true)},
+      {"a", "b"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const Json json = JobReportToJson(*job);
+  EXPECT_EQ("partial", json["bytes"]["upper_bound"]["status"]);
+  EXPECT_EQ(570, json["bytes"]["upper_bound"]["known_value"]);
+  EXPECT_EQ("partial", json["bytes"]["upper_bound"]["per_rank"]["1"]["status"]);
+  EXPECT_TRUE(json["diagnostics"].empty());
+}
+
+// A rank without bytes adds nothing and is named; so is a rank whose bytes
+// name a compiled graph without an upper bound (its bytes stand in).
+TEST(JobMergeTest, NamesRanksWhoseUpperBoundIsNotKnown) {
+  Json stale = WithBytes(RankJson(1, 3, "j", 300), 50, 20, 900);
+  stale["bytes"].erase("upper_bound");
+  absl::StatusOr<JobReport> job =
+      MergeRankReportsJson({WithBytes(RankJson(0, 3, "j", 100), 30, 10, 500),
+                            stale, RankJson(2, 3, "j", 7)},
+                           {"a", "b", "c"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const Json json = JobReportToJson(*job);
+  const Json& upper = json["bytes"]["upper_bound"];
+  EXPECT_EQ("partial", upper["status"]);
+  EXPECT_EQ(570, upper["known_value"]);
+  EXPECT_EQ(2u, upper["per_rank"].size());
+  ASSERT_EQ(2u, json["diagnostics"].size());
+  EXPECT_EQ("bytes_upper_bound_not_known", json["diagnostics"][0]["code"]);
+  EXPECT_EQ(
+      "rank 1's report names a compiled graph in its bytes but has no "
+      "bytes.upper_bound: its bytes (a lower bound) stand in, so the job's "
+      "bytes upper bound is partial",
+      json["diagnostics"][0]["message"]);
+  EXPECT_EQ(
+      "rank 2's report has no bytes: it adds nothing, so the job's bytes "
+      "upper bound is partial",
+      json["diagnostics"][1]["message"]);
+}
+
+// A missing rank makes the upper bound partial, as it does the bytes; no
+// rank with an upper bound, no member.
+TEST(JobMergeTest, UpperBoundIsPartialWithMissingRanksAndAbsentWithoutOne) {
+  absl::StatusOr<JobReport> job = MergeRankReportsJson(
+      {WithBytes(RankJson(0, 2, "j", 100), 30, 10, 500)}, {"a"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  Json json = JobReportToJson(*job);
+  EXPECT_EQ("partial", json["bytes"]["upper_bound"]["status"]);
+  EXPECT_EQ(500, json["bytes"]["upper_bound"]["known_value"]);
+
+  job = MergeRankReportsJson({WithBytes(RankJson(0, 2, "j", 100), 30, 10),
+                              WithBytes(RankJson(1, 2, "j", 300), 50, 20)},
+                             {"a", "b"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  json = JobReportToJson(*job);
+  EXPECT_FALSE(json["bytes"].contains("upper_bound"));
+}
+
 TEST(JobMergeTest, NamesMissingRanks) {
   absl::StatusOr<JobReport> job =
       MergeRankReportsJson({RankJson(1, 3, "j", 5)}, {"a"});

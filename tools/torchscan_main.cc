@@ -39,6 +39,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
@@ -117,6 +118,35 @@ bool WritesStdout() {
          absl::GetFlag(FLAGS_folded) == "-";
 }
 
+// A metric's known value: its value when complete, else its lower bound.
+const torchscan::report::Json& KnownValue(
+    const torchscan::report::Json& metric) {
+  return metric["value"].is_null() ? metric["known_value"] : metric["value"];
+}
+
+// The job's bytes moved, their upper bound when a compiled graph ran on a
+// rank, and the arithmetic intensity of the known FLOPs and bytes.
+void PrintJobBytes(const torchscan::report::Json& job, std::ostream& out) {
+  using torchscan::report::DumpJson;
+  const torchscan::report::Json& bytes = job["bytes"];
+  out << "bytes moved: " << DumpJson(KnownValue(bytes)) << " ("
+      << bytes["status"].get<std::string>() << ")\n";
+  if (bytes.contains("upper_bound")) {
+    const torchscan::report::Json& upper = bytes["upper_bound"];
+    out << "bytes upper bound: " << DumpJson(KnownValue(upper)) << " ("
+        << upper["status"].get<std::string>() << "; compiled graphs unfused)\n";
+  }
+  const double moved = KnownValue(bytes).get<double>();
+  if (moved > 0) {
+    const bool known =
+        bytes["status"] == "complete" && job["total"]["status"] == "complete";
+    out << "arithmetic intensity: "
+        << absl::StrFormat("%.3f",
+                           KnownValue(job["total"]).get<double>() / moved)
+        << " FLOPs per byte" << (known ? "" : " (of the known work)") << "\n";
+  }
+}
+
 // One line per fact of the job report; --json writes the report itself.
 void PrintJobReport(const torchscan::report::Json& job, std::ostream& out) {
   using torchscan::report::DumpJson;
@@ -131,6 +161,7 @@ void PrintJobReport(const torchscan::report::Json& job, std::ostream& out) {
       << DumpJson(total["value"].is_null() ? total["known_value"]
                                            : total["value"])
       << " (" << total["status"].get<std::string>() << ")\n";
+  if (job.contains("bytes")) PrintJobBytes(job, out);
   out << "per rank: min " << DumpJson(job["rank_min"]) << ", max "
       << DumpJson(job["rank_max"]) << ", imbalance (max/mean) "
       << DumpJson(job["imbalance"]) << "\n";

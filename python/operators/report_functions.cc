@@ -16,6 +16,7 @@
 #include "report/json_io.h"
 #include "report/json_reader.h"
 #include "report/render/report_documents.h"
+#include "report/render/roofline_plot.h"
 #include "report/summary.h"
 
 namespace torchscan::dispatch {
@@ -110,17 +111,23 @@ PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Json document;
   std::optional<Json> before, after;
+  std::optional<Json> device;
   report::render::HtmlOptions options;
-  if (!CheckArguments(kExtensionModule, "render_html", nargs, 4) ||
+  if (!CheckArguments(kExtensionModule, "render_html", nargs, 5) ||
       !ReportArgument(args[0], "report", &document) ||
       !OptionalReportArgument(args[1], "before", &before) ||
       !OptionalReportArgument(args[2], "after", &after) ||
-      !Utf8(args[3], &options.title)) {
+      !Utf8(args[3], &options.title) ||
+      (args[4] != Py_None && !ToJson(args[4], "device", &device.emplace()))) {
     return nullptr;
   }
   std::string html;
   const bool ok = WithoutGil(
-      [&] {
+      [&]() -> absl::StatusOr<std::string> {
+        if (device) {
+          TS_ASSIGN_OR_RETURN(options.roofline,
+                              report::render::RooflineDeviceFromJson(*device));
+        }
         return report::render::HtmlOfDocument(
             document, before ? &*before : nullptr, after ? &*after : nullptr,
             options);
@@ -213,7 +220,8 @@ PyMethodDef kFunctions[] = {
     {"compare_reports", AsCFunction(CompareReports), METH_FASTCALL,
      "compare_reports(before, after) -> dict: the diff of two reports."},
     {"render_html", AsCFunction(RenderHtml), METH_FASTCALL,
-     "render_html(report, before, after, title) -> str: the HTML page."},
+     "render_html(report, before, after, title, device) -> str: the HTML "
+     "page; device None or {name, peak_flops, memory_bandwidth}."},
     {"folded_stacks", AsCFunction(FoldedStacks), METH_FASTCALL,
      "folded_stacks(report, before, after) -> (text, partial, notes)."},
     {"list_diagnostics", AsCFunction(ListDiagnostics), METH_FASTCALL,

@@ -24,7 +24,7 @@
 //       ValueError "options.max_depth: expected an integer, got string".
 //   compare_reports(before, after) -> dict
 //       The diff of two reports, ours or TorchScan 0.2's.
-//   render_html(report, before, after, title) -> str
+//   render_html(report, before, after, title, device) -> str
 //       The page of an analysis, a FLOP report or a diff; `before` and
 //       `after` are None or, with a diff, the reports it was computed from;
 //       `title` "" is the renderer's default.

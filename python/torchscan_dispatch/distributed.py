@@ -180,7 +180,10 @@ def merge_rank_reports(
     Raises ValueError, naming the reports, when they come from different
     jobs, world sizes, schema or torch versions, when a rank appears twice or
     a report has no ``distributed`` context. Missing ranks are listed in
-    ``missing_ranks`` and make the total partial.
+    ``missing_ranks`` and make the total partial. ``bytes`` sums the ranks'
+    bytes moved and, when a rank ran a compiled graph, their upper bounds
+    (``bytes["upper_bound"]``: a rank that ran none adds its bytes, which
+    are its upper bound; docs/report-schema.md says when it is partial).
     """
     if names is None:
         names = [f"report {index}" for index in range(len(reports))]

@@ -168,6 +168,13 @@ class StepStats:
     bytes_complete: bool = False
     #: Bytes read + written per phase (as ``flops_by_phase``).
     bytes_by_phase: dict[str, int] = field(default_factory=dict)
+    #: The unfused upper bound on the bytes (the report's
+    #: ``bytes.upper_bound``): None unless a compiled graph ran, whose fused
+    #: kernels move between its own inputs and outputs (in ``bytes_read``
+    #: and ``bytes_written``, a lower bound) and this; a lower bound itself
+    #: unless ``bytes_upper_bound_complete``.
+    bytes_upper_bound: int | None = None
+    bytes_upper_bound_complete: bool = False
     _counter: Any = field(default=None, repr=False)
     _phases: list[str] = field(default_factory=list, repr=False)
     # The counter's report as it came (the phases still in by_module) until
@@ -179,6 +186,30 @@ class StepStats:
     def hardware_flops(self) -> int:
         """Everything that ran: ``flops``."""
         return self.flops
+
+    @property
+    def bytes_moved(self) -> int:
+        """``bytes_read + bytes_written``: the report's known bytes (a lower
+        bound unless ``bytes_complete``)."""
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def arithmetic_intensity(self) -> float | None:
+        """``flops / bytes_moved`` FLOPs per byte, None when no bytes were
+        counted. Of the known work when ``complete`` or ``bytes_complete`` is
+        False: it may then move either way once the missing work is added
+        (``intensity_complete``)."""
+        return self.flops / self.bytes_moved if self.bytes_moved else None
+
+    @property
+    def intensity_complete(self) -> bool:
+        """Whether ``arithmetic_intensity`` rests on complete counts."""
+        return self.complete and self.bytes_complete
+
+    @property
+    def achieved_bytes_per_second(self) -> float:
+        """``bytes_moved / seconds`` (0.0 before the step ends)."""
+        return self.bytes_moved / self.seconds if self.seconds > 0 else 0.0
 
     @property
     def report(self) -> dict[str, Any]:
@@ -342,6 +373,10 @@ class StepMeter:
         if moved is not None:
             stats.bytes_read, stats.bytes_written = int(moved["read"]), int(moved["written"])
             stats.bytes_complete = moved["status"] == "complete"
+            upper = moved.get("upper_bound")
+            if upper is not None:
+                stats.bytes_upper_bound = _known(upper)
+                stats.bytes_upper_bound_complete = upper["status"] == "complete"
             if stats._phases:
                 stats.bytes_by_phase = {
                     name: int(moved["by_module"].get(f"phase:{name}", 0)) for name in stats._phases

@@ -45,12 +45,28 @@ def folded_stacks(
     return hooks().folded_stacks(report, before, after)
 
 
+def _device_document(device_model: Any) -> dict[str, Any] | None:
+    """The device the page's roofline is drawn for, as the library reads it."""
+    if device_model is None:
+        return None
+    # Imported here: the roofline module imports torch.
+    from torchscan_dispatch.roofline import resolve_device
+
+    spec = resolve_device(device_model)
+    return {
+        "name": spec.name,
+        "peak_flops": {precision: float(peak) for precision, peak in spec.peak_flops.items()},
+        "memory_bandwidth": float(spec.memory_bandwidth),
+    }
+
+
 def to_html(
     report: Mapping[str, Any],
     *,
     before: Mapping[str, Any] | None = None,
     after: Mapping[str, Any] | None = None,
     title: str = "",
+    device_model: Any = None,
 ) -> str:
     """The HTML page of ``report``: an analysis (``crawl_module``), a FLOP
     report (``measure_flops``) or a diff (``compare_reports``). With a diff,
@@ -58,12 +74,19 @@ def to_html(
     charts side by side, the changed layers outlined. ``title`` defaults to
     the model's type.
 
+    A FLOP report's page shows its bytes moved beside the FLOPs (totals,
+    upper bound, by module, per operator with FLOPs per byte). With
+    ``device_model`` (a device table name such as "H100 SXM", or a
+    DeviceSpec such as ``roofline.measure_host_peak()``), it also plots the
+    operators on that device's roofline; other pages ignore it.
+
     Raises TypeError for a value that is not a dict and ValueError for one
     that is no report, a report that does not parse (the message names the
-    field), or ``before``/``after`` that are not the diff's reports.
+    field), ``before``/``after`` that are not the diff's reports, or an
+    unknown device name.
     """
     _check_documents(report, before, after)
-    return hooks().render_html(report, before, after, title)
+    return hooks().render_html(report, before, after, title, _device_document(device_model))
 
 
 def write_html(
@@ -73,10 +96,11 @@ def write_html(
     before: Mapping[str, Any] | None = None,
     after: Mapping[str, Any] | None = None,
     title: str = "",
+    device_model: Any = None,
 ) -> None:
     """Writes ``to_html(report, ...)`` to ``path``: one file, no network
     needed to view it."""
-    html = to_html(report, before=before, after=after, title=title)
+    html = to_html(report, before=before, after=after, title=title, device_model=device_model)
     with open(path, "w", encoding="utf-8") as file:
         file.write(html)
 

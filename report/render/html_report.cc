@@ -254,6 +254,14 @@ constexpr char kPartialLegend[] =
     "a breadcrumb to go back up to it; hover a bar to outline its module in "
     "the other chart.";
 
+constexpr char kBytesLegend[] =
+    "Bytes each module's operator calls read and wrote (its submodules' "
+    "included). <span class=\"swatch partial\"></span> hatched and marked "
+    "\u2265: partial, a lower bound: some call's bytes are not known, or a "
+    "compiled graph ran, whose fused kernels move at least its own inputs "
+    "and outputs (counted) and at most the unfused sum (the totals' upper "
+    "bound; there is none per module).";
+
 std::string TotalLabel(absl::string_view name) {
   static const auto* const kLabels = new std::map<std::string, std::string>{
       {"parameters", "Parameters"},
@@ -266,6 +274,9 @@ std::string TotalLabel(absl::string_view name) {
       {"operator_flops", "Operator FLOPs"},
       {"macs", "Multiply-accumulates (MACs)"},
       {"dmas", "Direct memory accesses (DMAs)"},
+      {"bytes", "Bytes moved"},
+      {"bytes_upper_bound",
+       "Bytes moved, upper bound (compiled graphs unfused)"},
   };
   auto it = kLabels->find(std::string(name));
   return it == kLabels->end() ? std::string(name) : it->second;
@@ -342,17 +353,62 @@ std::string RunInText(const OperatorTypes& types, const std::string& op,
   return absl::StrJoin(parts, ", ");
 }
 
-void OperatorsSection(Page& page, const FlopReport& report,
-                      const OperatorTypes* types = nullptr) {
+// An operator's bytes moved (marked \u2265 when a bytes diagnostic names
+// it) and FLOPs per byte (its known FLOPs over its known bytes, titled "of
+// the known work" when either count is partial); empty cells when it moved
+// none.
+std::string BytesCells(std::optional<Count> flops, bool flops_partial,
+                       std::optional<Count> bytes, bool bytes_partial) {
+  if (!bytes) {
+    return "<td class=\"num\" data-value=\"\"></td>"
+           "<td class=\"num\" data-value=\"\"></td>";
+  }
+  std::string intensity, intensity_value;
+  if (flops && *flops > 0 && *bytes > 0) {
+    const double value =
+        pycompat::CountToDouble(*flops) / pycompat::CountToDouble(*bytes);
+    intensity_value = pycompat::PythonFloatRepr(value);
+    intensity = pycompat::PythonFixed(value, 2);
+  }
+  const bool partial = flops_partial || bytes_partial;
+  return absl::StrCat(
+      "<td class=\"num", bytes_partial ? " partial" : "", "\" data-value=\"",
+      CountToString(*bytes), "\">", bytes_partial ? "\u2265 " : "",
+      GroupedCount(*bytes), "</td><td class=\"num", partial ? " partial" : "",
+      "\" data-value=\"", intensity_value, "\"",
+      partial && !intensity.empty() ? " title=\"of the known work\"" : "", ">",
+      intensity, "</td>");
+}
+
+absl::Status OperatorsSection(Page& page, const FlopReport& report,
+                              const OperatorTypes* types = nullptr) {
   struct Row {
     std::string name;
     std::optional<Count> flops;
     std::vector<std::string> notes;
     bool uncounted = false;
+    std::optional<Count> bytes;
+    bool bytes_partial = false;
   };
   std::map<std::string, Row> rows;
   for (const auto& [name, flops] : report.by_operator) {
     rows[name] = Row{name, flops};
+  }
+  if (report.bytes) {
+    for (const auto& [name, moved] : report.bytes->by_operator) {
+      Row& row = rows[name];
+      row.name = name;
+      TS_ASSIGN_OR_RETURN(row.bytes,
+                          SumCounts(moved.read, moved.written, "bytes"));
+    }
+    for (const Diagnostic& diagnostic : report.bytes->diagnostics) {
+      if (diagnostic.subject_kind != DiagnosticSubject::kOperator) continue;
+      Row& row = rows[diagnostic.subject];
+      row.name = diagnostic.subject;
+      row.bytes_partial = true;
+      if (!row.bytes) row.bytes = 0;
+      row.notes.push_back(diagnostic.message);
+    }
   }
   for (const Diagnostic& diagnostic : report.diagnostics) {
     if (diagnostic.subject_kind != DiagnosticSubject::kOperator) continue;
@@ -383,11 +439,14 @@ void OperatorsSection(Page& page, const FlopReport& report,
       TableFilter("operators", "operator name"),
       "<table class=\"operators sortable\" id=\"operators-table\"><thead>"
       "<tr><th>Operator</th><th>FLOPs</th><th>Share</th>",
+      report.bytes ? "<th>Bytes moved</th><th>FLOPs per byte</th>" : "",
       types ? "<th data-nosort>Run in (self FLOPs by module type)</th>" : "",
       "<th data-nosort>Notes</th></tr></thead><tbody>"));
   for (std::size_t index = 0; index < ordered.size(); ++index) {
     const Row& row = ordered[index];
-    std::string flops = row.flops ? GroupedCount(*row.flops) : "not counted";
+    std::string flops = row.flops       ? GroupedCount(*row.flops)
+                        : row.uncounted ? "not counted"
+                                        : "";
     if (row.flops && row.uncounted) flops = absl::StrCat("\u2265 ", flops);
     const std::string share = row.flops ? PercentText(*row.flops, total) : "";
     const std::string value = row.flops ? CountToString(*row.flops) : "";
@@ -400,6 +459,9 @@ void OperatorsSection(Page& page, const FlopReport& report,
         "\"><span class=\"share-track\"><span class=\"share-bar\" "
         "style=\"width:",
         share.empty() ? "0%" : share, "\"></span></span>", share, "</td>",
+        report.bytes
+            ? BytesCells(row.flops, row.uncounted, row.bytes, row.bytes_partial)
+            : "",
         types ? absl::StrCat("<td>",
                              EscapeHtml(RunInText(*types, row.name,
                                                   row.flops.value_or(0))),
@@ -408,6 +470,7 @@ void OperatorsSection(Page& page, const FlopReport& report,
         "<td>", EscapeHtml(absl::StrJoin(row.notes, " ")), "</td></tr>"));
   }
   page.Add("</tbody></table></section>\n");
+  return absl::OkStatus();
 }
 
 // NOTE [Sandwich]: the cost of each module class across the tree, beside
@@ -828,8 +891,8 @@ absl::StatusOr<std::string> RenderHtml(const AnalysisReport& report,
       Page::Scale::kOwn);
   TS_RETURN_IF_ERROR(LayersTable(page, report));
   if (HasOperatorFlops(report)) {
-    OperatorsSection(page, report.operator_flops,
-                     costs ? &costs->operator_types : nullptr);
+    TS_RETURN_IF_ERROR(OperatorsSection(
+        page, report.operator_flops, costs ? &costs->operator_types : nullptr));
   }
   DiagnosticsSection(page, report.diagnostics);
   return page.Finish();
@@ -842,6 +905,12 @@ absl::StatusOr<std::string> RenderHtml(const FlopReport& report,
       absl::StrCat("torch ", report.torch_version, " \u00b7 ", report.method));
   MetricMap totals;
   totals.Set("operator_flops", report.total);
+  if (report.bytes) {
+    totals.Set("bytes", report.bytes->total);
+    if (report.bytes->upper_bound) {
+      totals.Set("bytes_upper_bound", *report.bytes->upper_bound);
+    }
+  }
   TotalsTable(page, totals);
   TS_ASSIGN_OR_RETURN(ModuleTree tree, OperatorFlopsTree(report));
   if (tree.roots.empty()) {
@@ -854,8 +923,25 @@ absl::StatusOr<std::string> RenderHtml(const FlopReport& report,
                     {{"operator_flops", "Operator FLOPs", std::move(tree), {}}},
                     Page::Scale::kShared);
   }
-  OperatorsSection(page, report);
-  DiagnosticsSection(page, report.diagnostics);
+  if (report.bytes) {
+    TS_ASSIGN_OR_RETURN(ModuleTree bytes, BytesMovedTree(report));
+    if (!bytes.roots.empty()) {
+      page.ChartGroup("bytes", "Bytes moved by module", kBytesLegend,
+                      {{"bytes_moved", "Bytes moved", std::move(bytes), {}}},
+                      Page::Scale::kOwn);
+    }
+  }
+  if (options.roofline) {
+    page.Add(RooflineSection(PlotRoofline(report, *options.roofline),
+                             *options.roofline));
+  }
+  TS_RETURN_IF_ERROR(OperatorsSection(page, report));
+  std::vector<Diagnostic> diagnostics = report.diagnostics;
+  if (report.bytes) {
+    diagnostics.insert(diagnostics.end(), report.bytes->diagnostics.begin(),
+                       report.bytes->diagnostics.end());
+  }
+  DiagnosticsSection(page, diagnostics);
   return page.Finish();
 }
 

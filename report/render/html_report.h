@@ -23,7 +23,10 @@
 //     and filterable;
 //   - the diagnostics, grouped by code.
 // A FlopReport (measure_flops) shows its operator FLOPs by module, the
-// operators and the diagnostics. A compare (ReportDiff) shows the totals
+// operators and the diagnostics; with bytes moved, also their total and
+// upper bound (when a compiled graph ran) among the totals, their icicle by
+// module, each operator's bytes and FLOPs per byte, and, given a device,
+// the roofline plot. A compare (ReportDiff) shows the totals
 // before and after, and every added, removed and changed layer call; given
 // the two reports it was computed from, also their charts on one scale,
 // with the changed, added and removed modules outlined.
@@ -35,12 +38,14 @@
 #ifndef TORCHSCAN_REPORT_RENDER_HTML_REPORT_H_
 #define TORCHSCAN_REPORT_RENDER_HTML_REPORT_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "report/analysis_report.h"
 #include "report/flop_report.h"
+#include "report/render/roofline_plot.h"
 #include "report/report_diff.h"
 
 namespace torchscan::report::render {
@@ -49,6 +54,9 @@ struct HtmlOptions {
   // The page's title and heading; empty: the model's type (an analysis),
   // "Operator FLOPs" (a FlopReport), "Report comparison" (a diff).
   std::string title;
+  // A FlopReport's page adds its operators on this device's roofline
+  // (roofline_plot.h) when set; other pages ignore it.
+  std::optional<RooflineDevice> roofline;
 };
 
 // Errors: values that are not integer counts where counts are expected,

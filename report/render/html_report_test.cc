@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "report/compare.h"
 #include "report/render/render_test_support.h"
@@ -331,6 +332,80 @@ TEST(RenderHtmlTest, FlopReportShowsTheWorkloadAboveItsRoots) {
   EXPECT_EQ("partial", root["children"][0]["status"]);
   EXPECT_EQ("B", root["children"][1]["name"]);
   EXPECT_TRUE(absl::StrContains(*html, "<title>Operator FLOPs</title>"));
+}
+
+// A FlopReport with bytes: aten.mm's 1,048,576 FLOPs over 24,576 + 16,384
+// bytes (25.6 per byte), a compiled graph's lower bound (3,072 bytes, no
+// FLOPs of its own) and an upper bound of 5,120 + 40,960.
+FlopReport ReportWithBytes() {
+  FlopReport report;
+  report.total = Flops(1048576, "workload");
+  report.by_module = {{"Net", 1048576}};
+  report.by_operator = {{"aten.mm", 1048576}};
+  report.by_operator_precision = {{"aten.mm", {{"bf16", 1048576}}}};
+  BytesMoved bytes;
+  bytes.read = 24576 + 2048;
+  bytes.written = 16384 + 1024;
+  bytes.by_operator = {{"aten.mm", {24576, 16384}},
+                       {std::string(kCompiledGraphOperator), {2048, 1024}}};
+  bytes.by_module = {{"Net", 44032}};
+  bytes.total = MetricResult::Partial(Count(44032), BytesMovedKind());
+  bytes.upper_bound = MetricResult::Complete(Count(46080), UnfusedBytesKind());
+  bytes.diagnostics.push_back(Diagnostic::ForOperator(
+      std::string(kCompiledRegionBytes), "bytes",
+      std::string(kCompiledGraphOperator), "compiled graph 0/0 ran 1 time(s)"));
+  report.bytes = bytes;
+  return report;
+}
+
+TEST(RenderHtmlTest, FlopReportShowsBytesBesideFlops) {
+  absl::StatusOr<std::string> html = RenderHtml(ReportWithBytes());
+  ASSERT_TRUE(html.ok()) << html.status();
+  // Totals: the bytes a lower bound, the upper bound complete.
+  EXPECT_TRUE(absl::StrContains(
+      *html,
+      "<tr data-metric=\"bytes\"><th>Bytes moved</th><td class=\"num "
+      "partial\" data-value=\"44032\" title=\"partial (lower bound)\">"
+      "\u2265 44,032</td>"));
+  EXPECT_TRUE(absl::StrContains(
+      *html,
+      "<tr data-metric=\"bytes_upper_bound\"><th>Bytes moved, upper bound "
+      "(compiled graphs unfused)</th><td class=\"num complete\" "
+      "data-value=\"46080\" title=\"complete\">46,080</td>"));
+  // The operator's bytes and FLOPs per byte; the compiled graph's bytes a
+  // lower bound, with no FLOPs of its own.
+  EXPECT_TRUE(absl::StrContains(
+      *html,
+      "<td class=\"num\" data-value=\"40960\">40,960</td><td class=\"num\" "
+      "data-value=\"25.6\">25.60</td>"));
+  EXPECT_TRUE(absl::StrContains(
+      *html,
+      "<td class=\"num partial\" data-value=\"3072\">\u2265 3,072</td>"));
+  // The bytes by module, a chart of its own.
+  const Json data = ChartData(*html);
+  ASSERT_EQ(2u, data["charts"].size());
+  EXPECT_EQ("bytes_moved", data["charts"][1]["id"]);
+  EXPECT_EQ("B", data["charts"][1]["unit"]);
+  EXPECT_EQ("44032", data["charts"][1]["root"]["value"]);
+  EXPECT_EQ("partial", data["charts"][1]["root"]["status"]);
+  // No device, no roofline.
+  EXPECT_FALSE(absl::StrContains(*html, "id=\"roofline\""));
+}
+
+TEST(RenderHtmlTest, FlopReportWithADeviceShowsItsRoofline) {
+  HtmlOptions options;
+  options.roofline = RooflineDevice{"toy", {{"bf16", 1e12}}, 1e10};
+  absl::StatusOr<std::string> html = RenderHtml(ReportWithBytes(), options);
+  ASSERT_TRUE(html.ok()) << html.status();
+  EXPECT_TRUE(absl::StrContains(*html, "<h2>Roofline on toy</h2>"));
+  // aten.mm is the one operator with FLOPs and bytes.
+  EXPECT_TRUE(absl::StrContains(
+      *html,
+      "<circle class=\"point\" data-operator=\"aten.mm\" "
+      "data-intensity=\"25.6\" data-flops-per-second=\"2.56e+11\""));
+  const std::vector<absl::string_view> around =
+      absl::StrSplit(*html, "<circle");
+  EXPECT_EQ(2u, around.size());  // one circle
 }
 
 // Before: SmallCnn. After: a head twice as wide, no pool, a new dropout.

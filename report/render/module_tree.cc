@@ -198,15 +198,16 @@ absl::StatusOr<ModuleTree> CountTree(const AnalysisReport& report,
 // by_module labels are "<root class>[.<path>]"; `types` (path -> class)
 // names the nodes when a report's layers are known.
 absl::StatusOr<ModuleTree> LabelTree(
-    const FlopReport& report,
+    const std::map<std::string, Count>& by_module, const MetricResult& sum,
+    absl::string_view unit, absl::string_view field,
     const std::map<std::string, std::string, std::less<>>& types) {
-  TS_ASSIGN_OR_RETURN(Part total, PartOf(report.total, "operator_flops.total"));
+  TS_ASSIGN_OR_RETURN(Part total, PartOf(sum, absl::StrCat(field, ".total")));
   const MetricStatus status = total.status == MetricStatus::kComplete
                                   ? MetricStatus::kComplete
                                   : MetricStatus::kPartial;
   // Root label -> its builder, in label order (by_module is sorted).
   std::vector<std::pair<std::string, TreeBuilder>> roots;
-  for (const auto& [label, flops] : report.by_module) {
+  for (const auto& [label, flops] : by_module) {
     std::pair<std::string, std::string> split =
         absl::StrSplit(label, absl::MaxSplits('.', 1));
     auto& [root_name, path] = split;
@@ -223,12 +224,12 @@ absl::StatusOr<ModuleTree> LabelTree(
     }
     root->second.AddPart(path, Part{status, flops});
   }
-  ModuleTree tree{"FLOPs"};
+  ModuleTree tree{std::string(unit)};
   tree.status = total.status;
   tree.total = total.value;
   for (const auto& [unused, builder] : roots) {
     TS_ASSIGN_OR_RETURN(ModuleNode root,
-                        builder.Build("operator_flops.by_module"));
+                        builder.Build(absl::StrCat(field, ".by_module")));
     tree.roots.push_back(std::move(root));
   }
   return tree;
@@ -253,7 +254,9 @@ absl::StatusOr<ModuleTree> OperatorFlopsTree(const AnalysisReport& report) {
     for (const LayerReport& layer : report.layers) {
       types.emplace(layer.path, layer.type);
     }
-    return LabelTree(report.operator_flops, types);
+    return LabelTree(report.operator_flops.by_module,
+                     report.operator_flops.total, "FLOPs", "operator_flops",
+                     types);
   }
   TreeBuilder builder = LayerTree(report, OwnParts::kInclusive);
   for (const LayerOperatorFlops& entry : *report.layer_operator_flops) {
@@ -276,7 +279,16 @@ absl::StatusOr<ModuleTree> OperatorFlopsTree(const AnalysisReport& report) {
 }
 
 absl::StatusOr<ModuleTree> OperatorFlopsTree(const FlopReport& report) {
-  return LabelTree(report, {});
+  return LabelTree(report.by_module, report.total, "FLOPs", "operator_flops",
+                   {});
+}
+
+absl::StatusOr<ModuleTree> BytesMovedTree(const FlopReport& report) {
+  if (!report.bytes) {
+    return absl::InvalidArgumentError("the report has no bytes moved");
+  }
+  return LabelTree(report.bytes->by_module, report.bytes->total, "B", "bytes",
+                   {});
 }
 
 absl::StatusOr<ModuleTree> ModuleFormulaTree(const AnalysisReport& report,

@@ -73,6 +73,11 @@ absl::StatusOr<ModuleTree> OperatorFlopsTree(const AnalysisReport& report);
 // operator may have run in any module, so every node is partial too.
 absl::StatusOr<ModuleTree> OperatorFlopsTree(const FlopReport& report);
 
+// The same of a FlopReport's bytes moved (bytes.by_module, unit "B"), every
+// node partial when the bytes are. InvalidArgument for a report without
+// bytes (written before they existed).
+absl::StatusOr<ModuleTree> BytesMovedTree(const FlopReport& report);
+
 // A module-formula metric ("module_flops", "macs" or "dmas") of the layers
 // that carry it (TorchScan computes them for leaf modules), summed up the
 // tree. Errors: a value that is not an integer count, overflows.

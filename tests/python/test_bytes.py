@@ -277,6 +277,40 @@ def test_step_meter_phases_split_bytes():
     assert not any(label.startswith("phase:") for label in step.report["bytes"]["by_module"])
 
 
+def test_step_meter_shows_intensity_and_no_upper_bound_without_compiled_graphs():
+    a, b = torch.randn(4, 8), torch.randn(8, 3)
+    meter = StepMeter(peak_flops_per_second=1e12)
+    with meter.step() as step:
+        torch.mm(a, b)
+    # 2 * 4 * 8 * 3 FLOPs over (32 + 24 + 12) * 4 bytes.
+    assert step.bytes_moved == 272
+    assert step.arithmetic_intensity == 192 / 272
+    assert step.intensity_complete
+    assert step.bytes_upper_bound is None
+    assert step.achieved_bytes_per_second == 272 / step.seconds
+
+
+def test_step_meter_carries_a_compiled_steps_upper_bound():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(lambda a, b: (a @ b).relu())
+        compiled(a, b)
+        meter = StepMeter(peak_flops_per_second=1e12)
+        with meter.step() as step:
+            compiled(a, b)
+    finally:
+        torch._dynamo.reset()
+    # The graph's lower bound (a, b read, the output written: 1024 bytes
+    # each) and its unfused sum (mm 3072, relu 2048), as measure_flops has
+    # them (test_compiled_graph_bounds_are_its_inputs_and_outputs_...).
+    assert (step.bytes_moved, step.bytes_complete) == (3072, False)
+    assert (step.bytes_upper_bound, step.bytes_upper_bound_complete) == (5120, True)
+    assert step.bytes_upper_bound == step.report["bytes"]["upper_bound"]["value"]
+    assert step.arithmetic_intensity == 2 * 16**3 / 3072
+    assert not step.intensity_complete
+
+
 def test_flop_counter_total_bytes():
     a, b = torch.randn(4, 8), torch.randn(8, 3)
     with torchscan_dispatch.FlopCounter() as counter:
@@ -525,3 +559,66 @@ def test_a_report_with_an_upper_bound_reads_back():
     broken = {**report, "bytes": {**report["bytes"], "upper_bound": {**report["bytes"]["upper_bound"], "value": None}}}
     with pytest.raises(ValueError, match="bytes.upper_bound"):
         torchscan_dispatch.to_html(broken)
+
+
+def as_rank(report, rank, world_size=2):
+    """``report`` as rank ``rank``'s of one job (the context a process group
+    would have given it)."""
+    return {
+        **report,
+        "distributed": {"job_id": "j", "rank": rank, "world_size": world_size, "backend": "gloo", "groups": []},
+    }
+
+
+def test_a_job_upper_bound_sums_compiled_and_eager_ranks():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    compiled = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    eager = torchscan_dispatch.measure_flops(lambda: (a @ b).relu())
+    assert "upper_bound" not in eager["bytes"]
+    job = torchscan_dispatch.merge_rank_reports([as_rank(compiled, 0), as_rank(eager, 1)])
+    moved = job["bytes"]
+    # Rank 0's lower bound (3072) plus rank 1's eager 5120; partial, since
+    # rank 0 ran a compiled graph.
+    assert moved["status"] == "partial"
+    assert moved["known_value"] == 3072 + 5120
+    # Rank 0's unfused sum (5120) plus rank 1's bytes, which ran no compiled
+    # graph, so its upper bound is its bytes: complete.
+    upper = moved["upper_bound"]
+    assert upper["status"] == "complete"
+    assert upper["value"] == compiled["bytes"]["upper_bound"]["value"] + eager["bytes"]["value"] == 10240
+    assert {rank: part["value"] for rank, part in upper["per_rank"].items()} == {"0": 5120, "1": 5120}
+    assert job["diagnostics"] == []
+
+
+def test_a_job_upper_bound_with_a_missing_rank_is_partial():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    compiled = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    job = torchscan_dispatch.merge_rank_reports([as_rank(compiled, 0)])
+    assert job["bytes"]["upper_bound"]["status"] == "partial"
+    assert job["bytes"]["upper_bound"]["known_value"] == 5120
+    assert [d["code"] for d in job["diagnostics"]] == ["missing_rank"]
+
+
+def test_the_merge_command_prints_bytes_their_upper_bound_and_intensity(tmp_path):
+    cli = os.environ.get("TORCHSCAN_CLI")
+    if not cli:
+        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
+    import json
+    import subprocess
+
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    compiled = compiled_report(lambda a, b: (a @ b).relu(), a, b)
+    eager = torchscan_dispatch.measure_flops(lambda: (a @ b).relu())
+    paths = []
+    for rank, report in enumerate((compiled, eager)):
+        paths.append(tmp_path / f"rank{rank}.json")
+        paths[-1].write_text(json.dumps(as_rank(report, rank)))
+    merged = subprocess.run([cli, "merge", *map(str, paths)], capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0, merged.stderr
+    # FLOPs: each rank's mm, 2 * 16**3 (relu has no formula: partial);
+    # bytes: rank 0's lower bound 3072 and rank 1's 5120; the upper bound
+    # 5120 + 5120 (test_a_job_upper_bound_sums_compiled_and_eager_ranks).
+    assert "total FLOPs: 16384 (partial)\n" in merged.stdout
+    assert "bytes moved: 8192 (partial)\n" in merged.stdout
+    assert "bytes upper bound: 10240 (complete; compiled graphs unfused)\n" in merged.stdout
+    assert "arithmetic intensity: 2.000 FLOPs per byte (of the known work)\n" in merged.stdout

@@ -203,6 +203,78 @@ def test_flop_report_page(browser, tmp_path):
     assert_clean(browser)
 
 
+# What the roofline plot shows: each point's operator, numbers and place.
+POINTS = """(() => {
+  const svg = document.getElementById('roofline-plot');
+  const box = svg.getBoundingClientRect();
+  return {
+    box: {width: box.width, height: box.height},
+    points: [...svg.querySelectorAll('circle.point')].map(point => {
+      const r = point.getBoundingClientRect();
+      return {op: point.dataset.operator, intensity: Number(point.dataset.intensity),
+              flops_per_second: Number(point.dataset.flopsPerSecond),
+              x: r.left + r.width / 2 - box.left, y: r.top + r.height / 2 - box.top,
+              fill: point.getAttribute('fill')};
+    }),
+    roofs: svg.querySelectorAll('line.roof').length,
+  };
+})()"""
+
+
+def test_flop_report_page_shows_bytes_and_the_roofline(browser, tmp_path):
+    torch.manual_seed(0)
+    cnn = SmallCnn()
+    x = torch.randn(1, 3, 16, 16)
+    report = tsd.measure_flops(lambda: cnn(x))
+    moved = report["bytes"]
+    path = tmp_path / "roofline.html"
+    tsd.write_html(report, path, device_model="H100 SXM")
+    show(browser, path)
+    # The totals: bytes moved as the report has them, complete (no `\u2265`).
+    bytes_row = text_of(browser, 'tr[data-metric="bytes"] td')
+    assert bytes_row == f"{moved['value']:,}"
+    # The bytes by module: its own chart, the whole report at the top.
+    width, bars = bars_of(browser, "chart-bytes_moved")
+    assert bars[""]["value"] == str(moved["value"])
+    assert bars[""]["width"] == pytest.approx(width, abs=0.5)
+    # One point per operator with both FLOPs and bytes, at its FLOPs per
+    # byte, under the fp32 roofs (the CNN ran in float32).
+    plotted = {
+        op: flops / (moved["by_operator"][op]["read"] + moved["by_operator"][op]["written"])
+        for op, flops in report["by_operator"].items()
+        if flops and op in moved["by_operator"]
+    }
+    plot = browser.evaluate(POINTS)
+    assert len(plot["points"]) == len(plotted) >= 2
+    assert plot["roofs"] == 2  # the memory roof and the fp32 compute roof
+    h100 = tsd.devices.device_spec("H100 SXM")
+    for point in plot["points"]:
+        intensity = plotted[point["op"]]
+        assert point["intensity"] == pytest.approx(intensity, rel=1e-3)
+        bound = min(h100.peak_flops["fp32"], intensity * h100.memory_bandwidth)
+        assert point["flops_per_second"] == pytest.approx(bound, rel=1e-3)
+        assert 0 < point["x"] < plot["box"]["width"] and 0 < point["y"] < plot["box"]["height"]
+        assert point["fill"] != "none"  # complete counts: filled
+    # Higher intensity sits further right.
+    ordered = sorted(plot["points"], key=lambda point: point["intensity"])
+    assert [point["x"] for point in ordered] == sorted(point["x"] for point in ordered)
+    # The operators table's bytes and FLOPs per byte, for the first product.
+    op = max(plotted, key=lambda name: report["by_operator"][name])
+    cells = browser.evaluate(
+        f"[...document.querySelector('tr[data-operator=\"{op}\"]').children].map(c => c.textContent)"
+    )
+    assert cells[3] == f"{moved['by_operator'][op]['read'] + moved['by_operator'][op]['written']:,}"
+    assert cells[4] == f"{plotted[op]:.2f}"
+    # A search for an operator outlines its point as it does its row.
+    browser.press("/")
+    browser.type_text(op)
+    hits = browser.evaluate("[...document.querySelectorAll('circle.point.hit')].map(p => p.dataset.operator)")
+    assert hits == [op]
+    browser.press("Escape")
+    assert browser.evaluate("document.querySelectorAll('circle.point.hit').length") == 0
+    assert_clean(browser)
+
+
 # ---- A tower of repeated blocks: layout, labels, colours, folds, sorting,
 # filtering, search and zoom on a page a person would scroll through.
 

@@ -358,6 +358,34 @@ def test_a_run_prints_lower_bounds_and_names_what_is_not_counted(capsys):
     assert "MFU n/a (the device table has no peak for cpu" in capsys.readouterr().out
 
 
+def test_the_summary_shows_bytes_their_upper_bound_and_intensity():
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(lambda a, b: (a @ b).relu())
+        compiled(a, b)
+        meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+        with meter.step() as step:
+            compiled(a, b)
+        with meter.step() as eager:
+            torch.mm(a, b)
+    finally:
+        torch._dynamo.reset()
+    # Compiled: the graph's inputs and output (3 x 1024 bytes) are a lower
+    # bound, its unfused sum 5120 the upper; 8192 FLOPs / 3072 bytes.
+    assert llm_step.bytes_lines(step) == [
+        "  bytes moved         >= 3,072 (lower bound)",
+        "  bytes upper bound   5,120 (compiled graphs unfused)",
+        "  intensity           2.667 FLOP/byte (of the known work)",
+    ]
+    # Eager: mm reads 2048 and writes 1024 bytes, exactly.
+    assert llm_step.bytes_lines(eager) == [
+        "  bytes moved         3,072",
+        "  intensity           2.667 FLOP/byte",
+    ]
+    assert any(line.startswith("  achieved ") and line.endswith(" GB/s") for line in llm_step.describe(eager, None))
+
+
 def test_tensor_parallel_on_one_process_is_refused(monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(SystemExit) as exit_info:

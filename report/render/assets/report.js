@@ -365,6 +365,10 @@
       row.classList.toggle('hit', hit);
       if (hit) rowHits++;
     }
+    // The roofline plot's points are operators too.
+    for (const point of document.querySelectorAll('svg.roofline circle.point')) {
+      point.classList.toggle('hit', matches(undefined, undefined, point.dataset.operator));
+    }
     // A folded run holding a hit says so.
     for (const fold of document.querySelectorAll('tr.fold')) {
       const hidden = document.querySelectorAll('tr[data-folded-in~="' + fold.dataset.fold + '"].hit');
