@@ -28,6 +28,10 @@ namespace torchscan::formulas {
 struct ElementwiseTags {
   bool pointwise = false;
   bool reduction = false;
+  // Every result aliases an argument that the operator does not write (the
+  // schema's `Tensor(a)` returns): a view, zero FLOPs under the convention
+  // whether or not the ignore list names it (_reshape_alias, unfold, ...).
+  bool view = false;
 };
 
 // The rule that counts calls of `packet` ("aten::relu") with schema tags
@@ -51,9 +55,14 @@ absl::Span<const OperatorFormulaEntry> AllElementwiseRules();
 // methods; the ignore list itself is TorchScan 0.2's and stays as it is,
 // so under the default method they remain uncounted. Without them a
 // training step's `loss.backward()` (whose seed gradient is a ones_like)
-// could never be complete under the convention. The entry of `packet`, or
-// nullptr.
-const IgnoredOperatorEntry* FindElementwiseIgnored(absl::string_view packet);
+// could never be complete under the convention. Data movement (embedding,
+// gather, index, stack, the select and slice backwards, padding), random
+// generation and reading a scalar (_local_scalar_dense) are zero-FLOP under
+// the convention for the same reason. The entry of `packet`, the view row
+// for an operator whose tags say it is a view, or nullptr.
+const IgnoredOperatorEntry* FindElementwiseIgnored(absl::string_view packet,
+                                                   ElementwiseTags tags);
+// The view row (its packet is "view"), then the table sorted by packet.
 absl::Span<const IgnoredOperatorEntry> AllElementwiseIgnored();
 
 }  // namespace torchscan::formulas

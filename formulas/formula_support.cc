@@ -73,6 +73,17 @@ absl::StatusOr<bool> BoolArgument(const OperatorCall& call, std::size_t index,
   return value->boolean;
 }
 
+absl::StatusOr<absl::Span<const std::int64_t>> IntListArgument(
+    const OperatorCall& call, std::size_t index, absl::string_view role) {
+  TS_ASSIGN_OR_RETURN(const OperatorValue* value,
+                      ValueAt(call.arguments, index, role, "argument"));
+  if (value->kind != OperatorValue::Kind::kIntList) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        role, " (argument ", index, ") is not a list of integers"));
+  }
+  return absl::Span<const std::int64_t>(value->integers);
+}
+
 absl::Status ExpectRank(ShapeRef shape, std::size_t rank,
                         absl::string_view what) {
   if (shape.size() == rank) return absl::OkStatus();

@@ -31,6 +31,9 @@ absl::StatusOr<const OperatorValue*> OptionalTensorArgument(
     const OperatorCall& call, std::size_t index, absl::string_view role);
 absl::StatusOr<bool> BoolArgument(const OperatorCall& call, std::size_t index,
                                   absl::string_view role);
+// Argument `index` when it is a list of integers (a pooling's kernel size).
+absl::StatusOr<absl::Span<const std::int64_t>> IntListArgument(
+    const OperatorCall& call, std::size_t index, absl::string_view role);
 
 // `shape` must have exactly `rank` dimensions.
 absl::Status ExpectRank(ShapeRef shape, std::size_t rank,

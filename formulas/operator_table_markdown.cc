@@ -46,8 +46,12 @@ std::string ElementwiseRulesMarkdown() {
     absl::StrAppend(&out, "| ", operators, " | ", entry.convention, " |\n");
   }
   for (const IgnoredOperatorEntry& entry : AllElementwiseIgnored()) {
-    absl::StrAppend(&out, "| `", ReportName(entry.packet),
-                    "` | 0, ignored: ", entry.reason, " |\n");
+    const std::string operators =
+        absl::StrContains(entry.packet, "::")
+            ? absl::StrCat("`", ReportName(entry.packet), "`")
+            : "any operator whose schema returns views";
+    absl::StrAppend(&out, "| ", operators, " | 0, ignored: ", entry.reason,
+                    " |\n");
   }
   return out;
 }

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -249,18 +251,91 @@ std::uint64_t TensorArgumentsOf(const c10::FunctionSchema& schema) {
   return bits;
 }
 
-// The elementwise convention's rule of `op`: its schema's pointwise and
-// reduction tags decide it, with the softmax and normalisation table first
-// (formulas/elementwise_formulas.h). An operator without a schema has no
-// tags, only a table entry.
-const formulas::OperatorFormulaEntry* ElementwiseRuleOf(
-    const std::string& packet, const c10::OperatorHandle& op) {
-  formulas::ElementwiseTags tags;
-  if (op.hasSchema()) {
-    tags.pointwise = op.hasTag(at::Tag::pointwise);
-    tags.reduction = op.hasTag(at::Tag::reduction);
+// NOTE [Tags of untagged overloads]
+// ATen tags an operator's functional overload (where.self, masked_fill.Scalar)
+// but often not its siblings (where.ScalarOther, masked_fill.Tensor, the out=
+// overloads), which compute the same thing. An overload with neither tag
+// takes the tag that its packet's tagged overloads agree on; a packet whose
+// overloads disagree (max.other is pointwise, max.dim a reduction) gives its
+// untagged overloads none, so they stay uncounted rather than guessed. The
+// dispatcher lists operators only all at once (about 3,600 names), so the
+// tags of every packet are gathered in one pass, when an untagged overload is
+// first described, and again only when a packet registered since is asked
+// for.
+class PacketTags {
+ public:
+  static formulas::ElementwiseTags Of(const c10::OperatorName& name) {
+    static PacketTags* const tags = new PacketTags();  // leaked, as Registry
+    if (std::optional<formulas::ElementwiseTags> found =
+            tags->Find(name.name)) {
+      return *found;
+    }
+    // Gathered outside the lock: the dispatcher takes its own.
+    absl::flat_hash_map<std::string, Seen> gathered = Gather();
+    absl::MutexLock lock(&tags->mu_);
+    tags->by_packet_ = std::move(gathered);
+    return Agreed(tags->by_packet_[name.name]);
   }
-  return formulas::FindElementwiseRule(packet, tags);
+
+ private:
+  struct Seen {
+    bool pointwise = false;
+    bool reduction = false;
+  };
+
+  static formulas::ElementwiseTags Agreed(Seen seen) {
+    if (seen.pointwise == seen.reduction) return {};
+    return {.pointwise = seen.pointwise, .reduction = seen.reduction};
+  }
+
+  static absl::flat_hash_map<std::string, Seen> Gather() {
+    absl::flat_hash_map<std::string, Seen> by_packet;
+    c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+    for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+      Seen& seen = by_packet[name.name];
+      const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
+      if (!op || !op->hasSchema()) continue;
+      seen.pointwise = seen.pointwise || op->hasTag(at::Tag::pointwise);
+      seen.reduction = seen.reduction || op->hasTag(at::Tag::reduction);
+    }
+    return by_packet;
+  }
+
+  std::optional<formulas::ElementwiseTags> Find(const std::string& packet) {
+    absl::MutexLock lock(&mu_);
+    auto it = by_packet_.find(packet);
+    if (it == by_packet_.end()) return std::nullopt;
+    return Agreed(it->second);
+  }
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Seen> by_packet_ ABSL_GUARDED_BY(mu_);
+};
+
+// A schema returns views when every result aliases an argument without
+// writing it (`Tensor(a)`, `Tensor(a)[]`).
+bool ReturnsViews(const c10::FunctionSchema& schema) {
+  if (schema.returns().empty()) return false;
+  for (const c10::Argument& result : schema.returns()) {
+    if (result.alias_info() == nullptr || result.alias_info()->isWrite()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The facts of `op`'s schema that the elementwise convention reads
+// (formulas/elementwise_formulas.h). An operator without a schema has none:
+// only the convention's tables apply to it.
+formulas::ElementwiseTags ElementwiseTagsOf(const c10::OperatorHandle& op) {
+  if (!op.hasSchema()) return {};
+  formulas::ElementwiseTags tags{.pointwise = op.hasTag(at::Tag::pointwise),
+                                 .reduction = op.hasTag(at::Tag::reduction)};
+  if (!tags.pointwise && !tags.reduction) {
+    tags = PacketTags::Of(op.operator_name());
+  }
+  tags.view = ReturnsViews(op.schema());
+  return tags;
 }
 
 OperatorInfo Describe(const c10::OperatorHandle& op) {
@@ -294,8 +369,10 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
   }
   if (info.formula == nullptr && info.ignored == nullptr &&
       !info.is_communication()) {
-    info.elementwise = ElementwiseRuleOf(info.packet, op);
-    info.elementwise_ignored = formulas::FindElementwiseIgnored(info.packet);
+    const formulas::ElementwiseTags tags = ElementwiseTagsOf(op);
+    info.elementwise = formulas::FindElementwiseRule(info.packet, tags);
+    info.elementwise_ignored =
+        formulas::FindElementwiseIgnored(info.packet, tags);
   }
   if (info.is_communication() && op.hasSchema()) {
     const auto& arguments = op.schema().arguments();

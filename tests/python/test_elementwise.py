@@ -127,16 +127,14 @@ def test_formula_operators_keep_flop_counter_mode_counts():
 
 
 def test_operator_without_rule_stays_named_and_partial():
-    table = torch.randn(20, 8)
-    indices = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    # A sort's work is not a fixed number per element: no rule counts it.
+    x = torch.randn(2, 3, 8)
 
-    report = torchscan_dispatch.measure_flops(
-        lambda: torch.nn.functional.embedding(indices, table).relu(), elementwise=True
-    )
+    report = torchscan_dispatch.measure_flops(lambda: torch.sort(x).values.relu(), elementwise=True)
 
     assert report["total"]["status"] == "partial"
     assert report["total"]["method"].startswith(ELEMENTWISE_PREFIX)
-    assert [d["operator"] for d in report["diagnostics"]] == ["aten.embedding"]
+    assert [d["operator"] for d in report["diagnostics"]] == ["aten.sort"]
     assert report["diagnostics"][0]["code"] == "uncounted_operator"
     assert report["by_operator"] == {"aten.relu": 2 * 3 * 8}
 
@@ -202,3 +200,129 @@ def test_compiled_graph_applies_the_convention_to_its_decomposed_operators():
     assert report["by_operator"]["aten.addmm"] == default["by_operator"]["aten.addmm"]
     assert report["by_operator"]["aten.amax"] == BATCH * OUT
     assert "aten.native_layer_norm" not in report["by_operator"]
+
+
+# Operators beyond pointwise, reductions, softmax and normalisations: pooling,
+# losses, indexing and data movement (docs/operators.md, "Elementwise
+# convention"). Each count is computed here from element counts and windows,
+# independently of the rule table.
+
+
+def _convention(workload):
+    return torchscan_dispatch.measure_flops(workload, elementwise=True)
+
+
+def _adaptive_spans(inputs, outputs):
+    """Summed window lengths of adaptive pooling, enumerated cell by cell."""
+    total = 0
+    for i in range(outputs):
+        start = (i * inputs) // outputs
+        end = -((-(i + 1) * inputs) // outputs)  # ceil
+        total += len(range(start, end))
+    return total
+
+
+def test_cnn_training_step_is_complete_and_pooling_counts_every_window():
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, padding=1)
+    model = nn.Sequential(conv, nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2), nn.AdaptiveAvgPool2d((3, 2)),
+                          nn.Flatten(), nn.Linear(24, 5))  # fmt: skip
+    x, target = torch.randn(2, 3, 10, 10), torch.tensor([1, 4])
+
+    report = _convention(lambda: nn.functional.cross_entropy(model(x), target).backward())
+
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    by_operator = report["by_operator"]
+    # max pool 2x2 over 2x4x10x10: 2x4x5x5 outputs, 4 compares each; its
+    # backward adds each of the 2x4x5x5 gradients once.
+    assert by_operator["aten.max_pool2d_with_indices"] == 2 * 4 * 5 * 5 * 4
+    assert by_operator["aten.max_pool2d_with_indices_backward"] == 2 * 4 * 5 * 5
+    # adaptive average pooling 5x5 -> 3x2: windows [0,2) [1,4) [3,5) by rows,
+    # [0,3) [2,5) by columns.
+    windows = _adaptive_spans(5, 3) * _adaptive_spans(5, 2)
+    assert windows == 7 * 6
+    assert by_operator["aten._adaptive_avg_pool2d"] == 2 * 4 * windows
+    assert by_operator["aten._adaptive_avg_pool2d_backward"] == 2 * 4 * windows
+    # negative log-likelihood: one per target, forward and backward.
+    assert by_operator["aten.nll_loss_forward"] == 2
+    assert by_operator["aten.nll_loss_backward"] == 2
+    # batch norm in training computes statistics: 7 per element.
+    assert by_operator["aten.native_batch_norm"] == 7 * 2 * 4 * 10 * 10
+    # The formula operators keep FlopCounterMode's counts.
+    _, mode = flop_counter_mode_counts(lambda: nn.functional.cross_entropy(model(x), target).backward())
+    for packet, count in mode.items():
+        assert by_operator[packet] == count, packet
+
+
+def test_batch_norm_in_evaluation_counts_the_running_statistics_only():
+    torch.manual_seed(0)
+    norm = nn.BatchNorm2d(3)
+    x = torch.randn(2, 3, 4, 4)
+    norm.train()
+    training = _convention(lambda: norm(x))
+    norm.eval()
+    evaluation = _convention(lambda: norm(x))
+
+    assert training["by_operator"]["aten.native_batch_norm"] == 7 * x.numel()
+    assert evaluation["by_operator"]["aten.native_batch_norm"] == 4 * x.numel()
+    assert evaluation["total"]["status"] == "complete"
+
+
+def test_embedding_and_indexing_move_data_and_accumulations_add():
+    torch.manual_seed(0)
+    table = nn.Embedding(50, 8)
+    ids = torch.randint(0, 50, (3, 7))
+    source = torch.randn(4, 8, requires_grad=True)
+    rows = torch.tensor([0, 2, 2, 5])
+
+    def workload():
+        hidden = table(ids)  # embedding: a gather of rows
+        picked = hidden.gather(2, torch.zeros(3, 7, 1, dtype=torch.long))  # gather
+        buffer = torch.zeros(6, 8).index_put((rows,), source, accumulate=True)  # 4x8 adds
+        copied = torch.zeros(6, 8).index_put((rows,), source)  # a copy only
+        (picked.sum() + buffer.sum() + copied[1].sum()).backward()
+
+    report = _convention(workload)
+
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    by_operator, ignored = report["by_operator"], report["ignored_operators"]
+    for moved in ("aten.embedding", "aten.gather", "aten.select_backward"):
+        assert moved in ignored, moved
+        assert moved not in by_operator, moved
+    # The embedding's backward adds each of the 3x7x8 gradient elements into
+    # the table's gradient.
+    assert by_operator["aten.embedding_dense_backward"] == 3 * 7 * 8
+    # index_put: only the accumulating call adds (4x8 values); the other moves.
+    assert by_operator["aten.index_put"] == source.numel()
+
+
+def test_untagged_overload_takes_the_tag_its_siblings_agree_on():
+    # where.ScalarOther carries no ATen tag; where.self is pointwise.
+    x = torch.randn(6, 5)
+    report = _convention(lambda: torch.where(x > 0, x, 0.0))
+
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert report["by_operator"]["aten.where"] == x.numel()
+    assert report["by_operator"]["aten.gt"] == x.numel()
+
+
+def test_operator_whose_schema_returns_a_view_is_zero_flop_under_the_convention():
+    x = torch.randn(4, 6)
+    report = _convention(lambda: x.unfold(1, 2, 2).sum())
+
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert "aten.unfold" in report["ignored_operators"]
+    assert report["by_operator"] == {"aten.sum": x.numel()}
+
+
+def test_default_method_still_names_the_new_rules_operators():
+    # The convention's new rules change nothing under the default method.
+    torch.manual_seed(0)
+    pool = nn.Sequential(nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(3))
+    x = torch.randn(1, 2, 8, 8)
+    report = torchscan_dispatch.measure_flops(lambda: pool(x))
+
+    assert report["total"]["status"] == "partial"
+    uncounted = {d["operator"] for d in report["diagnostics"] if d["code"] == "uncounted_operator"}
+    assert uncounted == {"aten.max_pool2d_with_indices", "aten._adaptive_avg_pool2d"}
+    assert report["by_operator"] == {}
