@@ -180,29 +180,91 @@ CommunicationTotals CommunicationReport::Totals() const {
 
 namespace {
 
-Json ByGroupToJson(const CommunicationReport& report) {
-  Json by_group = Json::object();
-  for (const auto& [name, group] : report.by_group) {
+CommunicationTotals BucketTotals(CollectiveKind kind, std::int64_t size,
+                                 const CollectiveTally& tally) {
+  return CommunicationTotals{tally.calls, tally.payload_bytes,
+                             BusBytes(kind, size, tally.payload_bytes)};
+}
+
+// The kind named `name`, else "<path>: is not a collective kind".
+absl::StatusOr<CollectiveKind> KindNamed(absl::string_view name,
+                                         const JsonValue& value) {
+  std::optional<CollectiveKind> kind = CollectiveKindFromName(name);
+  if (!kind) return value.Error("is not a collective kind");
+  return *kind;
+}
+
+// A bucket's calls and payload bytes; its bus bytes are derived.
+absl::StatusOr<CollectiveTally> TallyFromJson(const JsonValue& value) {
+  TS_ASSIGN_OR_RETURN(const JsonObject object, value.Object());
+  TS_ASSIGN_OR_RETURN(const Count calls, object.NonNegativeCount("calls"));
+  TS_ASSIGN_OR_RETURN(const Count payload,
+                      object.NonNegativeCount("payload_bytes"));
+  return CollectiveTally{calls, payload};
+}
+
+}  // namespace
+
+Json CommunicationByKindCodec::Write(const ByKind& by_kind) {
+  Json node = Json::object();
+  for (const auto& [kind, sizes] : by_kind) {
+    CommunicationTotals totals;
+    Json by_size = Json::object();
+    for (const auto& [size, tally] : sizes) {
+      const CommunicationTotals bucket = BucketTotals(kind, size, tally);
+      totals.calls += bucket.calls;
+      totals.payload_bytes += bucket.payload_bytes;
+      totals.bus_bytes += bucket.bus_bytes;
+      by_size[absl::StrCat(size)] = ToJson(bucket);
+    }
+    Json entry = ToJson(totals);
+    entry["by_group_size"] = std::move(by_size);
+    node[std::string(CollectiveKindName(kind))] = std::move(entry);
+  }
+  return node;
+}
+
+absl::StatusOr<CommunicationByKindCodec::ByKind> CommunicationByKindCodec::Read(
+    const JsonValue& node) {
+  ByKind by_kind;
+  TS_ASSIGN_OR_RETURN(const JsonObject object, node.Object());
+  for (const auto& [name, entry] : object.Members()) {
+    TS_ASSIGN_OR_RETURN(const CollectiveKind kind, KindNamed(name, entry));
+    TS_ASSIGN_OR_RETURN(const JsonObject kind_object, entry.Object());
+    TS_ASSIGN_OR_RETURN(const JsonObject sizes,
+                        kind_object.Object("by_group_size"));
+    for (const auto& [size_text, tally] : sizes.Members()) {
+      std::int64_t size = 0;
+      if (!absl::SimpleAtoi(size_text, &size) || size < 1) {
+        return tally.Error("a group size must be a positive integer");
+      }
+      TS_ASSIGN_OR_RETURN(by_kind[kind][size], TallyFromJson(tally));
+    }
+  }
+  return by_kind;
+}
+
+Json CommunicationByGroupCodec::Write(const ByGroup& by_group) {
+  Json node = Json::object();
+  for (const auto& [name, group] : by_group) {
     Json entry = Json::object();
     entry["size"] = group.size;
     entry.update(ToJson(CommunicationReport::GroupTotals(group)));
     Json by_kind = Json::object();
     for (const auto& [kind, tally] : group.by_kind) {
-      by_kind[std::string(CollectiveKindName(kind))] = ToJson(
-          CommunicationTotals{tally.calls, tally.payload_bytes,
-                              BusBytes(kind, group.size, tally.payload_bytes)});
+      by_kind[std::string(CollectiveKindName(kind))] =
+          ToJson(BucketTotals(kind, group.size, tally));
     }
     entry["by_kind"] = std::move(by_kind);
-    by_group[name] = std::move(entry);
+    node[name] = std::move(entry);
   }
-  return by_group;
+  return node;
 }
 
-// Reads by_group's tallies (sizes, calls and payload bytes); the derived
-// members are checked against ByGroupToJson by the caller.
-absl::StatusOr<std::map<std::string, GroupCommunication>> ByGroupFromJson(
-    const JsonObject& by_group) {
-  std::map<std::string, GroupCommunication> groups;
+absl::StatusOr<CommunicationByGroupCodec::ByGroup>
+CommunicationByGroupCodec::Read(const JsonValue& node) {
+  ByGroup groups;
+  TS_ASSIGN_OR_RETURN(const JsonObject by_group, node.Object());
   for (const auto& [name, entry] : by_group.Members()) {
     TS_ASSIGN_OR_RETURN(const JsonObject object, entry.Object());
     TS_RETURN_IF_ERROR(object.RejectUnknownKeys(
@@ -215,14 +277,9 @@ absl::StatusOr<std::map<std::string, GroupCommunication>> ByGroupFromJson(
     }
     TS_ASSIGN_OR_RETURN(const JsonObject kinds, object.Object("by_kind"));
     for (const auto& [kind_name, tally] : kinds.Members()) {
-      std::optional<CollectiveKind> kind = CollectiveKindFromName(kind_name);
-      if (!kind) return tally.Error("is not a collective kind");
-      TS_ASSIGN_OR_RETURN(const JsonObject tally_object, tally.Object());
-      TS_ASSIGN_OR_RETURN(const Count calls,
-                          tally_object.NonNegativeCount("calls"));
-      TS_ASSIGN_OR_RETURN(const Count payload,
-                          tally_object.NonNegativeCount("payload_bytes"));
-      group.by_kind[*kind] = CollectiveTally{calls, payload};
+      TS_ASSIGN_OR_RETURN(const CollectiveKind kind,
+                          KindNamed(kind_name, tally));
+      TS_ASSIGN_OR_RETURN(group.by_kind[kind], TallyFromJson(tally));
     }
     groups[name] = std::move(group);
   }
@@ -234,44 +291,28 @@ absl::StatusOr<std::map<std::string, GroupCommunication>> ByGroupFromJson(
 // summing by_group's tallies per (kind, group size) gives by_kind exactly.
 // A file where they differ was edited or mixed: refused rather than
 // trusted either way.
-absl::Status CheckGroupsMatchKinds(const CommunicationReport& report,
-                                   const JsonObject& object) {
+absl::Status CommunicationReport::Validate(absl::string_view path) const {
   std::map<CollectiveKind, std::map<std::int64_t, CollectiveTally>> summed;
-  for (const auto& [name, group] : report.by_group) {
+  for (const auto& [name, group] : by_group) {
     for (const auto& [kind, tally] : group.by_kind) {
       TS_RETURN_IF_ERROR(AddTally(summed[kind][group.size], tally));
     }
   }
-  if (summed == report.by_kind) return absl::OkStatus();
-  return FieldError(object.PathOf("by_group"),
+  if (summed == by_kind) return absl::OkStatus();
+  return FieldError(MemberPath(path, "by_group"),
                     "does not hold the same calls and payload bytes as "
                     "by_kind (per kind and group size)");
 }
 
-}  // namespace
+Json CommunicationReport::StatusJson(const CommunicationReport& report) {
+  return report.complete() ? "complete" : "partial";
+}
 
-Json CommunicationToJson(const CommunicationReport& report) {
-  Json node = Json::object();
-  node["status"] = report.complete() ? "complete" : "partial";
-  node["total"] = ToJson(report.Totals());
-  Json by_kind = Json::object();
-  for (const auto& [kind, sizes] : report.by_kind) {
-    Json entry = ToJson(report.KindTotals(kind));
-    Json by_size = Json::object();
-    for (const auto& [size, tally] : sizes) {
-      by_size[absl::StrCat(size)] = ToJson(
-          CommunicationTotals{tally.calls, tally.payload_bytes,
-                              BusBytes(kind, size, tally.payload_bytes)});
-    }
-    entry["by_group_size"] = std::move(by_size);
-    by_kind[std::string(CollectiveKindName(kind))] = std::move(entry);
-  }
-  node["by_kind"] = std::move(by_kind);
-  Json by_operator = Json::object();
-  for (const auto& [op, calls] : report.by_operator) {
-    by_operator[op] = CountToJson(calls);
-  }
-  node["by_operator"] = std::move(by_operator);
+Json CommunicationReport::TotalJson(const CommunicationReport& report) {
+  return ToJson(report.Totals());
+}
+
+Json CommunicationReport::DiagnosticsJson(const CommunicationReport& report) {
   Json diagnostics = Json::array();
   for (const auto& [op, entry] : report.unreadable) {
     diagnostics.push_back(ToJson(Diagnostic::ForOperator(
@@ -280,65 +321,16 @@ Json CommunicationToJson(const CommunicationReport& report) {
             op, " ran ", CountToString(entry.calls),
             " time(s) but its volume could not be read: ", entry.reason))));
   }
-  node["unreadable"] = ToJson(report.unreadable);
-  node["diagnostics"] = std::move(diagnostics);
-  // Last, so that the members before it read as they did before it existed.
-  node["by_group"] = ByGroupToJson(report);
-  return node;
+  return diagnostics;
+}
+
+Json CommunicationToJson(const CommunicationReport& report) {
+  return ToJson(report);
 }
 
 absl::StatusOr<CommunicationReport> CommunicationFromJson(
     const Json& node, absl::string_view field) {
-  CommunicationReport report;
-  TS_ASSIGN_OR_RETURN(const JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(
-      object.RejectUnknownKeys({"status", "total", "by_kind", "by_operator",
-                                "unreadable", "diagnostics", "by_group"}));
-  TS_ASSIGN_OR_RETURN(const JsonObject by_kind, object.Object("by_kind"));
-  for (const auto& [name, entry] : by_kind.Members()) {
-    std::optional<CollectiveKind> kind = CollectiveKindFromName(name);
-    if (!kind) return entry.Error("is not a collective kind");
-    TS_ASSIGN_OR_RETURN(const JsonObject kind_object, entry.Object());
-    TS_ASSIGN_OR_RETURN(const JsonObject sizes,
-                        kind_object.Object("by_group_size"));
-    for (const auto& [size_text, tally] : sizes.Members()) {
-      std::int64_t size = 0;
-      if (!absl::SimpleAtoi(size_text, &size) || size < 1) {
-        return tally.Error("a group size must be a positive integer");
-      }
-      TS_ASSIGN_OR_RETURN(const JsonObject tally_object, tally.Object());
-      TS_ASSIGN_OR_RETURN(const Count calls,
-                          tally_object.NonNegativeCount("calls"));
-      TS_ASSIGN_OR_RETURN(const Count payload,
-                          tally_object.NonNegativeCount("payload_bytes"));
-      report.by_kind[*kind][size] = CollectiveTally{calls, payload};
-    }
-  }
-  TS_ASSIGN_OR_RETURN(const JsonObject by_operator,
-                      object.Object("by_operator"));
-  for (const auto& [op, calls] : by_operator.Members()) {
-    TS_ASSIGN_OR_RETURN(report.by_operator[op], calls.NonNegativeCount());
-  }
-  TS_ASSIGN_OR_RETURN(const JsonValue unreadable, object.Member("unreadable"));
-  TS_ASSIGN_OR_RETURN(
-      report.unreadable,
-      (FromJson<std::map<std::string, UnreadableCollective>>(unreadable)));
-  TS_ASSIGN_OR_RETURN(const JsonObject by_group, object.Object("by_group"));
-  TS_ASSIGN_OR_RETURN(report.by_group, ByGroupFromJson(by_group));
-  TS_RETURN_IF_ERROR(CheckGroupsMatchKinds(report, object));
-  // The derived fields must be what this report implies.
-  const Json derived = CommunicationToJson(report);
-  for (const char* key :
-       {"status", "total", "by_kind", "diagnostics", "by_group"}) {
-    TS_ASSIGN_OR_RETURN(const JsonValue value, object.Member(key));
-    if (value.node() != derived[key]) {
-      return value.Error(
-          absl::StrCat("does not match the collectives listed (expected ",
-                       DumpJson(derived[key]), ")"));
-    }
-  }
-  return report;
+  return FromJson<CommunicationReport>(JsonValue(node, std::string(field)));
 }
 
 }  // namespace torchscan::report

@@ -107,6 +107,35 @@ struct UnreadableCollective {
       Field("reason", &UnreadableCollective::reason));
 };
 
+// by_kind as written: {kind: {calls, payload_bytes, bus_bytes,
+// "by_group_size": {n: {calls, payload_bytes, bus_bytes}}}}, the kind's
+// totals and every bucket's bus bytes derived from the buckets' calls and
+// payload bytes, which are what is read (a Recomputed row checks the rest).
+struct CommunicationByKindCodec {
+  using ByKind =
+      std::map<CollectiveKind, std::map<std::int64_t, CollectiveTally>>;
+  static Json Write(const ByKind& by_kind);
+  static absl::StatusOr<ByKind> Read(const JsonValue& node);
+};
+
+// by_group as written: {name: {size, calls, payload_bytes, bus_bytes,
+// "by_kind": {kind: {calls, payload_bytes, bus_bytes}}}}, the group's
+// totals and bus bytes derived from its size and its kinds' calls and
+// payload bytes, which are what is read; unknown keys of a group are
+// refused.
+struct CommunicationByGroupCodec {
+  using ByGroup = std::map<std::string, GroupCommunication>;
+  static Json Write(const ByGroup& by_group);
+  static absl::StatusOr<ByGroup> Read(const JsonValue& node);
+};
+
+// Its JSON: {"status", "total", "by_kind", "by_operator", "unreadable",
+// "diagnostics", "by_group"} (docs/report-schema.md). Only the tallies are
+// read (by_kind's and by_group's calls and payload bytes per kind and group
+// size, by_operator, unreadable); everything else (status, bus bytes,
+// totals, diagnostics) is derived from them and must be what the file says,
+// and by_group must hold the same calls and payload bytes, kind by kind and
+// size by size, as by_kind.
 struct CommunicationReport {
   // kind -> group size -> tally.
   std::map<CollectiveKind, std::map<std::int64_t, CollectiveTally>> by_kind;
@@ -118,6 +147,28 @@ struct CommunicationReport {
   std::map<std::string, UnreadableCollective> unreadable;
 
   bool operator==(const CommunicationReport&) const = default;
+  // by_group holds the calls and payload bytes of by_kind.
+  absl::Status Validate(absl::string_view path) const;
+  // The derived keys: "complete" or "partial", the totals, and one
+  // kUnreadableCollective diagnostic per unreadable operator.
+  static Json StatusJson(const CommunicationReport& report);
+  static Json TotalJson(const CommunicationReport& report);
+  static Json DiagnosticsJson(const CommunicationReport& report);
+  static constexpr const char* kDerivedFrom = "the collectives listed";
+  // by_group last, so that the members before it read as they did before
+  // it existed.
+  static constexpr auto kFields = std::make_tuple(
+      Derived("status", &StatusJson), Derived("total", &TotalJson),
+      FieldAs<CommunicationByKindCodec>("by_kind",
+                                        &CommunicationReport::by_kind)
+          .Recomputed(),
+      FieldAs<MapOf<NonNegativeCountCodec>>("by_operator",
+                                            &CommunicationReport::by_operator),
+      Field("unreadable", &CommunicationReport::unreadable),
+      Derived("diagnostics", &DiagnosticsJson),
+      FieldAs<CommunicationByGroupCodec>("by_group",
+                                         &CommunicationReport::by_group)
+          .Recomputed());
 
   // Nothing was seen.
   bool empty() const { return by_operator.empty(); }
@@ -142,16 +193,9 @@ struct CommunicationReport {
   static CommunicationTotals GroupTotals(const GroupCommunication& group);
 };
 
-// {"status", "total", "by_kind": {kind: {calls, payload_bytes, bus_bytes,
-//  "by_group_size": {n: {calls, payload_bytes, bus_bytes}}}}, "by_group":
-//  {name: {size, calls, payload_bytes, bus_bytes, "by_kind": {kind: {calls,
-//  payload_bytes, bus_bytes}}}}, "by_operator", "unreadable",
-//  "diagnostics"} (docs/report-schema.md).
+// ToJson, by the name its callers know.
 Json CommunicationToJson(const CommunicationReport& report);
-// Reads what CommunicationToJson wrote; unknown members are refused.
-// Derived fields (bus bytes, totals, status, diagnostics) are recomputed and
-// must match what the file says, and by_group must hold the same calls and
-// payload bytes, kind by kind and size by size, as by_kind.
+// FromJson<CommunicationReport> at path `field`.
 absl::StatusOr<CommunicationReport> CommunicationFromJson(
     const Json& node, absl::string_view field = "communication");
 

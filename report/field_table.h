@@ -29,6 +29,9 @@
 //                                    none, or several, of a tag's keys
 //                                    (FieldKeyedBy)
 //   "<path>.<key>[2]: expected a string, got integer", ...
+//   "<path>.<key>: does not match the collectives listed (expected 3)"
+//                                    a derived key (Derived, Recomputed)
+//                                    that the record read does not imply
 // where <path> is the reader's own ("spec.calls[3].arguments[1]").
 //
 // Presence:
@@ -118,6 +121,23 @@
 //                        lists is "<path>.context.<key>: unknown field".
 //                        Its rows are plain Field and FieldAs rows
 //                        (without When).
+//   Derived("total", &T::TotalJson)
+//                        a key no member holds: its value is a function of
+//                        the record (a report's totals, its status, a
+//                        diagnostic per entry), `Json TotalJson(const T&)`,
+//                        written from it. The key is required; on reading
+//                        the rows are read and Validate has run, then the
+//                        value is computed from the record read and must be
+//                        the document's: else "<path>.total: does not match
+//                        <what> (expected <its JSON>)", <what> being the
+//                        record's `static constexpr const char* kDerivedFrom`
+//                        ("the collectives listed").
+//   Field(...).Recomputed()
+//                        a member whose JSON holds derived values beside
+//                        what its codec reads (bus bytes beside payload
+//                        bytes): read by its codec, then written again and
+//                        checked as a Derived row is. Derived and recomputed
+//                        rows are checked in table order.
 //   static constexpr Json T::*kUnknownKeys = &T::extra;
 //                        keys the table does not list are kept, in document
 //                        order, in that Json object member instead of being
@@ -200,6 +220,13 @@ struct Field {
     field.conditional = true;
     return field;
   }
+  // This row, written again after reading and checked against the
+  // document (see the file comment).
+  constexpr Field Recomputed() const {
+    Field field = *this;
+    field.recomputed = true;
+    return field;
+  }
 
   const char* name;
   M T::*member;
@@ -211,6 +238,8 @@ struct Field {
   // constant expression under -fsanitize=address, so whether a table has
   // conditional rows is asked of this flag instead.
   bool conditional = false;
+  // Whether the row is checked after reading (Recomputed).
+  bool recomputed = false;
 };
 
 // A row whose member is written and read by Codec.
@@ -261,6 +290,19 @@ constexpr GroupField<T, Field<T, M, C>, Rows...> FieldGroup(
                                                 std::tuple(first, rows...)};
 }
 
+// A row whose key `name` holds `derive(record)`, no member (see the file
+// comment).
+template <typename T>
+struct DerivedField {
+  const char* name;
+  Json (*derive)(const T&);
+};
+
+template <typename T>
+constexpr DerivedField<T> Derived(const char* name, Json (*derive)(const T&)) {
+  return DerivedField<T>{name, derive};
+}
+
 // JSON null as a member: a value that is only its key ({"none": null}).
 struct JsonNull {
   bool operator==(const JsonNull&) const = default;
@@ -298,6 +340,12 @@ void AddNames(const GroupField<T, Rows...>& field,
   names.push_back(field.name);
 }
 
+template <typename T>
+void AddNames(const DerivedField<T>& field,
+              std::vector<absl::string_view>& names) {
+  names.push_back(field.name);
+}
+
 // Adds a row's name when it is required of `record` (nullptr: of every
 // record).
 template <typename T, typename M, typename C>
@@ -331,6 +379,12 @@ void AddRequired(const GroupField<T, Rows...>& field, const T*,
 }
 
 template <typename T>
+void AddRequired(const DerivedField<T>& field, const T*,
+                 std::vector<absl::string_view>& names) {
+  names.push_back(field.name);
+}
+
+template <typename T>
 std::vector<absl::string_view> RequiredNames(const T* record) {
   std::vector<absl::string_view> names;
   std::apply(
@@ -358,6 +412,10 @@ void AddTagKeys(const InlineField<T, M>&,
 
 template <typename T, typename... Rows>
 void AddTagKeys(const GroupField<T, Rows...>&,
+                std::vector<std::vector<absl::string_view>>&) {}
+
+template <typename T>
+void AddTagKeys(const DerivedField<T>&,
                 std::vector<std::vector<absl::string_view>>&) {}
 
 }  // namespace field_table_internal
@@ -825,6 +883,18 @@ absl::Status ReadField(const GroupField<T, Rows...>& field,
   return status;
 }
 
+template <typename T>
+void WriteField(const DerivedField<T>& field, const T& record, Json& object) {
+  object[field.name] = field.derive(record);
+}
+
+// Nothing to read: the key is checked once the record is read (CheckRows),
+// where a missing one is named.
+template <typename T>
+absl::Status ReadField(const DerivedField<T>&, const JsonObject&, T&) {
+  return absl::OkStatus();
+}
+
 // Whether row `field` writes and reads `key` for `record`.
 template <typename T, typename M, typename C>
 bool HasKey(const Field<T, M, C>& field, const T& record,
@@ -844,6 +914,11 @@ bool HasKey(const GroupField<T, Rows...>& field, const T&,
   return key == field.name;
 }
 
+template <typename T>
+bool HasKey(const DerivedField<T>& field, const T&, absl::string_view key) {
+  return key == field.name;
+}
+
 // Whether a row has a condition (When). A FieldKeyedBy row has none: its
 // reading checks its keys itself.
 template <typename T, typename M, typename C>
@@ -858,6 +933,11 @@ constexpr bool IsConditional(const KeyedField<T, E, M>&) {
 
 template <typename T, typename... Rows>
 constexpr bool IsConditional(const GroupField<T, Rows...>&) {
+  return false;
+}
+
+template <typename T>
+constexpr bool IsConditional(const DerivedField<T>&) {
   return false;
 }
 
@@ -919,6 +999,79 @@ absl::Status Validated(T& record, const JsonObject& object) {
   } else {
     return absl::OkStatus();
   }
+}
+
+// What a derived key of T must match, in its error.
+template <typename T>
+constexpr const char* DerivedFrom() {
+  if constexpr (requires { T::kDerivedFrom; }) {
+    return T::kDerivedFrom;
+  } else {
+    return "the record's other fields";
+  }
+}
+
+// `value` is `expected`, or the error that says what it should be.
+template <typename T>
+absl::Status CheckDerived(const JsonValue& value, const Json& expected) {
+  if (value.node() == expected) return absl::OkStatus();
+  return value.Error(absl::StrCat("does not match ", DerivedFrom<T>(),
+                                  " (expected ", DumpJson(expected), ")"));
+}
+
+template <typename T, typename M, typename C>
+absl::Status CheckField(const Field<T, M, C>& field, const JsonObject& object,
+                        const T& record) {
+  if (!field.recomputed || !Belongs(field, record)) return absl::OkStatus();
+  const std::optional<JsonValue> value = object.OptionalMember(field.name);
+  if (!value) return absl::OkStatus();
+  Json written = Json::object();
+  WriteField(field, record, written);
+  return CheckDerived<T>(
+      *value, written.contains(field.name) ? written[field.name] : Json());
+}
+
+template <typename T, typename E, typename M>
+absl::Status CheckField(const KeyedField<T, E, M>&, const JsonObject&,
+                        const T&) {
+  return absl::OkStatus();
+}
+
+template <typename T, typename... Rows>
+absl::Status CheckField(const GroupField<T, Rows...>&, const JsonObject&,
+                        const T&) {
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status CheckField(const DerivedField<T>& field, const JsonObject& object,
+                        const T& record) {
+  TS_ASSIGN_OR_RETURN(const JsonValue value, object.Member(field.name));
+  return CheckDerived<T>(value, field.derive(record));
+}
+
+template <typename T, typename M>
+absl::Status CheckField(const InlineField<T, M>& field,
+                        const JsonObject& object, const T& record);
+
+// Checks the derived and recomputed rows of `record`'s table against
+// `object`, in table order, stopping at the first error.
+template <typename T>
+absl::Status CheckRows(const JsonObject& object, const T& record) {
+  absl::Status status;
+  std::apply(
+      [&](const auto&... field) {
+        static_cast<void>(
+            ((status = CheckField(field, object, record), status.ok()) && ...));
+      },
+      T::kFields);
+  return status;
+}
+
+template <typename T, typename M>
+absl::Status CheckField(const InlineField<T, M>& field,
+                        const JsonObject& object, const T& record) {
+  return CheckRows(object, record.*field.member);
 }
 
 template <typename T, typename M>
@@ -1019,6 +1172,7 @@ struct JsonCodec<T> {
  private:
   static absl::StatusOr<T> Finish(const JsonObject& object, T& record) {
     TS_RETURN_IF_ERROR(field_table_internal::Validated(record, object));
+    TS_RETURN_IF_ERROR(field_table_internal::CheckRows(object, record));
     return std::move(record);
   }
 };

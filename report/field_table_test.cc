@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "report/count.h"
@@ -224,6 +225,48 @@ struct Counted {
       FieldAs<MapOf<NonNegativeCountCodec>>("counts", &Counted::counts));
 };
 
+// Items written with their running total beside each; read back as the
+// items alone.
+struct RunningTotalsCodec {
+  static Json Write(const std::vector<std::int64_t>& items) {
+    Json array = Json::array();
+    std::int64_t running = 0;
+    for (std::int64_t item : items) {
+      running += item;
+      array.push_back(Json{{"value", item}, {"running", running}});
+    }
+    return array;
+  }
+  static absl::StatusOr<std::vector<std::int64_t>> Read(const JsonValue& node) {
+    TS_ASSIGN_OR_RETURN(JsonArray array, node.Array());
+    std::vector<std::int64_t> items;
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      TS_ASSIGN_OR_RETURN(JsonObject item, array.Item(i).Object());
+      TS_ASSIGN_OR_RETURN(items.emplace_back(), item.Int64("value"));
+    }
+    return items;
+  }
+};
+
+// Keys derived from the record: "sum" is no member, and "items" holds
+// running totals beside the items.
+struct Tallied {
+  std::vector<std::int64_t> items;
+  std::string name;
+
+  bool operator==(const Tallied&) const = default;
+  static Json Sum(const Tallied& tallied) {
+    std::int64_t sum = 0;
+    for (std::int64_t item : tallied.items) sum += item;
+    return sum;
+  }
+  static constexpr const char* kDerivedFrom = "the items listed";
+  static constexpr auto kFields = std::make_tuple(
+      Derived("sum", &Tallied::Sum),
+      FieldAs<RunningTotalsCodec>("items", &Tallied::items).Recomputed(),
+      Field("name", &Tallied::name, kOptional));
+};
+
 Everything Full() {
   Everything full;
   full.flag = true;
@@ -301,6 +344,11 @@ struct FieldTableSamples<Counted> {
 };
 
 template <>
+struct FieldTableSamples<Tallied> {
+  static std::vector<Tallied> Get() { return {{{}, ""}, {{1, 2}, "t"}}; }
+};
+
+template <>
 struct FieldTableSamples<Extensible> {
   static std::vector<Extensible> Get() {
     return {{2, "t", "", {}}, {2, "t", "m", {1, 2}}};
@@ -309,8 +357,9 @@ struct FieldTableSamples<Extensible> {
 
 namespace {
 
-using Records = ::testing::Types<Point, Everything, Range, Shape, Pet, Tree,
-                                 Open, Counted, Interval, Labeled, Extensible>;
+using Records =
+    ::testing::Types<Point, Everything, Range, Shape, Pet, Tree, Open, Counted,
+                     Interval, Labeled, Extensible, Tallied>;
 INSTANTIATE_TYPED_TEST_SUITE_P(FieldTableTest, FieldTableRoundTrip, Records);
 
 template <typename T>
@@ -575,6 +624,43 @@ TEST(FieldTableTest, ValidateMayAskWhichKeysTheDocumentHolds) {
   EXPECT_EQ("record.sizes: is empty",
             ReadError<Extensible>(
                 R"({"version":2,"context":{"tool":"t"},"sizes":[]})"));
+}
+
+TEST(FieldTableTest, DerivedKeysAreWrittenFromTheRecord) {
+  EXPECT_EQ(R"({"sum":3,"items":[{"value":1,"running":1},)"
+            R"({"value":2,"running":3}],"name":"t"})",
+            DumpJson(ToJson(Tallied{{1, 2}, "t"})));
+  EXPECT_EQ((std::vector<absl::string_view>{"sum", "items", "name"}),
+            FieldNames<Tallied>());
+  EXPECT_EQ((std::vector<absl::string_view>{"sum", "items"}),
+            RequiredFieldNames<Tallied>());
+}
+
+// Checked once the record is read, in table order: a value the record does
+// not imply is named with what it should be; a missing one is missing.
+TEST(FieldTableTest, DerivedKeysAreCheckedAfterReading) {
+  constexpr absl::string_view kItems =
+      R"([{"value":1,"running":1},{"value":2,"running":3}])";
+  EXPECT_EQ("", ReadError<Tallied>(
+                    absl::StrCat(R"({"sum":3,"items":)", kItems, "}")));
+  EXPECT_EQ(
+      "record.sum: does not match the items listed (expected 3)",
+      ReadError<Tallied>(absl::StrCat(R"({"sum":4,"items":)", kItems, "}")));
+  EXPECT_EQ("record.sum: is missing",
+            ReadError<Tallied>(absl::StrCat(R"({"items":)", kItems, "}")));
+  EXPECT_EQ(
+      "record.items: does not match the items listed (expected "
+      R"([{"value":1,"running":1},{"value":2,"running":3}]))",
+      ReadError<Tallied>(R"({"sum":3,"items":[{"value":1,"running":1},)"
+                         R"({"value":2,"running":2}]})"));
+  // A wrong sum is named before wrong running totals; any error of
+  // reading before either.
+  EXPECT_EQ("record.sum: does not match the items listed (expected 3)",
+            ReadError<Tallied>(R"({"sum":0,"items":[{"value":1},)"
+                               R"({"value":2}]})"));
+  EXPECT_EQ("record.items[1].value: expected an integer, got string",
+            ReadError<Tallied>(R"({"sum":0,"items":[{"value":1},)"
+                               R"({"value":"2"}]})"));
 }
 
 }  // namespace

@@ -58,6 +58,17 @@ struct FieldTableSamples<UnreadableCollective> {
 };
 
 template <>
+struct FieldTableSamples<CommunicationReport> {
+  static std::vector<CommunicationReport> Get() {
+    CommunicationReport full = SampleCommunication();
+    EXPECT_TRUE(
+        full.Add("c10d.barrier", CollectiveKind::kBarrier, "0", 4, 0).ok());
+    EXPECT_TRUE(full.AddUnreadable("c10d.send", "no peer").ok());
+    return {CommunicationReport{}, full};
+  }
+};
+
+template <>
 struct FieldTableSamples<MeshDimension> {
   static std::vector<MeshDimension> Get() { return {{"dp", 1}, {"dim_0", {}}}; }
 };
@@ -77,7 +88,8 @@ struct FieldTableSamples<DistributedContext> {
 namespace {
 
 using CommunicationRecords =
-    ::testing::Types<CommunicationTotals, UnreadableCollective>;
+    ::testing::Types<CommunicationTotals, UnreadableCollective,
+                     CommunicationReport>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Communication, FieldTableRoundTrip,
                                CommunicationRecords);
 
