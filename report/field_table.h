@@ -328,12 +328,6 @@ void AddNames(const KeyedField<T, E, M>&,
   for (const auto& [tag, key] : EnumNames(E{})) names.push_back(key);
 }
 
-template <typename T, typename M>
-void AddNames(const InlineField<T, M>&, std::vector<absl::string_view>& names) {
-  std::apply([&](const auto&... field) { (AddNames(field, names), ...); },
-             M::kFields);
-}
-
 template <typename T, typename... Rows>
 void AddNames(const GroupField<T, Rows...>& field,
               std::vector<absl::string_view>& names) {
@@ -344,6 +338,17 @@ template <typename T>
 void AddNames(const DerivedField<T>& field,
               std::vector<absl::string_view>& names) {
   names.push_back(field.name);
+}
+
+// NOTE [FieldsOf overloads come last]
+// A FieldsOf row calls the overload of each of its member's rows, found by
+// lookup where it is defined (argument-dependent lookup does not reach this
+// namespace): its overloads follow those of every other kind of row, so a
+// member record may hold a FieldGroup or a Derived row.
+template <typename T, typename M>
+void AddNames(const InlineField<T, M>&, std::vector<absl::string_view>& names) {
+  std::apply([&](const auto&... field) { (AddNames(field, names), ...); },
+             M::kFields);
 }
 
 // Adds a row's name when it is required of `record` (nullptr: of every
@@ -363,15 +368,6 @@ void AddRequired(const KeyedField<T, E, M>&, const T*,
   // One of its keys is required, but no key alone.
 }
 
-template <typename T, typename M>
-void AddRequired(const InlineField<T, M>& field, const T* record,
-                 std::vector<absl::string_view>& names) {
-  const M* member = record == nullptr ? nullptr : &(record->*field.member);
-  std::apply(
-      [&](const auto&... row) { (AddRequired(row, member, names), ...); },
-      M::kFields);
-}
-
 template <typename T, typename... Rows>
 void AddRequired(const GroupField<T, Rows...>& field, const T*,
                  std::vector<absl::string_view>& names) {
@@ -382,6 +378,15 @@ template <typename T>
 void AddRequired(const DerivedField<T>& field, const T*,
                  std::vector<absl::string_view>& names) {
   names.push_back(field.name);
+}
+
+template <typename T, typename M>
+void AddRequired(const InlineField<T, M>& field, const T* record,
+                 std::vector<absl::string_view>& names) {
+  const M* member = record == nullptr ? nullptr : &(record->*field.member);
+  std::apply(
+      [&](const auto&... row) { (AddRequired(row, member, names), ...); },
+      M::kFields);
 }
 
 template <typename T>
@@ -403,13 +408,6 @@ void AddTagKeys(const KeyedField<T, E, M>& field,
   AddNames(field, keys.emplace_back());
 }
 
-template <typename T, typename M>
-void AddTagKeys(const InlineField<T, M>&,
-                std::vector<std::vector<absl::string_view>>& keys) {
-  std::apply([&](const auto&... row) { (AddTagKeys(row, keys), ...); },
-             M::kFields);
-}
-
 template <typename T, typename... Rows>
 void AddTagKeys(const GroupField<T, Rows...>&,
                 std::vector<std::vector<absl::string_view>>&) {}
@@ -417,6 +415,13 @@ void AddTagKeys(const GroupField<T, Rows...>&,
 template <typename T>
 void AddTagKeys(const DerivedField<T>&,
                 std::vector<std::vector<absl::string_view>>&) {}
+
+template <typename T, typename M>
+void AddTagKeys(const InlineField<T, M>&,
+                std::vector<std::vector<absl::string_view>>& keys) {
+  std::apply([&](const auto&... row) { (AddTagKeys(row, keys), ...); },
+             M::kFields);
+}
 
 }  // namespace field_table_internal
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "report/field_table_testing.h"
+#include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
@@ -493,21 +494,7 @@ TEST(FlopReportTest, ReadingChecksByOperatorPrecision) {
 }
 
 // A report with every optional member, and diagnostics in each.
-FlopReport EveryMember() {
-  OperatorObservation mm = Counted("aten.mm", 1, 48);
-  mm.bytes_read = 224;
-  mm.bytes_written = 48;
-  mm.mask_unread_calls = 1;
-  mm.mask_unread_message = "a tensor subclass";
-  OperatorObservation sparse = Counted("aten._sparse_mm", 1, 2);
-  sparse.bytes_unknown_calls = 1;
-  sparse.bytes_unknown_message = "a sparse tensor";
-  absl::StatusOr<FlopReport> report =
-      BuildFlopReport("2.13.0", {mm, sparse, Seen("aten.view", 2, "a view")},
-                      {{"L", 50}}, {}, {{"L", 272}});
-  EXPECT_TRUE(report.ok()) << report.status();
-  return *report;
-}
+FlopReport EveryMember() { return testing::FlopReportWithEveryMember(); }
 
 }  // namespace
 

@@ -132,29 +132,16 @@ absl::StatusOr<DistributedContext> DistributedContextFromJson(
   return FromJson<DistributedContext>(JsonValue(node, std::string(field)));
 }
 
+absl::Status RankReport::Validate(const JsonObject& object) const {
+  if (object.Contains("distributed")) return absl::OkStatus();
+  return FieldError(object.PathOf("distributed"),
+                    "is missing: the report was not made inside a process "
+                    "group, so it cannot be merged into a job report");
+}
+
 absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
                                               absl::string_view field) {
-  RankReport rank;
-  TS_ASSIGN_OR_RETURN(rank.flops, FlopReportFromJson(node, field));
-  TS_ASSIGN_OR_RETURN(const JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  const std::optional<JsonValue> distributed =
-      object.OptionalMember("distributed");
-  if (!distributed) {
-    return FieldError(object.PathOf("distributed"),
-                      "is missing: the report was not made inside a process "
-                      "group, so it cannot be merged into a job report");
-  }
-  TS_ASSIGN_OR_RETURN(
-      rank.context,
-      DistributedContextFromJson(distributed->node(), distributed->path()));
-  if (const std::optional<JsonValue> communication =
-          object.OptionalMember("communication")) {
-    TS_ASSIGN_OR_RETURN(
-        rank.communication,
-        CommunicationFromJson(communication->node(), communication->path()));
-  }
-  return rank;
+  return FromJson<RankReport>(JsonValue(node, std::string(field)));
 }
 
 namespace {

@@ -95,15 +95,27 @@ Json DistributedContextToJson(const DistributedContext& context);
 absl::StatusOr<DistributedContext> DistributedContextFromJson(
     const Json& node, absl::string_view field = "distributed");
 
-// One rank's report as read from its JSON.
+// One rank's report: its FlopReport's keys, then "distributed" and, when a
+// collective ran, "communication". Like a FlopReport it accepts and drops
+// keys it does not know (a FlopCounter's "formulas").
 struct RankReport {
   FlopReport flops;
   DistributedContext context;
   CommunicationReport communication;
+
+  bool operator==(const RankReport&) const = default;
+  // "distributed" is present: "<path>.distributed: is missing: the report
+  // was not made inside a process group, so it cannot be merged into a job
+  // report".
+  absl::Status Validate(const JsonObject& object) const;
+  static constexpr bool kAcceptsUnknownKeys = true;
+  static constexpr auto kFields = std::make_tuple(
+      FieldsOf(&RankReport::flops),
+      Field("distributed", &RankReport::context, kOptional),
+      Field("communication", &RankReport::communication, kOptional));
 };
 
-// Reads a FlopReport JSON that has a "distributed" member; "communication"
-// is optional (no collective ran).
+// FromJson<RankReport> at path `field`.
 absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
                                               absl::string_view field);
 

@@ -10,6 +10,7 @@
 #include "report/communication.h"
 #include "report/field_table_testing.h"
 #include "report/json_io.h"
+#include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
@@ -85,6 +86,19 @@ struct FieldTableSamples<DistributedContext> {
   }
 };
 
+template <>
+struct FieldTableSamples<RankReport> {
+  static std::vector<RankReport> Get() {
+    RankReport bare;
+    bare.context = DistributedContext{"j", 0, 1, "gloo", {}};
+    RankReport full;
+    full.flops = testing::FlopReportWithEveryMember();
+    full.context = FieldTableSamples<DistributedContext>::Get()[1];
+    full.communication = FieldTableSamples<CommunicationReport>::Get()[1];
+    return {bare, full};
+  }
+};
+
 namespace {
 
 using CommunicationRecords =
@@ -93,7 +107,8 @@ using CommunicationRecords =
 INSTANTIATE_TYPED_TEST_SUITE_P(Communication, FieldTableRoundTrip,
                                CommunicationRecords);
 
-using DistributedRecords = ::testing::Types<MeshDimension, DistributedContext>;
+using DistributedRecords =
+    ::testing::Types<MeshDimension, DistributedContext, RankReport>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Distributed, FieldTableRoundTrip,
                                DistributedRecords);
 

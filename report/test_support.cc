@@ -100,4 +100,31 @@ AnalysisReport Conv2dReportFromParts() {
   return report.ok() ? *std::move(report) : AnalysisReport();
 }
 
+FlopReport FlopReportWithEveryMember() {
+  OperatorObservation mm;
+  mm.name = "aten.mm";
+  mm.calls = 1;
+  mm.counted_calls = 1;
+  mm.flops = 48;
+  mm.bytes_read = 224;
+  mm.bytes_written = 48;
+  mm.mask_unread_calls = 1;
+  mm.mask_unread_message = "a tensor subclass";
+  OperatorObservation sparse;
+  sparse.name = "aten._sparse_mm";
+  sparse.calls = 1;
+  sparse.counted_calls = 1;
+  sparse.flops = 2;
+  sparse.bytes_unknown_calls = 1;
+  sparse.bytes_unknown_message = "a sparse tensor";
+  OperatorObservation view;
+  view.name = "aten.view";
+  view.calls = 2;
+  view.ignored_reason = "a view";
+  absl::StatusOr<FlopReport> report = BuildFlopReport(
+      "2.13.0", {mm, sparse, view}, {{"L", 50}}, {}, {{"L", 272}});
+  EXPECT_TRUE(report.ok()) << report.status();
+  return report.ok() ? *std::move(report) : FlopReport{};
+}
+
 }  // namespace torchscan::report::testing

@@ -7,6 +7,7 @@
 
 #include "absl/strings/string_view.h"
 #include "report/analysis_report.h"
+#include "report/flop_report.h"
 #include "report/json_io.h"
 #include "report/metric_result.h"
 
@@ -29,6 +30,11 @@ MetricResult PartialMetric(
 MetricResult UnavailableMetric(
     absl::string_view unit, absl::string_view scope = "forward",
     absl::string_view method = "torchscan_module_formula");
+
+// A FlopReport that writes every key of its table: mm counted with bytes
+// and an unread mask, a sparse mm whose bytes are not known, a view
+// ignored, by_module "L".
+FlopReport FlopReportWithEveryMember();
 
 // crawl_module(nn.Conv2d(3, 8, 3), (3, 32, 32)) as TorchScan 0.2's full report
 // example gives it, assembled by our code from its parts, with the context
