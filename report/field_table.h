@@ -63,6 +63,8 @@
 //   std::vector<T>                     an array
 //   std::optional<T> (as an item)      T, or null for nullopt
 //   std::map<std::string, T>           an object, keys in map order
+//   std::map<std::int64_t, T>          an object whose keys are decimal
+//                                      integers, in numeric order
 //   std::vector<std::pair<std::string, T>>
 //                                      an object, keys in document order
 //   records with kFields               a nested object
@@ -190,6 +192,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
@@ -634,6 +637,33 @@ struct JsonCodec<std::map<std::string, T>> {
     for (const auto& [key, member] : object.Members()) {
       TS_ASSIGN_OR_RETURN(T value, FromJson<T>(member));
       values.emplace(key, std::move(value));
+    }
+    return values;
+  }
+};
+
+// An object whose keys are integers in decimal ("0", "12", "-3"; ranks),
+// in numeric order; another key is "<path>.<key>: is not an integer key".
+template <typename T>
+struct JsonCodec<std::map<std::int64_t, T>> {
+  static Json Write(const std::map<std::int64_t, T>& values) {
+    Json object = Json::object();
+    for (const auto& [key, value] : values) {
+      object[absl::StrCat(key)] = ToJson<T>(value);
+    }
+    return object;
+  }
+  static absl::StatusOr<std::map<std::int64_t, T>> Read(const JsonValue& node) {
+    TS_ASSIGN_OR_RETURN(JsonObject object, node.Object());
+    std::map<std::int64_t, T> values;
+    for (const auto& [key, member] : object.Members()) {
+      // Only the text StrCat writes, so that no two keys read as one.
+      std::int64_t number = 0;
+      if (!absl::SimpleAtoi(key, &number) || absl::StrCat(number) != key) {
+        return member.Error("is not an integer key");
+      }
+      TS_ASSIGN_OR_RETURN(T value, FromJson<T>(member));
+      values.emplace(number, std::move(value));
     }
     return values;
   }

@@ -213,12 +213,14 @@ Diagnostic UpperBoundNotKnown(std::int64_t rank, bool has_bytes) {
 }
 
 // The job's bytes upper bound (NOTE [A job's upper bound]), once some rank
-// has one; `parts` holds each rank's, in the order of `ranks`.
+// has one (so job.bytes is set); `parts` holds each rank's, in the order of
+// `ranks`.
 absl::Status MergeUpperBounds(absl::Span<const RankReport> ranks,
                               const std::vector<RankUpperBound>& parts,
                               JobReport& job) {
   const MetricKind kind{"bytes", "job", std::string(kUnfusedBytesMethod)};
   std::vector<const MetricResult*> summed;
+  JobMetric upper;
   bool all_known = job.missing_ranks.empty();
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const std::int64_t rank = ranks[i].context.rank;
@@ -228,16 +230,26 @@ absl::Status MergeUpperBounds(absl::Span<const RankReport> ranks,
           UpperBoundNotKnown(rank, parts[i].part.has_value()));
     }
     if (!parts[i].part) continue;
-    job.bytes_upper_bound_per_rank.emplace(rank, *parts[i].part);
+    upper.per_rank.emplace(rank, *parts[i].part);
     summed.push_back(&*parts[i].part);
   }
-  TS_ASSIGN_OR_RETURN(job.bytes_upper_bound,
+  TS_ASSIGN_OR_RETURN(upper.total,
                       AggregateMetrics(summed, kind, "job bytes upper bound"));
-  if (!all_known && job.bytes_upper_bound->is_complete()) {
-    job.bytes_upper_bound =
-        MetricResult::Partial(*job.bytes_upper_bound->value(), kind);
+  if (!all_known && upper.total.is_complete()) {
+    upper.total = MetricResult::Partial(*upper.total.value(), kind);
   }
+  job.bytes->upper_bound = std::move(upper);
   return absl::OkStatus();
+}
+
+Diagnostic MissingRanks(const JobReport& job) {
+  Diagnostic missing;
+  missing.code = "missing_rank";
+  missing.metric = "flops";
+  missing.message = absl::StrCat(
+      "no report from rank(s) ", absl::StrJoin(job.missing_ranks, ", "), " of ",
+      job.world_size, ": the job totals cover the others only");
+  return missing;
 }
 
 }  // namespace
@@ -257,6 +269,7 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
   std::map<std::string, std::string> group_sources;
   std::vector<const MetricResult*> totals;
   std::vector<const MetricResult*> byte_totals;
+  std::map<std::int64_t, MetricResult> bytes_per_rank;
   bool ranks_without_bytes = false;
   std::vector<RankUpperBound> upper_bounds;
   bool any_upper_bound = false;
@@ -295,7 +308,7 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
     job.per_rank.emplace(rank.context.rank, rank.flops.total);
     totals.push_back(&rank.flops.total);
     if (rank.flops.bytes) {
-      job.bytes_per_rank.emplace(rank.context.rank, rank.flops.bytes->total);
+      bytes_per_rank.emplace(rank.context.rank, rank.flops.bytes->total);
       byte_totals.push_back(&rank.flops.bytes->total);
     } else {
       ranks_without_bytes = true;
@@ -337,14 +350,20 @@ absl::StatusOr<JobReport> MergeRankReportsNamed(
       job.missing_ranks.push_back(r);
     }
   }
+  if (!job.missing_ranks.empty()) {
+    job.diagnostics.push_back(MissingRanks(job));
+  }
   if (!byte_totals.empty()) {
     const MetricKind bytes_kind{"bytes", "job", std::string(kBytesMethod)};
-    TS_ASSIGN_OR_RETURN(job.bytes,
+    JobBytes bytes;
+    TS_ASSIGN_OR_RETURN(bytes.total,
                         AggregateMetrics(byte_totals, bytes_kind, "job bytes"));
     if ((ranks_without_bytes || !job.missing_ranks.empty()) &&
-        job.bytes->is_complete()) {
-      job.bytes = MetricResult::Partial(*job.bytes->value(), bytes_kind);
+        bytes.total.is_complete()) {
+      bytes.total = MetricResult::Partial(*bytes.total.value(), bytes_kind);
     }
+    bytes.per_rank = std::move(bytes_per_rank);
+    job.bytes = std::move(bytes);
   }
   if (any_upper_bound) {
     TS_RETURN_IF_ERROR(MergeUpperBounds(ranks, upper_bounds, job));
@@ -374,105 +393,80 @@ absl::StatusOr<JobReport> MergeRankReportsJson(
   return MergeRankReportsNamed(ranks, names);
 }
 
-Json JobReportToJson(const JobReport& report) {
-  Json node = Json::object();
-  node["schema_version"] = kJobReportSchemaVersion;
-  node["kind"] = "job_report";
-  node["job_id"] = report.job_id;
-  node["world_size"] = report.world_size;
-  node["backend"] = report.backend;
-  node["ranks"] = report.ranks;
-  node["missing_ranks"] = report.missing_ranks;
-  node["total"] = ToJson(report.total);
-  Json per_rank = Json::object();
-  std::optional<Count> low, high;
+namespace {
+
+// The known FLOPs of the ranks present: least, greatest and sum.
+struct RankSpread {
+  std::optional<Count> low;
+  std::optional<Count> high;
   Count sum = 0;
+};
+
+RankSpread SpreadOf(const JobReport& report) {
+  RankSpread spread;
   for (const auto& [rank, result] : report.per_rank) {
-    per_rank[absl::StrCat(rank)] = ToJson(result);
     const Count known = KnownFlops(result);
-    low = low ? std::min(*low, known) : known;
-    high = high ? std::max(*high, known) : known;
-    sum += known;
+    spread.low = spread.low ? std::min(*spread.low, known) : known;
+    spread.high = spread.high ? std::max(*spread.high, known) : known;
+    spread.sum += known;
   }
-  node["per_rank"] = std::move(per_rank);
-  node["rank_min"] = low ? CountToJson(*low) : Json();
-  node["rank_max"] = high ? CountToJson(*high) : Json();
+  return spread;
+}
+
+}  // namespace
+
+Json JobReport::RankMinJson(const JobReport& report) {
+  const RankSpread spread = SpreadOf(report);
+  return spread.low ? CountToJson(*spread.low) : Json();
+}
+
+Json JobReport::RankMaxJson(const JobReport& report) {
+  const RankSpread spread = SpreadOf(report);
+  return spread.high ? CountToJson(*spread.high) : Json();
+}
+
+Json JobReport::ImbalanceJson(const JobReport& report) {
   // max / mean of the ranks present: 1.0 is perfectly balanced.
-  node["imbalance"] = (sum > 0 && high) ? Json(static_cast<double>(*high) *
-                                               report.per_rank.size() /
-                                               static_cast<double>(sum))
-                                        : Json();
-  Json by_operator = Json::object();
-  for (const auto& [op, flops] : report.by_operator) {
-    by_operator[op] = CountToJson(flops);
-  }
-  node["by_operator"] = std::move(by_operator);
-  if (!report.by_precision.empty()) {
-    Json by_precision = Json::object();
-    for (const auto& [precision, flops] : report.by_precision) {
-      by_precision[precision] = CountToJson(flops);
+  const RankSpread spread = SpreadOf(report);
+  if (spread.sum <= 0 || !spread.high) return Json();
+  return Json(static_cast<double>(*spread.high) * report.per_rank.size() /
+              static_cast<double>(spread.sum));
+}
+
+absl::Span<const std::pair<JobReportKind, absl::string_view>> EnumNames(
+    JobReportKind) {
+  static constexpr std::pair<JobReportKind, absl::string_view> kNames[] = {
+      {JobReportKind::kJobReport, "job_report"}};
+  return kNames;
+}
+
+Json ProcessGroupsByNameCodec::Write(
+    const std::map<std::string, ProcessGroupLayout>& groups) {
+  Json array = Json::array();
+  for (const auto& [name, group] : groups) array.push_back(ToJson(group));
+  return array;
+}
+
+absl::StatusOr<std::map<std::string, ProcessGroupLayout>>
+ProcessGroupsByNameCodec::Read(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(const std::vector<ProcessGroupLayout> list,
+                      FromJson<std::vector<ProcessGroupLayout>>(node));
+  std::map<std::string, ProcessGroupLayout> groups;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!groups.emplace(list[i].name, list[i]).second) {
+      return FieldError(
+          MemberPath(absl::StrCat(node.path(), "[", i, "]"), "name"),
+          absl::StrCat("names the process group '", list[i].name, "' again"));
     }
-    node["by_precision"] = std::move(by_precision);
   }
-  if (!report.by_operator_precision.empty()) {
-    Json split = Json::object();
-    for (const auto& [op, precisions] : report.by_operator_precision) {
-      split[op] = Json::object();
-      for (const auto& [precision, flops] : precisions) {
-        split[op][precision] = CountToJson(flops);
-      }
-    }
-    node["by_operator_precision"] = std::move(split);
-  }
-  if (report.bytes) {
-    Json bytes = ToJson(*report.bytes);
-    Json bytes_per_rank = Json::object();
-    for (const auto& [rank, result] : report.bytes_per_rank) {
-      bytes_per_rank[absl::StrCat(rank)] = ToJson(result);
-    }
-    bytes["per_rank"] = std::move(bytes_per_rank);
-    if (report.bytes_upper_bound) {
-      Json upper = ToJson(*report.bytes_upper_bound);
-      Json upper_per_rank = Json::object();
-      for (const auto& [rank, result] : report.bytes_upper_bound_per_rank) {
-        upper_per_rank[absl::StrCat(rank)] = ToJson(result);
-      }
-      upper["per_rank"] = std::move(upper_per_rank);
-      bytes["upper_bound"] = std::move(upper);
-    }
-    node["bytes"] = std::move(bytes);
-  }
-  node["communication"] = CommunicationToJson(report.communication);
-  Json comm_per_rank = Json::object();
-  for (const auto& [rank, totals] : report.communication_per_rank) {
-    Json entry = Json::object();
-    entry["calls"] = CountToJson(totals.calls);
-    entry["payload_bytes"] = CountToJson(totals.payload_bytes);
-    entry["bus_bytes"] = CountToJson(totals.bus_bytes);
-    comm_per_rank[absl::StrCat(rank)] = std::move(entry);
-  }
-  node["communication_per_rank"] = std::move(comm_per_rank);
-  Json diagnostics = Json::array();
-  if (!report.missing_ranks.empty()) {
-    Diagnostic missing;
-    missing.code = "missing_rank";
-    missing.metric = "flops";
-    missing.message = absl::StrCat(
-        "no report from rank(s) ", absl::StrJoin(report.missing_ranks, ", "),
-        " of ", report.world_size, ": the job totals cover the others only");
-    diagnostics.push_back(ToJson(missing));
-  }
-  for (const Diagnostic& diagnostic : report.diagnostics) {
-    diagnostics.push_back(ToJson(diagnostic));
-  }
-  node["diagnostics"] = std::move(diagnostics);
-  Json groups = Json::array();
-  for (const auto& [name, group] : report.groups) {
-    groups.push_back(ToJson(group));
-  }
-  // Last, so that the members before it read as they did before it existed.
-  node["groups"] = std::move(groups);
-  return node;
+  return groups;
+}
+
+Json JobReportToJson(const JobReport& report) { return ToJson(report); }
+
+absl::StatusOr<JobReport> JobReportFromJson(const Json& node,
+                                            absl::string_view field) {
+  return FromJson<JobReport>(JsonValue(node, std::string(field)));
 }
 
 }  // namespace torchscan::report

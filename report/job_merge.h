@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -119,7 +120,57 @@ struct RankReport {
 absl::StatusOr<RankReport> RankReportFromJson(const Json& node,
                                               absl::string_view field);
 
+// What a job report is: its "kind".
+enum class JobReportKind { kJobReport };
+absl::Span<const std::pair<JobReportKind, absl::string_view>> EnumNames(
+    JobReportKind);
+
+// A job's metric summed over its ranks, and each rank's part: the metric's
+// keys, then "per_rank": {rank: metric}.
+struct JobMetric {
+  MetricResult total = MetricResult::Unavailable({});
+  std::map<std::int64_t, MetricResult> per_rank;
+
+  bool operator==(const JobMetric&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldsOf(&JobMetric::total), Field("per_rank", &JobMetric::per_rank));
+};
+
+// A job's bytes moved (each rank's FlopReport::bytes summed) and their
+// upper bound (NOTE [A job's upper bound] in job_merge.cc says what a rank
+// without one adds), absent when no rank has one (no compiled graph ran
+// anywhere).
+struct JobBytes {
+  MetricResult total = MetricResult::Unavailable({});
+  std::map<std::int64_t, MetricResult> per_rank;
+  std::optional<JobMetric> upper_bound;
+
+  bool operator==(const JobBytes&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldsOf(&JobBytes::total), Field("per_rank", &JobBytes::per_rank),
+      Field("upper_bound", &JobBytes::upper_bound, kOptional));
+};
+
+// Groups by name, written as an array of them in name order; a name twice is
+// "<path>[i].name: names the process group 'x' again".
+struct ProcessGroupsByNameCodec {
+  static Json Write(const std::map<std::string, ProcessGroupLayout>& groups);
+  static absl::StatusOr<std::map<std::string, ProcessGroupLayout>> Read(
+      const JsonValue& node);
+};
+
+// Its JSON: {"schema_version", "kind": "job_report", "job_id",
+// "world_size", "backend", "ranks", "missing_ranks", "total", "per_rank":
+// {rank: value}, "rank_min", "rank_max", "imbalance", "by_operator",
+// "by_precision"?, "by_operator_precision"?, "bytes"? (the total's members,
+// "per_rank", and "upper_bound"? with its own "per_rank"), "communication",
+// "communication_per_rank", "diagnostics", "groups": [{"name", "size",
+// "ranks", "mesh_dim"?}]} (docs/report-schema.md). rank_min, rank_max and
+// imbalance are derived from per_rank: read back, they must be what it
+// implies.
 struct JobReport {
+  int schema_version = kJobReportSchemaVersion;
+  JobReportKind kind = JobReportKind::kJobReport;
   std::string job_id;
   std::int64_t world_size = 0;
   std::string backend;
@@ -141,22 +192,51 @@ struct JobReport {
   // The ranks' bytes moved (FlopReport::bytes) summed, and each rank's;
   // partial when a rank's is, a rank is missing or a rank's report has no
   // bytes (written before they existed). Absent when no rank has them.
-  std::optional<MetricResult> bytes;
-  std::map<std::int64_t, MetricResult> bytes_per_rank;
-  // The ranks' bytes upper bounds (FlopReport::bytes->upper_bound) summed,
-  // and each rank's part; absent when no rank has one (no compiled graph
-  // ran anywhere). NOTE [A job's upper bound] in job_merge.cc says what a
-  // rank without one adds.
-  std::optional<MetricResult> bytes_upper_bound;
-  std::map<std::int64_t, MetricResult> bytes_upper_bound_per_rank;
-  // What the job report says beyond the missing ranks (a
-  // bytes_upper_bound_not_known per rank whose upper bound is not known).
-  std::vector<Diagnostic> diagnostics;
+  std::optional<JobBytes> bytes;
   CommunicationReport communication;
   std::map<std::int64_t, CommunicationTotals> communication_per_rank;
+  // What the job report says: a missing_rank diagnostic when ranks are
+  // missing, then a bytes_upper_bound_not_known per rank whose upper bound
+  // is not known.
+  std::vector<Diagnostic> diagnostics;
   // Every process group some rank reported, by name: what the names in
   // communication.by_group are (their ranks and mesh dimension).
   std::map<std::string, ProcessGroupLayout> groups;
+
+  bool operator==(const JobReport&) const = default;
+  // The derived keys: the least and greatest known FLOPs of a rank, and
+  // their greatest over their mean (1.0 is perfectly balanced); null
+  // without ranks (or FLOPs, for the imbalance).
+  static Json RankMinJson(const JobReport& report);
+  static Json RankMaxJson(const JobReport& report);
+  static Json ImbalanceJson(const JobReport& report);
+  static constexpr const char* kDerivedFrom = "the ranks' totals";
+  // groups last, so that the members before it read as they did before it
+  // existed.
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<SchemaVersionCodec<kJobReportSchemaVersion>>(
+          "schema_version", &JobReport::schema_version),
+      Field("kind", &JobReport::kind), Field("job_id", &JobReport::job_id),
+      FieldAs<IndexCodec>("world_size", &JobReport::world_size),
+      Field("backend", &JobReport::backend),
+      FieldAs<ArrayOf<IndexCodec>>("ranks", &JobReport::ranks),
+      FieldAs<ArrayOf<IndexCodec>>("missing_ranks", &JobReport::missing_ranks),
+      Field("total", &JobReport::total),
+      Field("per_rank", &JobReport::per_rank),
+      Derived("rank_min", &RankMinJson), Derived("rank_max", &RankMaxJson),
+      Derived("imbalance", &ImbalanceJson),
+      FieldAs<MapOf<NonNegativeCountCodec>>("by_operator",
+                                            &JobReport::by_operator),
+      FieldAs<MapOf<NonNegativeCountCodec>>(
+          "by_precision", &JobReport::by_precision, kOptional),
+      FieldAs<MapOf<MapOf<NonNegativeCountCodec>>>(
+          "by_operator_precision", &JobReport::by_operator_precision,
+          kOptional),
+      Field("bytes", &JobReport::bytes, kOptional),
+      Field("communication", &JobReport::communication),
+      Field("communication_per_rank", &JobReport::communication_per_rank),
+      Field("diagnostics", &JobReport::diagnostics),
+      FieldAs<ProcessGroupsByNameCodec>("groups", &JobReport::groups));
 };
 
 // Fails (InvalidArgument, naming both reports) when the reports come from
@@ -170,15 +250,11 @@ absl::StatusOr<JobReport> MergeRankReports(absl::Span<const RankReport> ranks);
 absl::StatusOr<JobReport> MergeRankReportsJson(
     absl::Span<const Json> reports, absl::Span<const std::string> names);
 
-// {"schema_version", "kind": "job_report", "job_id", "world_size", "backend",
-//  "ranks", "missing_ranks", "total", "per_rank": {rank: value},
-//  "rank_min", "rank_max", "imbalance", "by_operator", "by_precision"?,
-//  "by_operator_precision"?, "bytes"? (the total's members, "per_rank",
-//  and "upper_bound"? with its own "per_rank"),
-//  "communication",
-//  "communication_per_rank", "diagnostics", "groups": [{"name", "size",
-//  "ranks", "mesh_dim"?}]} (docs/report-schema.md).
+// ToJson, by the name its callers know.
 Json JobReportToJson(const JobReport& report);
+// FromJson<JobReport> at path `field`.
+absl::StatusOr<JobReport> JobReportFromJson(const Json& node,
+                                            absl::string_view field = "job");
 
 }  // namespace torchscan::report
 

@@ -686,5 +686,94 @@ TEST(JobMergeTest, RefusesOneGroupDescribedTwoWays) {
       job.status().message());
 }
 
+// Three ranks of four, with bytes and an upper bound, precisions, groups
+// and collectives: a job report that writes every key of its table.
+JobReport FullJob() {
+  auto split = [](Json json, long bf16, long fp8) {
+    json["by_precision"] = Json::object();
+    json["by_precision"]["bf16"] = bf16;
+    json["by_precision"]["fp8"] = fp8;
+    json["by_operator_precision"]["aten.mm"] = json["by_precision"];
+    return json;
+  };
+  // Rank 1's bytes name a compiled graph without an upper bound.
+  Json stale = WithBytes(RankJson(1, 4, "j", 300), 50, 20, 900);
+  stale["bytes"].erase("upper_bound");
+  absl::StatusOr<JobReport> job = MergeRankReportsJson(
+      {split(WithBytes(RankJson(0, 4, "j", 100), 30, 10, 500), 60, 40), stale,
+       WithBytes(RankJson(2, 4, "j", 7), 5, 5)},
+      {"a", "b", "c"});
+  EXPECT_TRUE(job.ok()) << job.status();
+  return job.ok() ? *std::move(job) : JobReport{};
+}
+
+}  // namespace
+
+template <>
+struct FieldTableSamples<JobMetric> {
+  static std::vector<JobMetric> Get() {
+    return {JobMetric{}, FullJob().bytes->upper_bound.value()};
+  }
+};
+template <>
+struct FieldTableSamples<JobBytes> {
+  static std::vector<JobBytes> Get() { return {JobBytes{}, *FullJob().bytes}; }
+};
+template <>
+struct FieldTableSamples<JobReport> {
+  static std::vector<JobReport> Get() { return {JobReport{}, FullJob()}; }
+};
+
+namespace {
+
+using JobRecords = ::testing::Types<JobMetric, JobBytes, JobReport>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Job, FieldTableRoundTrip, JobRecords);
+
+TEST(JobMergeTest, AJobReportReadsBackAsItWasWritten) {
+  const JobReport job = FullJob();
+  const Json json = JobReportToJson(job);
+  ASSERT_EQ(2u, json["diagnostics"].size());
+  EXPECT_EQ("missing_rank", json["diagnostics"][0]["code"]);
+  EXPECT_EQ("bytes_upper_bound_not_known", json["diagnostics"][1]["code"]);
+  absl::StatusOr<JobReport> read = JobReportFromJson(json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(job, *read);
+  EXPECT_EQ(json, JobReportToJson(*read));
+}
+
+// rank_min, rank_max and imbalance follow from per_rank.
+TEST(JobMergeTest, AJobReportsDerivedMembersMustMatchItsRanks) {
+  Json json = JobReportToJson(FullJob());
+  ASSERT_EQ(7, json["rank_min"]);
+  json["rank_min"] = 8;
+  absl::StatusOr<JobReport> read = JobReportFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("job.rank_min: does not match the ranks' totals (expected 7)",
+            read.status().message());
+  json = JobReportToJson(FullJob());
+  json["per_rank"]["1"]["value"] = 301;
+  json["per_rank"]["1"]["known_value"] = 301;
+  read = JobReportFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("job.rank_max: does not match the ranks' totals (expected 301)",
+            read.status().message());
+}
+
+TEST(JobMergeTest, AJobReportNamesAProcessGroupOnce) {
+  Json json = JobReportToJson(FullJob());
+  json["groups"].push_back(json["groups"][0]);
+  const std::size_t last = json["groups"].size() - 1;
+  absl::StatusOr<JobReport> read = JobReportFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(absl::StrCat("job.groups[", last,
+                         "].name: names the process group '0' again"),
+            read.status().message());
+  json = JobReportToJson(FullJob());
+  json["per_rank"]["01"] = json["per_rank"]["1"];
+  read = JobReportFromJson(json);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ("job.per_rank.01: is not an integer key", read.status().message());
+}
+
 }  // namespace
 }  // namespace torchscan::report
