@@ -168,23 +168,7 @@ ComparableReport ComparableView(const AnalysisReport& report) {
 
 absl::StatusOr<ComparableReport> ComparableReportFromJson(
     const Json& node, absl::string_view field) {
-  ComparableReport report;
-  TS_ASSIGN_OR_RETURN(report.schema_version, VersionOf(node, field));
-  TS_ASSIGN_OR_RETURN(JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_ASSIGN_OR_RETURN(JsonValue totals, object.Member("totals"));
-  TS_ASSIGN_OR_RETURN(report.totals, FromJson<MetricMap>(totals));
-  TS_ASSIGN_OR_RETURN(JsonArray layers, object.Array("layers"));
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(JsonObject entry, layers.Item(i).Object());
-    ComparableLayer layer;
-    TS_ASSIGN_OR_RETURN(layer.path, entry.String("path"));
-    TS_ASSIGN_OR_RETURN(layer.call_index, entry.Index("call_index"));
-    TS_ASSIGN_OR_RETURN(JsonValue metrics, entry.Member("metrics"));
-    TS_ASSIGN_OR_RETURN(layer.metrics, FromJson<MetricMap>(metrics));
-    report.layers.push_back(std::move(layer));
-  }
-  return report;
+  return FromJson<ComparableReport>(JsonValue(node, std::string(field)));
 }
 
 absl::StatusOr<ReportDiff> CompareReports(const ComparableReport& before,

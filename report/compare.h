@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "report/analysis_report.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
 #include "report/metric_map.h"
 #include "report/report_diff.h"
@@ -26,11 +27,19 @@
 namespace torchscan::report {
 
 // The part of a report compare_reports reads. TorchScan's own tests compare
-// hand-built reports holding only these fields, so they are all we require.
+// hand-built reports holding only these fields, so they are all we require;
+// every other key is accepted and dropped, as upstream ignores it.
 struct ComparableLayer {
   std::string path;
   std::int64_t call_index = 0;
   MetricMap metrics;
+
+  bool operator==(const ComparableLayer&) const = default;
+  static constexpr bool kAcceptsUnknownKeys = true;
+  static constexpr auto kFields = std::make_tuple(
+      Field("path", &ComparableLayer::path),
+      FieldAs<IndexCodec>("call_index", &ComparableLayer::call_index),
+      Field("metrics", &ComparableLayer::metrics));
 };
 
 struct ComparableReport {
@@ -38,11 +47,19 @@ struct ComparableReport {
   Count schema_version = 1;
   MetricMap totals;
   std::vector<ComparableLayer> layers;
+
+  bool operator==(const ComparableReport&) const = default;
+  static constexpr bool kAcceptsUnknownKeys = true;
+  // schema_version first: read before the rest, so that a report of
+  // another schema gets the version error, not a parse error of its body.
+  static constexpr auto kFields = std::make_tuple(
+      Field("schema_version", &ComparableReport::schema_version),
+      Field("totals", &ComparableReport::totals),
+      Field("layers", &ComparableReport::layers));
 };
 
 ComparableReport ComparableView(const AnalysisReport& report);
-// Reads schema_version, totals and layers[*].{path, call_index, metrics};
-// every other field is ignored, as upstream ignores it.
+// FromJson<ComparableReport> at path `field`.
 absl::StatusOr<ComparableReport> ComparableReportFromJson(
     const Json& node, absl::string_view field);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "pycompat/python_json.h"
+#include "report/field_table_testing.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
@@ -340,6 +341,44 @@ TEST(CompareTest, DiffJsonIsCheckedWhenRead) {
   EXPECT_EQ(error(R"({"schema_version": 1, "totals": {},
                      "layers": {"added": [], "removed": []}})"),
             "diff.layers.changed: is missing");
+}
+
+}  // namespace
+
+template <>
+struct FieldTableSamples<ComparableLayer> {
+  static std::vector<ComparableLayer> Get() {
+    return ComparableView(testing::Conv2dReportFromParts()).layers;
+  }
+};
+template <>
+struct FieldTableSamples<ComparableReport> {
+  static std::vector<ComparableReport> Get() {
+    return {ComparableReport{},
+            ComparableView(testing::Conv2dReportFromParts())};
+  }
+};
+
+namespace {
+
+using ComparableRecords = ::testing::Types<ComparableLayer, ComparableReport>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Compare, FieldTableRoundTrip, ComparableRecords);
+
+// What compare_reports does not read is accepted and dropped, at both
+// levels, as upstream ignores it.
+TEST(CompareTest, AComparableReportDropsWhatItDoesNotRead) {
+  Json json = Json::parse(
+      R"({"schema_version": 1, "model": "m", "totals": {}, "layers": [)"
+      R"({"path": "a", "call_index": 0, "metrics": {}, "type": "Conv2d"}]})");
+  absl::StatusOr<ComparableReport> read =
+      ComparableReportFromJson(json, "before");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(R"({"schema_version":1,"totals":{},"layers":[)"
+            R"({"path":"a","call_index":0,"metrics":{}}]})",
+            DumpJson(ToJson(*read)));
+  json["layers"][0].erase("call_index");
+  EXPECT_EQ("before.layers[0].call_index: is missing",
+            ComparableReportFromJson(json, "before").status().message());
 }
 
 }  // namespace

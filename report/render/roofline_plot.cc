@@ -69,26 +69,15 @@ struct LogAxis {
 
 }  // namespace
 
+absl::StatusOr<double> PositiveNumberCodec::Read(const JsonValue& node) {
+  TS_ASSIGN_OR_RETURN(const double value, node.Number());
+  if (!(value > 0)) return node.Error("is not positive");
+  return value;
+}
+
 absl::StatusOr<RooflineDevice> RooflineDeviceFromJson(const Json& node,
                                                       absl::string_view field) {
-  TS_ASSIGN_OR_RETURN(const JsonObject object,
-                      JsonValue(node, std::string(field)).Object());
-  TS_RETURN_IF_ERROR(
-      object.RejectUnknownKeys({"name", "peak_flops", "memory_bandwidth"}));
-  RooflineDevice device;
-  TS_ASSIGN_OR_RETURN(device.name, object.String("name"));
-  TS_ASSIGN_OR_RETURN(device.memory_bandwidth,
-                      object.Number("memory_bandwidth"));
-  if (!(device.memory_bandwidth > 0)) {
-    return FieldError(object.PathOf("memory_bandwidth"), "is not positive");
-  }
-  TS_ASSIGN_OR_RETURN(const JsonObject peaks, object.Object("peak_flops"));
-  for (const auto& [precision, value] : peaks.Members()) {
-    TS_ASSIGN_OR_RETURN(const double peak, value.Number());
-    if (!(peak > 0)) return FieldError(value.path(), "is not positive");
-    device.peak_flops[precision] = peak;
-  }
-  return device;
+  return FromJson<RooflineDevice>(JsonValue(node, std::string(field)));
 }
 
 RooflinePlot PlotRoofline(const FlopReport& report,

@@ -24,23 +24,42 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "report/field_table.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::report::render {
 
+// A JSON number greater than 0 (no "inf" string: a rate is finite), else
+// "<path>: is not positive".
+struct PositiveNumberCodec {
+  static Json Write(double value) { return value; }
+  static absl::StatusOr<double> Read(const JsonValue& node);
+};
+
 // A device as the roofline sees it: torchscan_dispatch.devices.DeviceSpec
 // (a table row, a --device-model name or the measured host).
+// Its JSON: {"name": str, "memory_bandwidth": bytes/s, "peak_flops":
+// {precision: FLOP/s}}; unknown members are refused, and every number must
+// be a positive JSON number.
 struct RooflineDevice {
   std::string name;
   // Precision ("bf16", "fp32", ...) -> dense peak FLOP/s.
   std::map<std::string, double> peak_flops;
   // Bytes per second.
   double memory_bandwidth = 0;
+
+  bool operator==(const RooflineDevice&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      Field("name", &RooflineDevice::name),
+      FieldAs<PositiveNumberCodec>("memory_bandwidth",
+                                   &RooflineDevice::memory_bandwidth),
+      FieldAs<MapOf<PositiveNumberCodec>>("peak_flops",
+                                          &RooflineDevice::peak_flops));
 };
 
-// {"name": str, "peak_flops": {precision: FLOP/s}, "memory_bandwidth":
-// bytes/s}; unknown members are refused, and every number must be positive.
+// FromJson<RooflineDevice> at path `field`.
 absl::StatusOr<RooflineDevice> RooflineDeviceFromJson(
     const Json& node, absl::string_view field = "device");
 

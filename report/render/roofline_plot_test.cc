@@ -7,6 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/field_table_testing.h"
 
 namespace torchscan::report::render {
 namespace {
@@ -130,3 +131,31 @@ TEST(RooflinePlotTest, ReadsADeviceAndRefusesBadNumbers) {
 
 }  // namespace
 }  // namespace torchscan::report::render
+
+namespace torchscan::report {
+
+template <>
+struct FieldTableSamples<render::RooflineDevice> {
+  static std::vector<render::RooflineDevice> Get() {
+    return {{"toy", {{"bf16", 1e12}, {"fp32", 2.5e11}}, 1e10}};
+  }
+};
+
+namespace {
+
+using RooflineRecords = ::testing::Types<render::RooflineDevice>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Roofline, FieldTableRoundTrip, RooflineRecords);
+
+// A rate is a finite JSON number: "inf", which a double field reads, is not.
+TEST(RooflinePlotTest, ARateIsAPositiveJsonNumber) {
+  Json node = ToJson(FieldTableSamples<render::RooflineDevice>::Get()[0]);
+  node["peak_flops"]["fp32"] = "inf";
+  EXPECT_EQ("device.peak_flops.fp32: expected a number, got string",
+            render::RooflineDeviceFromJson(node).status().message());
+  node["peak_flops"]["fp32"] = -1;
+  EXPECT_EQ("device.peak_flops.fp32: is not positive",
+            render::RooflineDeviceFromJson(node).status().message());
+}
+
+}  // namespace
+}  // namespace torchscan::report
