@@ -103,6 +103,15 @@ def _has_builtin_formula(name: str) -> bool:
 _registered_cache: tuple[list[Any], dict[str, Callable[..., Any]]] | None = None
 
 
+@functools.cache
+def _flop_counter() -> Any:
+    """torch.utils.flop_counter, looked up once (NOTE [Looked up once per
+    process] in _tally_pass.py); its registry is read from it every time."""
+    from torch.utils import flop_counter
+
+    return flop_counter
+
+
 def _registered_formulas(custom: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """The formulas of torch.utils.flop_counter.register_flop_formula for
     the operators that neither ``custom`` nor the built-in table counts, by
@@ -110,9 +119,7 @@ def _registered_formulas(custom: dict[str, Callable[..., Any]]) -> dict[str, Cal
     it when a counter is made). Higher-order operators' entries (flex
     attention) are left out: the built-in table counts them."""
     global _registered_cache
-    from torch.utils import flop_counter
-
-    items = list(flop_counter.flop_registry.items())
+    items = list(_flop_counter().flop_registry.items())
     cached = _registered_cache
     if not custom and cached is not None and cached[0] == items:
         return dict(cached[1])
@@ -360,21 +367,12 @@ class FlopCounter:
             )
         return copy.deepcopy(self._calls)
 
-    def _take_report(self) -> dict[str, Any]:
-        """The report itself, not a copy, handed over: for StepMeter, whose
-        counter nobody else sees (a deep copy per step cost more than the
-        step's counting)."""
-        report = self._report
-        if report is None:
-            raise RuntimeError("no report: the counter's with-block has not finished (or raised)")
-        self._report = None
-        return report
-
     def _take_summary(self) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
         """For a counter made with ``_summary_only``: what StepMeter reads
         of the report (``Measurement.step_report``'s summary, ``recomputed``
         taken out of by_module) and a function that builds the full report,
-        equal to the one ``_take_report`` would have given, handed over."""
+        equal to the one ``report()`` gives without ``_summary_only``, handed
+        over (no copy: StepMeter's counter is seen by nobody else)."""
         summary = self._summary
         if summary is None:
             raise RuntimeError("no report: the counter's with-block has not finished (or raised)")
