@@ -1,6 +1,7 @@
 #include "python/operators/measurement_functions.h"  // Python.h first
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -21,19 +22,76 @@ namespace {
 
 using report::Json;
 
-absl::StatusOr<Json> FlopReportOf(std::int64_t handle) {
+// A measurement's report as BuildReport made it, with its communication:
+// what step_report holds for held_report (a capsule owns it).
+struct HeldReport {
+  report::FlopReport flops;
+  report::CommunicationReport communication;
+};
+
+constexpr char kHeldReportName[] = "torchscan_dispatch.HeldReport";
+
+absl::StatusOr<HeldReport> HeldReportOf(std::int64_t handle) {
   const CountingSession& session = OpenMeasurements::Get().Session(handle);
   absl::StatusOr<report::FlopReport> report = session.BuildReport();
   if (!report.ok()) {
     return absl::InternalError(
         absl::StrCat("torchscan: ", report.status().ToString()));
   }
-  Json json = report::FlopReportToJson(*report);
-  const report::CommunicationReport communication = session.Communication();
+  return HeldReport{*std::move(report), session.Communication()};
+}
+
+// The report flop_report gives: the FlopReport, and "communication" when
+// collectives ran.
+Json ReportJson(const report::FlopReport& flops,
+                const report::CommunicationReport& communication) {
+  Json json = report::FlopReportToJson(flops);
   if (!communication.empty()) {
     json["communication"] = report::CommunicationToJson(communication);
   }
   return json;
+}
+
+// NOTE [What a step reads of its report, natively]
+// StepMeter reads the totals, by_precision, by_module (its phases), the
+// mask-aware and byte totals with their by_module, and communication's
+// totals. The summary is the held report with everything else left empty
+// (by_operator and its precisions, ignored operators, diagnostics, the byte
+// counts per operator), written by the same codecs, so each member it keeps
+// is the full report's member, value for value; the rest, most of the
+// report's size, is converted only when held_report asks for it.
+report::FlopReport SummaryOf(const report::FlopReport& flops) {
+  report::FlopReport summary;
+  summary.schema_version = flops.schema_version;
+  summary.torch_version = flops.torch_version;
+  summary.method = flops.method;
+  summary.total = flops.total;
+  summary.by_module = flops.by_module;
+  summary.by_precision = flops.by_precision;
+  if (flops.mask_aware.has_value()) {
+    summary.mask_aware.emplace();
+    summary.mask_aware->total = flops.mask_aware->total;
+    summary.mask_aware->by_module = flops.mask_aware->by_module;
+  }
+  if (flops.bytes.has_value()) {
+    summary.bytes.emplace();
+    summary.bytes->total = flops.bytes->total;
+    summary.bytes->read = flops.bytes->read;
+    summary.bytes->written = flops.bytes->written;
+    summary.bytes->by_module = flops.bytes->by_module;
+    summary.bytes->upper_bound = flops.bytes->upper_bound;
+  }
+  return summary;
+}
+
+absl::StatusOr<Json> FlopReportOf(std::int64_t handle) {
+  TS_ASSIGN_OR_RETURN(const HeldReport held, HeldReportOf(handle));
+  return ReportJson(held.flops, held.communication);
+}
+
+void DeleteHeldReport(PyObject* capsule) {
+  delete static_cast<HeldReport*>(
+      PyCapsule_GetPointer(capsule, kHeldReportName));
 }
 
 const char* LoggedCallKindName(LoggedCallKind kind) {
@@ -102,9 +160,61 @@ PyObject* CallLogFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ok ? FromJson(log) : nullptr;
 }
 
+PyObject* StepReport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  std::int64_t handle = 0;
+  if (!CheckArguments(kExtensionModule, "step_report", nargs, 1) ||
+      !Handle(args[0], &handle)) {
+    return nullptr;
+  }
+  struct Built {
+    std::unique_ptr<HeldReport> held;
+    Json summary;
+  };
+  Built built;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<Built> {
+        TS_ASSIGN_OR_RETURN(HeldReport held, HeldReportOf(handle));
+        Json summary = ReportJson(SummaryOf(held.flops), held.communication);
+        return Built{std::make_unique<HeldReport>(std::move(held)),
+                     std::move(summary)};
+      },
+      &built, RaiseStatus);
+  if (!ok) return nullptr;
+  OwnedRef summary(FromJson(built.summary));
+  if (!summary) return nullptr;
+  OwnedRef capsule(
+      PyCapsule_New(built.held.get(), kHeldReportName, &DeleteHeldReport));
+  if (!capsule) return nullptr;
+  built.held.release();  // the capsule owns it now
+  return PyTuple_Pack(2, summary.get(), capsule.get());
+}
+
+PyObject* HeldReportFunction(PyObject*, PyObject* const* args,
+                             Py_ssize_t nargs) {
+  if (!CheckArguments(kExtensionModule, "held_report", nargs, 1)) {
+    return nullptr;
+  }
+  const auto* held = static_cast<const HeldReport*>(
+      PyCapsule_GetPointer(args[0], kHeldReportName));
+  if (held == nullptr) return nullptr;  // not ours: PyCapsule set the error
+  Json report;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<Json> {
+        return ReportJson(held->flops, held->communication);
+      },
+      &report, RaiseStatus);
+  return ok ? FromJson(report) : nullptr;
+}
+
 PyMethodDef kFunctions[] = {
     {"flop_report", AsCFunction(FlopReport), METH_FASTCALL,
      "flop_report(handle) -> dict: the measurement's FlopReport."},
+    {"step_report", AsCFunction(StepReport), METH_FASTCALL,
+     "step_report(handle) -> (dict, held): what StepMeter reads of the "
+     "measurement's report, and the report held for held_report."},
+    {"held_report", AsCFunction(HeldReportFunction), METH_FASTCALL,
+     "held_report(held) -> dict: the FlopReport step_report held, as "
+     "flop_report gives it."},
     {"call_log", AsCFunction(CallLogFunction), METH_FASTCALL,
      "call_log(handle) -> dict: the measurement's per-call record."},
     {nullptr, nullptr, 0, nullptr},

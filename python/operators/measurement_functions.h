@@ -6,6 +6,17 @@
 //   flop_report(handle) -> dict
 //       The measurement's FlopReport (docs/report-schema.md), with its
 //       "communication" when collectives ran: what measure_flops returns.
+//   step_report(handle) -> (dict, held)
+//       What StepMeter reads of that report (NOTE [What a step reads of its
+//       report, natively] in measurement_functions.cc): the report with
+//       by_operator, by_operator_precision, ignored_operators, diagnostics
+//       and the byte counts per operator and diagnostics left empty, each
+//       member it keeps equal to flop_report's; and `held`, a capsule
+//       holding the built report, independent of the measurement (which may
+//       finish).
+//   held_report(held) -> dict
+//       The report `held` holds, exactly as flop_report gave it then: the
+//       full report is converted only when asked for.
 //   call_log(handle) -> dict
 //       The per-call record (call_log.h) of a measurement begun with
 //       record_calls: {"calls": [[record_function, thread, operator, kind,

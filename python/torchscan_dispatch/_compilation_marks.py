@@ -9,6 +9,7 @@ given to never_compile run as plain Python inside compiled calls.
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any
 
 from torchscan_dispatch import _global_hooks
@@ -82,11 +83,20 @@ def mark_at_once(enabled: bool) -> None:
     _mark_at_once = enabled
 
 
-def _mark(functions: list[Any]) -> None:
+@functools.cache
+def _skip_strategy() -> tuple[Any, Any]:
+    """Dynamo's set_code_exec_strategy and the strategy that skips a frame
+    and what it calls, looked up once (mark_never_compiled runs at the
+    start of every measurement: NOTE [Looked up once per process] in
+    _tally_pass.py)."""
     from torch._C._dynamo.eval_frame import set_code_exec_strategy
     from torch._dynamo.types import FrameAction, FrameExecStrategy
 
-    skip = FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP)
+    return set_code_exec_strategy, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP)
+
+
+def _mark(functions: list[Any]) -> None:
+    set_code_exec_strategy, skip = _skip_strategy()
     for function in functions:
         code = getattr(getattr(function, "__func__", function), "__code__", None)
         if code is not None:

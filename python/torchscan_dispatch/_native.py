@@ -89,6 +89,19 @@ class Measurement:
     def flop_report(self) -> dict[str, Any]:
         return self._native.flop_report(self.handle)
 
+    def step_report(self) -> tuple[dict[str, Any], Any]:
+        """What StepMeter reads of ``flop_report()`` (its members but
+        by_operator, by_operator_precision, ignored_operators, diagnostics and
+        the bytes' per-operator counts and diagnostics, each equal to
+        flop_report's), and the built report, held for ``held_report`` (valid
+        after ``finish``)."""
+        return self._native.step_report(self.handle)
+
+    def held_report(self, held: Any) -> dict[str, Any]:
+        """The full report ``step_report`` held: ``flop_report()`` as it was
+        when ``step_report`` was called."""
+        return self._native.held_report(held)
+
     def call_log(self) -> dict[str, Any]:
         """The per-call record (only with ``record_calls``): {"calls": [[
         record_function, thread, operator, kind, flops, bytes_read,

@@ -14,6 +14,7 @@ Inductor's pass list and takes it out.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import operator
 from typing import Any
@@ -300,10 +301,20 @@ def _make_tally_pass():
 _tally_pass = None
 
 
-def _pass_list() -> list[Any]:
+# NOTE [Looked up once per process]
+# ensure_tally_pass runs at the start of every measurement (a StepMeter:
+# every step), after the step's own work has evicted our code and data from
+# the caches; an import statement of a loaded module still runs the import
+# machinery. The config module is looked up once and kept.
+@functools.cache
+def _inductor_config() -> Any:
     import torch._inductor.config as inductor_config
 
-    current = inductor_config.post_grad_custom_pre_pass
+    return inductor_config
+
+
+def _pass_list() -> list[Any]:
+    current = _inductor_config().post_grad_custom_pre_pass
     return [] if current is None else list(current) if isinstance(current, (list, tuple)) else [current]
 
 
@@ -311,14 +322,12 @@ def ensure_tally_pass() -> None:
     """Appends our pass to Inductor's post-grad pre-pass list (the user's own
     pre-passes run first, Inductor's fusions after); again if the list was
     replaced since."""
-    import torch._inductor.config as inductor_config
-
     global _tally_pass
     if _tally_pass is None:
         _tally_pass = _make_tally_pass()
     passes = _pass_list()
     if _tally_pass not in passes:
-        inductor_config.post_grad_custom_pre_pass = [*passes, _tally_pass]
+        _inductor_config().post_grad_custom_pre_pass = [*passes, _tally_pass]
 
 
 def remove_tally_pass() -> None:
@@ -326,10 +335,8 @@ def remove_tally_pass() -> None:
     only pass, as it was before we added it."""
     if _tally_pass is None:
         return  # never added (and Inductor may not be imported: keep it so)
-    import torch._inductor.config as inductor_config
-
     passes = _pass_list()
     if _tally_pass not in passes:
         return
     passes.remove(_tally_pass)
-    inductor_config.post_grad_custom_pre_pass = passes or None
+    _inductor_config().post_grad_custom_pre_pass = passes or None

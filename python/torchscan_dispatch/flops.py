@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -102,6 +103,15 @@ def _has_builtin_formula(name: str) -> bool:
 _registered_cache: tuple[list[Any], dict[str, Callable[..., Any]]] | None = None
 
 
+@functools.cache
+def _flop_counter() -> Any:
+    """torch.utils.flop_counter, looked up once (NOTE [Looked up once per
+    process] in _tally_pass.py); its registry is read from it every time."""
+    from torch.utils import flop_counter
+
+    return flop_counter
+
+
 def _registered_formulas(custom: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """The formulas of torch.utils.flop_counter.register_flop_formula for
     the operators that neither ``custom`` nor the built-in table counts, by
@@ -109,9 +119,7 @@ def _registered_formulas(custom: dict[str, Callable[..., Any]]) -> dict[str, Cal
     it when a counter is made). Higher-order operators' entries (flex
     attention) are left out: the built-in table counts them."""
     global _registered_cache
-    from torch.utils import flop_counter
-
-    items = list(flop_counter.flop_registry.items())
+    items = list(_flop_counter().flop_registry.items())
     cached = _registered_cache
     if not custom and cached is not None and cached[0] == items:
         return dict(cached[1])
@@ -187,6 +195,20 @@ def _validate_options(custom_mapping: Any, track_modules: Any) -> dict[str, Call
     return formulas
 
 
+def _finished_report(
+    build: Callable[..., dict[str, Any]], held: Any, sources: dict[str, str], context: Any
+) -> dict[str, Any]:
+    """The FlopReport a counter gives: ``build()`` (``build(held)`` for a
+    held report), with ``recomputed``, ``formulas`` and ``distributed``."""
+    report = build() if held is None else build(held)
+    _recompute.take_recomputed(report)
+    if sources:
+        report["formulas"] = sources
+    if context is not None:
+        report["distributed"] = context
+    return report
+
+
 class _FollowingScopes:
     """Module scopes and thread following, entered and exited as one."""
 
@@ -253,11 +275,15 @@ class FlopCounter:
         self._scopes: Any = None
         self._module_scopes: ModuleScopes | None = None
         self._report: dict[str, Any] | None = None
+        # StepMeter's counters (NOTE [What a step reads of its report]):
+        # __exit__ keeps the summary and a function building the full report.
+        self._summary_only = False
+        self._summary: tuple[dict[str, Any], Callable[[], dict[str, Any]]] | None = None
 
     def __enter__(self) -> FlopCounter:
         if self._measurement is not None:
             raise RuntimeError("this FlopCounter is already counting")
-        self._report = self._calls = None
+        self._report = self._calls = self._summary = None
         self._registered = _registered_formulas(self._formulas)
         measurement = Measurement(
             deferred_packets=[*self._formulas, *self._registered],
@@ -307,16 +333,18 @@ class FlopCounter:
                 sources = {}
                 if self._formulas or self._registered:
                     sources = _evaluate_deferred(measurement, self._formulas, self._registered)
-                report = measurement.flop_report()
-                _recompute.take_recomputed(report)
-                if sources:
-                    report["formulas"] = sources
                 context = rank_context()
-                if context is not None:
-                    report["distributed"] = context
+                if self._summary_only:
+                    summary, held = measurement.step_report()
+                    _recompute.take_recomputed(summary)
+                    self._summary = (
+                        summary,
+                        functools.partial(_finished_report, measurement.held_report, held, sources, context),
+                    )
+                else:
+                    self._report = _finished_report(measurement.flop_report, None, sources, context)
                 if self._record_calls:
                     self._calls = measurement.call_log()
-                self._report = report
         finally:
             measurement.finish()
 
@@ -339,15 +367,17 @@ class FlopCounter:
             )
         return copy.deepcopy(self._calls)
 
-    def _take_report(self) -> dict[str, Any]:
-        """The report itself, not a copy, handed over: for StepMeter, whose
-        counter nobody else sees (a deep copy per step cost more than the
-        step's counting)."""
-        report = self._report
-        if report is None:
+    def _take_summary(self) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
+        """For a counter made with ``_summary_only``: what StepMeter reads
+        of the report (``Measurement.step_report``'s summary, ``recomputed``
+        taken out of by_module) and a function that builds the full report,
+        equal to the one ``report()`` gives without ``_summary_only``, handed
+        over (no copy: StepMeter's counter is seen by nobody else)."""
+        summary = self._summary
+        if summary is None:
             raise RuntimeError("no report: the counter's with-block has not finished (or raised)")
-        self._report = None
-        return report
+        self._summary = None
+        return summary
 
     def _change_label(self, label: str, present: bool) -> None:
         """Adds ``label`` to (``present``) or removes it from the scope of the

@@ -177,10 +177,12 @@ class StepStats:
     bytes_upper_bound_complete: bool = False
     _counter: Any = field(default=None, repr=False)
     _phases: list[str] = field(default_factory=list, repr=False)
-    # The counter's report as it came (the phases still in by_module) until
-    # ``report`` is first read; then that report.
+    # What the step read of the counter's report (its summary, the phases
+    # still in by_module) until ``report`` is first read; then that report.
     _report: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _report_built: bool = field(default=False, repr=False, compare=False)
+    # Builds the full report (the counter's, phases in) when first read.
+    _build_report: Any = field(default=None, repr=False, compare=False)
 
     @property
     def hardware_flops(self) -> int:
@@ -217,10 +219,11 @@ class StepStats:
         ``distributed``; the phases are in ``flops_by_phase``, not in
         ``by_module``), built when first read: a step whose report nobody
         reads never pays for it. Empty before the step ends."""
-        report = self._report
-        if report is None:
+        if self._report is None:
             return {}
         if not self._report_built:
+            report = self._report = self._build_report()
+            self._build_report = None
             report["by_module"] = {
                 label: value for label, value in report["by_module"].items() if not label.startswith("phase:")
             }
@@ -232,7 +235,7 @@ class StepStats:
                         if not label.startswith("phase:")
                     }
             self._report_built = True
-        return report
+        return self._report
 
     def roofline(self, device_model: Any) -> Roofline:
         """The roofline of this step's report on ``device_model``: a device
@@ -334,6 +337,7 @@ class StepMeter:
             peak_flops_by_precision=self.peaks,
         )
         counter = FlopCounter(track_modules=False)
+        counter._summary_only = True
         stats._counter = counter
         self._sync()
         with counter:
@@ -343,9 +347,13 @@ class StepMeter:
             stats.seconds = time.perf_counter() - start
         stats._counter = None
         # NOTE [What a step reads of its report]
-        # Only the fields below: the report itself is the counter's (no copy)
-        # and ``stats.report`` takes the phases out of by_module when read.
-        report = counter._take_report()
+        # Only the fields below, from the counter's summary of its report
+        # (Measurement.step_report: the members read here, each equal to the
+        # full report's). The full report (by_operator, diagnostics, ...;
+        # most of its size) is made into Python data only when
+        # ``stats.report`` is first read, which also takes the phases out of
+        # by_module: a step whose report nobody reads never pays for it.
+        report, stats._build_report = counter._take_summary()
         stats._report = report
         total = report["total"]
         stats.flops = _known(total)

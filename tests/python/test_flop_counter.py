@@ -110,6 +110,95 @@ def test_step_report_is_built_when_first_read_with_the_measurement_s_content():
     assert report["total"]["known_value"] == step.flops == forward + backward
 
 
+def attention_step(model, x):
+    """A step with a causal attention call (mask-aware count), a checkpointed
+    block (recomputed FLOPs) and a linear layer (bytes, by_operator)."""
+
+    def block(rows):
+        h = model(rows).view(2, 2, 4, 8)
+        return torch.nn.functional.scaled_dot_product_attention(h, h, h, is_causal=True)
+
+    torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False).sum().backward()
+
+
+# The members of a FlopReport that Measurement.step_report leaves empty,
+# by the member holding them (None: the report itself).
+_NOT_SUMMARIZED = {
+    None: {"by_operator", "by_operator_precision", "ignored_operators", "diagnostics"},
+    "mask_aware": {"diagnostics"},
+    "bytes": {"by_operator", "diagnostics"},
+}
+
+
+def test_step_report_summary_members_equal_the_full_report_s_and_the_held_report_equals_it():
+    from torchscan_dispatch._native import Measurement
+
+    torch.manual_seed(0)
+    model, x = nn.Linear(16, 32), torch.randn(4, 16)
+    measurement = Measurement()
+    try:
+        attention_step(model, x)
+        measurement.stop()
+        full = measurement.flop_report()
+        summary, held = measurement.step_report()
+    finally:
+        measurement.finish()
+    # Held beyond the measurement's end, and the same report flop_report gave.
+    assert measurement.held_report(held) == full
+    assert full["diagnostics"] and full["by_operator"] and "mask_aware" in full and "bytes" in full
+    # (by_operator_precision is not written when empty.)
+    assert [key for key in full if key != "by_operator_precision"] == list(summary)
+    for key, value in full.items():
+        if key in _NOT_SUMMARIZED[None]:
+            assert summary.get(key, {}) in ({}, []), key
+        elif key in _NOT_SUMMARIZED:
+            assert list(summary[key]) == list(value)
+            for member, member_value in value.items():
+                if member in _NOT_SUMMARIZED[key]:
+                    assert summary[key][member] in ({}, []), (key, member)
+                else:
+                    assert summary[key][member] == member_value, (key, member)
+        else:
+            assert summary[key] == value, key
+
+
+def test_step_fields_from_the_summary_equal_the_report_built_later_field_for_field():
+    torch.manual_seed(0)
+    model, x = nn.Linear(16, 32), torch.randn(4, 16)
+    meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
+    with meter.step() as step:
+        with step.phase("forward"):
+            attention_step(model, x)
+    assert not step._report_built
+    fields = dict(vars(step))
+    report = step.report  # built now, from the held report
+    assert step._report_built and step.report is report
+    # Reading the report changes no field the step filled in from its summary.
+    for name, value in fields.items():
+        if not name.startswith("_"):
+            assert getattr(step, name) == value, name
+    # And each of them is what the full report says.
+    assert step.flops == mfu._known(report["total"]) > 0
+    assert step.recomputed_flops == report["recomputed"]["flops"] > 0
+    assert step.flops_by_phase == {"forward": step.flops, "recompute": step.recomputed_flops}
+    assert step.mask_aware_flops < step.flops
+    assert step.mask_aware_flops == mfu._known(report["mask_aware"])
+    assert (step.bytes_read, step.bytes_written) == (report["bytes"]["read"], report["bytes"]["written"])
+    assert step.flops_by_precision == report["by_precision"]
+    assert report["by_operator"] and report["diagnostics"] is not None
+    assert not any(label.startswith("phase:") for label in report["by_module"])
+    # The report equals the one a plain measurement of the same work gives.
+    model.zero_grad(set_to_none=True)
+    torch.manual_seed(0)
+    expected = torchscan_dispatch.measure_flops(lambda: attention_step(model, x), track_modules=False)
+    # (StepStats.report takes every "phase:" label out of the bytes'
+    # by_module, the recomputation's too, as it did before it was built late.)
+    expected["bytes"]["by_module"] = {
+        label: value for label, value in expected["bytes"]["by_module"].items() if not label.startswith("phase:")
+    }
+    assert report == expected
+
+
 def test_step_report_of_a_step_that_raised_is_empty_and_the_step_not_recorded():
     meter = torchscan_dispatch.StepMeter(peak_flops_per_second=1e12)
     with pytest.raises(ValueError, match="from the step"):
