@@ -239,6 +239,14 @@ absl::StatusOr<Count> AdaptiveAverageBackwardFlops(const OperatorCall& call) {
 // index_put and its in-place and internal forms (self, indices, values,
 // accumulate): an accumulating call adds each value (argument 2) once; one
 // that only writes moves data.
+// NOTE [Broadcast values of index_put]
+// `values` broadcasts to the indexed positions, so `x.index_put_(i, v,
+// accumulate=True)` with a scalar `v` adds at every position of `i` but
+// counts 1. The positions are not knowable from shapes alone (a boolean
+// mask index selects as many as it has true elements), so the rule counts
+// the value tensor as given: never more than the adds done. Autograd's
+// backward of indexing, the common accumulating call, passes a full-size
+// gradient, for which the count is exact.
 absl::StatusOr<Count> IndexPutFlops(const OperatorCall& call) {
   TS_ASSIGN_OR_RETURN(bool accumulate, BoolArgument(call, 3, "accumulate"));
   if (!accumulate) return Count{0};
@@ -288,7 +296,8 @@ constexpr absl::string_view kMaxPoolingGradient =
 constexpr absl::string_view kAccumulate =
     "1 per element accumulated (the source, src or gradient argument)";
 constexpr absl::string_view kIndexPut =
-    "1 per value when accumulate=True, else 0 (data movement)";
+    "1 per element of values (as given, not broadcast) when accumulate=True, "
+    "else 0 (data movement)";
 constexpr absl::string_view kNllLoss =
     "negative log-likelihood: 1 per target element (pick and sum)";
 constexpr absl::string_view kMseLoss =

@@ -43,7 +43,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "report/count.h"
 #include "report/job_merge.h"
+#include "report/json_io.h"
 #include "report/render/diagnostic_listing.h"
 #include "tools/cli_errors.h"
 #include "tools/cli_inputs.h"
@@ -124,6 +126,18 @@ const torchscan::report::Json& KnownValue(
   return metric["value"].is_null() ? metric["known_value"] : metric["value"];
 }
 
+// The known value of `metric` as a double, or nothing where it has none (an
+// unavailable metric). NOTE: a count beyond 64 bits is JSON's big-integer
+// form, which nlohmann's get<double>() refuses, so every count is read as one.
+std::optional<double> KnownDouble(const torchscan::report::Json& metric) {
+  const torchscan::report::Json& value = KnownValue(metric);
+  if (value.is_null()) return std::nullopt;
+  const absl::StatusOr<torchscan::report::Count> count =
+      torchscan::report::JsonToCount(value, "known_value");
+  if (!count.ok()) return std::nullopt;
+  return static_cast<double>(*count);
+}
+
 // The job's bytes moved, their upper bound when a compiled graph ran on a
 // rank, and the arithmetic intensity of the known FLOPs and bytes.
 void PrintJobBytes(const torchscan::report::Json& job, std::ostream& out) {
@@ -136,13 +150,12 @@ void PrintJobBytes(const torchscan::report::Json& job, std::ostream& out) {
     out << "bytes upper bound: " << DumpJson(KnownValue(upper)) << " ("
         << upper["status"].get<std::string>() << "; compiled graphs unfused)\n";
   }
-  const double moved = KnownValue(bytes).get<double>();
-  if (moved > 0) {
+  const std::optional<double> moved = KnownDouble(bytes);
+  const std::optional<double> flops = KnownDouble(job["total"]);
+  if (moved && flops && *moved > 0) {
     const bool known =
         bytes["status"] == "complete" && job["total"]["status"] == "complete";
-    out << "arithmetic intensity: "
-        << absl::StrFormat("%.3f",
-                           KnownValue(job["total"]).get<double>() / moved)
+    out << "arithmetic intensity: " << absl::StrFormat("%.3f", *flops / *moved)
         << " FLOPs per byte" << (known ? "" : " (of the known work)") << "\n";
   }
 }

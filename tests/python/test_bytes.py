@@ -622,3 +622,29 @@ def test_the_merge_command_prints_bytes_their_upper_bound_and_intensity(tmp_path
     assert "bytes moved: 8192 (partial)\n" in merged.stdout
     assert "bytes upper bound: 10240 (complete; compiled graphs unfused)\n" in merged.stdout
     assert "arithmetic intensity: 2.000 FLOPs per byte (of the known work)\n" in merged.stdout
+
+
+def test_the_merge_command_prints_the_intensity_of_counts_beyond_64_bits(tmp_path):
+    cli = os.environ.get("TORCHSCAN_CLI")
+    if not cli:
+        pytest.skip("TORCHSCAN_CLI is not set (tools/test sets it to the built //tools:torchscan)")
+    import json
+    import subprocess
+
+    # A 2^22-square product on meta: 2 * 2^66 = 2^67 FLOPs per rank, a count
+    # JSON holds as a big integer. Bytes: `a`, one distinct input, read once,
+    # and the result written, 4 bytes per element.
+    n = 2**22
+    a = torch.empty(n, n, device="meta")
+    report = torchscan_dispatch.measure_flops(lambda: a @ a)
+    assert report["total"]["value"] == 2 * n**3 > 2**64
+    paths = []
+    for rank in range(2):
+        paths.append(tmp_path / f"rank{rank}.json")
+        paths[-1].write_text(json.dumps(as_rank(report, rank)))
+    merged = subprocess.run([cli, "merge", *map(str, paths)], capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0, merged.stderr
+    assert f"total FLOPs: {4 * n**3} (complete)\n" in merged.stdout
+    moved = 2 * (n * n * 4 + n * n * 4)  # two ranks
+    assert f"bytes moved: {moved} (complete)\n" in merged.stdout
+    assert f"arithmetic intensity: {4 * n**3 / moved:.3f} FLOPs per byte\n" in merged.stdout

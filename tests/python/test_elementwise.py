@@ -296,6 +296,23 @@ def test_embedding_and_indexing_move_data_and_accumulations_add():
     assert by_operator["aten.index_put"] == source.numel()
 
 
+def test_index_put_counts_its_values_as_given_not_broadcast():
+    # NOTE [Broadcast values of index_put]: the positions a boolean mask
+    # selects are not in any shape, so a broadcast value counts once per
+    # element it has, a lower bound on the adds; a full-size one is exact.
+    rows = torch.tensor([0, 2, 2, 5])
+    mask = torch.tensor([True, False, True, True, False, False])
+
+    def workload():
+        torch.zeros(6, 8).index_put_((rows,), torch.tensor(1.0), accumulate=True)
+        torch.zeros(6, 8).index_put_((mask,), torch.ones(8), accumulate=True)
+        torch.zeros(6, 8).index_put_((rows,), torch.ones(4, 8), accumulate=True)
+
+    report = _convention(workload)
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert report["by_operator"]["aten.index_put_"] == 1 + 8 + 4 * 8
+
+
 def test_untagged_overload_takes_the_tag_its_siblings_agree_on():
     # where.ScalarOther carries no ATen tag; where.self is pointwise.
     x = torch.randn(6, 5)

@@ -265,6 +265,19 @@ def test_flop_report_page_shows_bytes_and_the_roofline(browser, tmp_path):
     )
     assert cells[3] == f"{moved['by_operator'][op]['read'] + moved['by_operator'][op]['written']:,}"
     assert cells[4] == f"{plotted[op]:.2f}"
+    # FLOPs per byte are ratios, not integer counts: sorting by them orders
+    # the operators by intensity, largest first, those without one last.
+    order = """[...document.getElementById('operators-table').tBodies[0].rows]
+      .filter(row => row.offsetParent !== null).map(row => row.dataset.operator)"""
+    browser.click("#operators-table thead th:nth-child(5)")
+    operators = browser.evaluate(order)
+    intensities = sorted(plotted.values(), reverse=True)
+    assert [plotted[name] for name in operators[: len(plotted)]] == intensities
+    assert not set(operators[len(plotted) :]) & set(plotted)
+    browser.click("#operators-table thead th:nth-child(5)")  # smallest first
+    operators = browser.evaluate(order)
+    assert [plotted[name] for name in operators[: len(plotted)]] == intensities[::-1]
+    browser.click("#operators-table thead th:nth-child(5)")  # back to the report's order
     # A search for an operator outlines its point as it does its row.
     browser.press("/")
     browser.type_text(op)

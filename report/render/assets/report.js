@@ -259,7 +259,10 @@
       if (x === '' || y === '') return x === y ? 0 : x === '' ? 1 : -1;  // n/a last
       let order;
       if (numeric[state.column]) {
-        const [p, q] = [BigInt(x), BigInt(y)];
+        // Counts are exact integers beyond 2^53 (BigInt); ratios such as
+        // FLOPs per byte are Python float reprs ("12.5", "1e+20": Number).
+        const integers = /^-?\d+$/.test(x) && /^-?\d+$/.test(y);
+        const [p, q] = integers ? [BigInt(x), BigInt(y)] : [Number(x), Number(y)];
         order = p < q ? -1 : p > q ? 1 : 0;
       } else {
         order = x.localeCompare(y);
