@@ -35,6 +35,7 @@
 #include "torchscan_dispatch/dispatch_key.h"
 #include "torchscan_dispatch/fallback_registration.h"
 #include "torchscan_dispatch/hidden_region.h"
+#include "torchscan_dispatch/nested_products.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/operator_values.h"
 #include "torchscan_dispatch/thread_state.h"
@@ -224,6 +225,13 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   if (counting && HasSubclassArgument(keys, *stack, info.num_arguments)) {
     HiddenRegion region;
     op.redispatchBoxed(below, stack);
+    return;
+  }
+  // Products of strided nested tensors pad them: passed on with the key
+  // active, their padding left out of the mask-aware count.
+  if (counting && info.pads_nested &&
+      IsNestedProductCall(info, torch::jit::last(*stack, info.num_arguments))) {
+    RunNestedProduct(info, op, below, stack, *session);
     return;
   }
   if (info.decomposes) {

@@ -543,6 +543,19 @@ void CountingSession::RecordMaskExclusionIn(const OperatorInfo& op,
   Record(KeyIn(op, module_scope), stats);
 }
 
+Count CountingSession::CountedFlopsOfThisThread(
+    absl::FunctionRef<bool(const OperatorInfo&)> which) {
+  ThreadStats& thread = ThisThread();
+  Count flops = 0;
+  absl::MutexLock lock(&thread.mu);
+  for (const auto& [key, entry] : thread.entries) {
+    if (!which(OperatorInfoById(key.operator_id))) continue;
+    // The owner's own stores: relaxed loads see them.
+    flops += LoadCount(entry.counted_flops) + entry.stats.flops;
+  }
+  return flops;
+}
+
 void CountingSession::RecordCommunication(const OperatorInfo& op,
                                           report::CollectiveKind kind,
                                           absl::string_view group_name,
@@ -928,13 +941,12 @@ CountingSession::BuildLayerCallFlops() const {
   std::map<std::size_t, Accumulated> by_layer;
   for (const auto& [key, stats] : Merged()) {
     const OperatorInfo& info = OperatorInfoById(key.operator_id);
-    // A compiled graph's lower bound is bytes without a call: no FLOPs
-    // missing.
-    const bool bytes_only = stats.calls == 0 && stats.counted_calls == 0 &&
-                            stats.failed_calls == 0 &&
-                            stats.mask_excluded == 0 &&
-                            stats.mask_unread_calls == 0;
-    if (bytes_only) continue;
+    // A compiled graph's lower bound is bytes without a call, and a mask's
+    // exclusion (of a decomposed call, a nested product) is not a call
+    // either: no FLOPs missing.
+    const bool no_call =
+        stats.calls == 0 && stats.counted_calls == 0 && stats.failed_calls == 0;
+    if (no_call) continue;
     const bool uncounted =
         stats.failed_calls > 0 ||
         (stats.counted_calls == 0 && IgnoredIn(info) == nullptr);

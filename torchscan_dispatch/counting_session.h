@@ -31,6 +31,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -136,6 +137,12 @@ class CountingSession : public c10::DebugInfoBase,
   // The same in module scope `module_scope` (a compiled graph's call).
   void RecordMaskExclusionIn(const OperatorInfo& op, std::uint32_t module_scope,
                              Count excluded, absl::string_view unread_reason);
+
+  // The FLOPs this thread's counted calls of operators `which` accepts have
+  // added so far (a nested product's padding, nested_products.h). Off the
+  // hot path: it walks the thread's entries under their lock.
+  Count CountedFlopsOfThisThread(
+      absl::FunctionRef<bool(const OperatorInfo&)> which);
 
   // One collective call of `op` moving `payload_bytes` in the group named
   // `group_name` of `group_size` ranks, or one whose volume could not be

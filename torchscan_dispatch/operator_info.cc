@@ -361,6 +361,8 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
     }
     info.tensor_arguments = TensorArgumentsOf(op.schema());
   }
+  info.pads_nested =
+      info.packet == "aten::matmul" || info.packet == "aten::matmul_backward";
   info.attention_mask = FindAttentionMaskRule(
       info.packet, op.hasSchema() ? &op.schema() : nullptr);
   info.collective = FindCollective(info.packet, &info.unknown_collective);
