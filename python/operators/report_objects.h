@@ -33,6 +33,9 @@
 #ifndef TORCHSCAN_PYTHON_OPERATORS_REPORT_OBJECTS_H_
 #define TORCHSCAN_PYTHON_OPERATORS_REPORT_OBJECTS_H_
 
+// Python.h before any standard header (python_objects.h) ...
+#include "python/operators/python_objects.h"
+// ... then the others.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -44,7 +47,6 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "python/operators/python_objects.h"  // Python.h first
 #include "report/analysis_report.h"
 #include "report/count.h"
 #include "report/field_table.h"

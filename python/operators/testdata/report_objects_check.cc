@@ -14,6 +14,9 @@
 // times are per conversion over `number` conversions: ToJson alone, ToJson
 // then FromJson (the path the extension module took before), ToPython.
 
+// Python.h before any standard header (python_objects.h) ...
+#include "python/operators/python_objects.h"
+// ... then the others.
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -22,7 +25,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "python/operators/python_objects.h"
 #include "python/operators/report_objects.h"
 #include "report/analysis_report.h"
 #include "report/communication.h"
