@@ -41,6 +41,7 @@
 #include "formulas/module_json.h"
 #include "python/operators/open_measurements.h"
 #include "python/operators/python_objects.h"
+#include "python/operators/report_objects.h"
 #include "report/aggregate.h"
 #include "report/analysis_report.h"
 #include "report/json_io.h"
@@ -210,8 +211,9 @@ class CrawlRecorder {
   }
 
   // The finished report as Python data (what json.loads gives for its
-  // JSON), and TorchScan's strict-mode message when it is incomplete (else
-  // None): a (dict, str | None) tuple.
+  // JSON, written from its field tables: report_objects.h), and TorchScan's
+  // strict-mode message when it is incomplete (else None): a (dict, str | None)
+  // tuple.
   PyObject* Report(const report::ModelTensorTotals& model, PyObject* context,
                    PyObject* inputs) {
     crawl::CrawlRecord record;
@@ -262,7 +264,7 @@ class CrawlRecorder {
       return nullptr;
     }
     const report::AnalysisReport& report = **built;
-    OwnedRef document(FromJson(report::AnalysisReportToJson(report)));
+    OwnedRef document(ToPython(report));
     if (!document) return nullptr;
     OwnedRef incomplete(
         report::IsIncomplete(report)

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "python/operators/open_measurements.h"
+#include "python/operators/report_objects.h"
 #include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
@@ -42,14 +43,20 @@ absl::StatusOr<HeldReport> HeldReportOf(std::int64_t handle) {
 }
 
 // The report flop_report gives: the FlopReport, and "communication" when
-// collectives ran.
-Json ReportJson(const report::FlopReport& flops,
-                const report::CommunicationReport& communication) {
-  Json json = report::FlopReportToJson(flops);
-  if (!communication.empty()) {
-    json["communication"] = report::CommunicationToJson(communication);
+// collectives ran, written from their field tables (report_objects.h). A new
+// reference, or nullptr with an error set.
+PyObject* ReportObject(const report::FlopReport& flops,
+                       const report::CommunicationReport& communication) {
+  OwnedRef report(ToPython(flops));
+  if (!report || communication.empty()) return report.release();
+  static PyObject* const kCommunication =
+      PyUnicode_InternFromString("communication");
+  OwnedRef written(ToPython(communication));
+  if (!written ||
+      PyDict_SetItem(report.get(), kCommunication, written.get()) < 0) {
+    return nullptr;
   }
-  return json;
+  return report.release();
 }
 
 // NOTE [What a step reads of its report, natively]
@@ -82,11 +89,6 @@ report::FlopReport SummaryOf(const report::FlopReport& flops) {
     summary.bytes->upper_bound = flops.bytes->upper_bound;
   }
   return summary;
-}
-
-absl::StatusOr<Json> FlopReportOf(std::int64_t handle) {
-  TS_ASSIGN_OR_RETURN(const HeldReport held, HeldReportOf(handle));
-  return ReportJson(held.flops, held.communication);
 }
 
 void DeleteHeldReport(PyObject* capsule) {
@@ -142,10 +144,10 @@ PyObject* FlopReport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       !Handle(args[0], &handle)) {
     return nullptr;
   }
-  Json report;
+  HeldReport held;
   const bool ok =
-      WithoutGil([&] { return FlopReportOf(handle); }, &report, RaiseStatus);
-  return ok ? FromJson(report) : nullptr;
+      WithoutGil([&] { return HeldReportOf(handle); }, &held, RaiseStatus);
+  return ok ? ReportObject(held.flops, held.communication) : nullptr;
 }
 
 PyObject* CallLogFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -168,19 +170,19 @@ PyObject* StepReport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   struct Built {
     std::unique_ptr<HeldReport> held;
-    Json summary;
+    report::FlopReport summary;
   };
   Built built;
   const bool ok = WithoutGil(
       [&]() -> absl::StatusOr<Built> {
         TS_ASSIGN_OR_RETURN(HeldReport held, HeldReportOf(handle));
-        Json summary = ReportJson(SummaryOf(held.flops), held.communication);
+        report::FlopReport summary = SummaryOf(held.flops);
         return Built{std::make_unique<HeldReport>(std::move(held)),
                      std::move(summary)};
       },
       &built, RaiseStatus);
   if (!ok) return nullptr;
-  OwnedRef summary(FromJson(built.summary));
+  OwnedRef summary(ReportObject(built.summary, built.held->communication));
   if (!summary) return nullptr;
   OwnedRef capsule(
       PyCapsule_New(built.held.get(), kHeldReportName, &DeleteHeldReport));
@@ -197,13 +199,7 @@ PyObject* HeldReportFunction(PyObject*, PyObject* const* args,
   const auto* held = static_cast<const HeldReport*>(
       PyCapsule_GetPointer(args[0], kHeldReportName));
   if (held == nullptr) return nullptr;  // not ours: PyCapsule set the error
-  Json report;
-  const bool ok = WithoutGil(
-      [&]() -> absl::StatusOr<Json> {
-        return ReportJson(held->flops, held->communication);
-      },
-      &report, RaiseStatus);
-  return ok ? FromJson(report) : nullptr;
+  return ReportObject(held->flops, held->communication);
 }
 
 PyMethodDef kFunctions[] = {

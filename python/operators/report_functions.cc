@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "python/operators/report_objects.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/job_merge.h"
@@ -101,11 +102,11 @@ PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       !ReportArgument(args[1], "after", &after)) {
     return nullptr;
   }
-  Json diff;
+  report::ReportDiff diff;
   const bool ok =
-      WithoutGil([&] { return report::CompareReportsJson(before, after); },
+      WithoutGil([&] { return report::CompareReportDocuments(before, after); },
                  &diff, RaiseValueError);
-  return ok ? FromJson(diff) : nullptr;
+  return ok ? ToPython(diff) : nullptr;
 }
 
 PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -203,15 +204,11 @@ PyObject* MergeRankReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       return nullptr;
     }
   }
-  Json job;
-  const bool ok = WithoutGil(
-      [&]() -> absl::StatusOr<Json> {
-        TS_ASSIGN_OR_RETURN(report::JobReport merged,
-                            report::MergeRankReportsJson(reports, names));
-        return report::JobReportToJson(merged);
-      },
-      &job, RaiseValueError);
-  return ok ? FromJson(job) : nullptr;
+  report::JobReport job;
+  const bool ok =
+      WithoutGil([&] { return report::MergeRankReportsJson(reports, names); },
+                 &job, RaiseValueError);
+  return ok ? ToPython(job) : nullptr;
 }
 
 PyMethodDef kFunctions[] = {
