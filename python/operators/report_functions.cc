@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
+#include "report/device_table.h"
 #include "report/job_merge.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
@@ -214,6 +215,20 @@ PyObject* MergeRankReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ok ? FromJson(job) : nullptr;
 }
 
+// The row of the library's device table that `name` names, as its JSON
+// (the same row torchscan_dispatch.devices finds: tests/python/
+// test_device_table.py), or None.
+PyObject* DeviceModel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  std::string name;
+  if (!CheckArguments(kExtensionModule, "device_model", nargs, 1) ||
+      !Utf8(args[0], &name)) {
+    return nullptr;
+  }
+  const report::DeviceModel* device = report::FindDeviceModel(name);
+  if (device == nullptr) Py_RETURN_NONE;
+  return FromJson(report::ToJson(*device));
+}
+
 PyMethodDef kFunctions[] = {
     {"render_summary", AsCFunction(RenderSummary), METH_FASTCALL,
      "render_summary(report, options) -> str: what summary() prints."},
@@ -228,6 +243,8 @@ PyMethodDef kFunctions[] = {
      "list_diagnostics(report, summary) -> str: the diagnostics listing."},
     {"merge_rank_reports", AsCFunction(MergeRankReports), METH_FASTCALL,
      "merge_rank_reports(reports, names) -> dict: one job report."},
+    {"device_model", AsCFunction(DeviceModel), METH_FASTCALL,
+     "device_model(name) -> dict | None: the device table's row of name."},
     {nullptr, nullptr, 0, nullptr},
 };
 
