@@ -13,11 +13,13 @@
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/device_table.h"
+#include "report/flop_report.h"
 #include "report/job_merge.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
 #include "report/render/report_documents.h"
 #include "report/render/roofline_plot.h"
+#include "report/roofline.h"
 #include "report/summary.h"
 
 namespace torchscan::dispatch {
@@ -229,6 +231,33 @@ PyObject* DeviceModel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return FromJson(report::ToJson(*device));
 }
 
+// `device`: a device table name, or a device document ({name, peak_flops,
+// memory_bandwidth, source?}).
+PyObject* Roofline(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json document, device;
+  if (!CheckArguments(kExtensionModule, "roofline", nargs, 2) ||
+      !ReportArgument(args[0], "report", &document) ||
+      !ToJson(args[1], "device", &device)) {
+    return nullptr;
+  }
+  Json result;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<Json> {
+        report::RooflineDevice spec;
+        if (device.is_string()) {
+          TS_ASSIGN_OR_RETURN(
+              spec, report::RooflineDeviceNamed(device.get<std::string>()));
+        } else {
+          TS_ASSIGN_OR_RETURN(spec, report::RooflineDeviceFromJson(device));
+        }
+        TS_ASSIGN_OR_RETURN(report::FlopReport flops,
+                            report::FlopReportForRoofline(document));
+        return report::ToJson(report::ComputeRoofline(flops, spec));
+      },
+      &result, RaiseValueError);
+  return ok ? FromJson(result) : nullptr;
+}
+
 PyMethodDef kFunctions[] = {
     {"render_summary", AsCFunction(RenderSummary), METH_FASTCALL,
      "render_summary(report, options) -> str: what summary() prints."},
@@ -245,6 +274,10 @@ PyMethodDef kFunctions[] = {
      "merge_rank_reports(reports, names) -> dict: one job report."},
     {"device_model", AsCFunction(DeviceModel), METH_FASTCALL,
      "device_model(name) -> dict | None: the device table's row of name."},
+    {"roofline", AsCFunction(Roofline), METH_FASTCALL,
+     "roofline(report, device) -> dict: report/roofline.h's roofline of a "
+     "FlopReport; device a table name or {name, peak_flops, "
+     "memory_bandwidth}."},
     {nullptr, nullptr, 0, nullptr},
 };
 
