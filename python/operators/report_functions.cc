@@ -18,6 +18,7 @@
 #include "report/json_io.h"
 #include "report/json_reader.h"
 #include "report/render/report_documents.h"
+#include "report/render/roofline_listing.h"
 #include "report/render/roofline_plot.h"
 #include "report/roofline.h"
 #include "report/summary.h"
@@ -258,6 +259,27 @@ PyObject* Roofline(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ok ? FromJson(result) : nullptr;
 }
 
+// `torchscan roofline`'s output for python -m torchscan_dispatch, so that
+// both command lines print the same bytes.
+PyObject* RooflineListing(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json document;
+  std::string device;
+  if (!CheckArguments(kExtensionModule, "roofline_listing", nargs, 2) ||
+      !ReportArgument(args[0], "report", &document) ||
+      !Utf8(args[1], &device)) {
+    return nullptr;
+  }
+  report::render::RooflineOutput output;
+  const bool ok = WithoutGil(
+      [&] { return report::render::RooflineOfDocument(document, device); },
+      &output, RaiseValueError);
+  if (!ok) return nullptr;
+  OwnedRef listing(Text(output.listing));
+  OwnedRef json(Text(output.json));
+  if (!listing || !json) return nullptr;
+  return PyTuple_Pack(2, listing.get(), json.get());
+}
+
 PyMethodDef kFunctions[] = {
     {"render_summary", AsCFunction(RenderSummary), METH_FASTCALL,
      "render_summary(report, options) -> str: what summary() prints."},
@@ -278,6 +300,9 @@ PyMethodDef kFunctions[] = {
      "roofline(report, device) -> dict: report/roofline.h's roofline of a "
      "FlopReport; device a table name or {name, peak_flops, "
      "memory_bandwidth}."},
+    {"roofline_listing", AsCFunction(RooflineListing), METH_FASTCALL,
+     "roofline_listing(report, device_name) -> (listing, json): what "
+     "`torchscan roofline` prints and writes."},
     {nullptr, nullptr, 0, nullptr},
 };
 
