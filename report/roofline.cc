@@ -235,17 +235,6 @@ absl::StatusOr<RooflineDevice> RooflineDeviceFromJson(const Json& node,
   return FromJson<RooflineDevice>(JsonValue(node, std::string(field)));
 }
 
-absl::StatusOr<RooflineDevice> RooflineDeviceNamed(absl::string_view name) {
-  const DeviceModel* model = FindDeviceModel(name);
-  if (model == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown device model '", name,
-        "': the device table (exact names only) has ",
-        absl::StrJoin(BuiltinDeviceTable().CanonicalNames(), ", ")));
-  }
-  return RooflineDeviceOf(*model);
-}
-
 absl::StatusOr<FlopReport> FlopReportForRoofline(const Json& document) {
   if (!document.is_object()) {
     return absl::InvalidArgumentError(
