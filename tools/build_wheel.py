@@ -107,7 +107,10 @@ def build(package_dir: Path, library: Path, license_file: Path, out_dir: Path) -
     dist_info = f"torchscan_dispatch-{version}.dist-info"
 
     files: dict[str, tuple[bytes, bool]] = {}  # archive name -> (data, executable)
-    for source in sorted(package_dir.rglob("*.py")):
+    # The package's modules and its data files (device_table.json, which
+    # devices.py reads).
+    sources = [*package_dir.rglob("*.py"), *package_dir.rglob("*.json")]
+    for source in sorted(sources):
         relative = source.relative_to(package_dir)
         if "__pycache__" in relative.parts or relative.parts[0] == "_lib" or relative.name == "_build_info.py":
             continue

@@ -7,7 +7,12 @@
 //   torchscan compare BEFORE.json AFTER.json [--json -|PATH]
 //       compare two reports
 //   torchscan merge RANK0.json RANK1.json ... [--json -|PATH]
+//                   [--device-model NAME]
 //       merge per-rank reports of a distributed job into one job report
+//       (with --device-model, each rank's roofline lower bound and the job's)
+//   torchscan roofline REPORT.json --device-model NAME [--json -|PATH]
+//       a FlopReport's (or a job report's) roofline on a device of the
+//       device table, one you need not have
 //   torchscan --list-examples
 // Analyses and compare also take --html PATH (a self-contained page) and
 // --folded PATH (folded stacks of operator FLOPs, for flame-graph tools);
@@ -15,8 +20,9 @@
 //
 // Exit codes: 0 success; 1 the analysis is incomplete under --strict (the
 // report is still printed/written); 2 bad usage or input (flags, shapes,
-// missing or unreadable files, not a TorchScript file, bad report JSON);
-// 3 the model raised on the input (a shape it rejects); 4 merge: ranks of the
+// missing or unreadable files, not a TorchScript file, bad report JSON, an
+// unknown --device-model, a report roofline cannot read: a crawl's); 3 the
+// model raised on the input (a shape it rejects); 4 merge: ranks of the
 // job have no report (unless --allow-missing).
 
 #include <c10/util/Exception.h>
@@ -47,6 +53,8 @@
 #include "report/job_merge.h"
 #include "report/json_io.h"
 #include "report/render/diagnostic_listing.h"
+#include "report/render/roofline_listing.h"
+#include "report/roofline.h"
 #include "tools/cli_errors.h"
 #include "tools/cli_inputs.h"
 #include "tools/cli_outputs.h"
@@ -84,6 +92,9 @@ ABSL_FLAG(int, max_depth, -1, "Show layers down to this depth only.");
 ABSL_FLAG(bool, receptive_field, false, "Add the receptive-field column.");
 ABSL_FLAG(bool, effective_rf_stats, false,
           "With --receptive_field: effective stride and padding.");
+ABSL_FLAG(std::string, device_model, "",
+          "roofline, merge: the device table's row to bound the time on "
+          "(\"H100 SXM\", \"NVIDIA H100 80GB HBM3\"; exact names only).");
 ABSL_FLAG(bool, allow_missing, false,
           "merge: exit 0 even when ranks of the job have no report (the job "
           "report lists them and its total is partial).");
@@ -207,7 +218,14 @@ void PrintJobReport(const torchscan::report::Json& job, std::ostream& out) {
 absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
   if (positional.size() < 3) {
     return absl::InvalidArgumentError(
-        "usage: torchscan merge RANK0.json RANK1.json ... [--json -|PATH]");
+        "usage: torchscan merge RANK0.json RANK1.json ... [--json -|PATH] "
+        "[--device-model NAME]");
+  }
+  // An unknown device name fails before anything is printed.
+  std::optional<torchscan::report::RooflineDevice> device;
+  if (!absl::GetFlag(FLAGS_device_model).empty()) {
+    TS_ASSIGN_OR_RETURN(device, torchscan::report::RooflineDeviceNamed(
+                                    absl::GetFlag(FLAGS_device_model)));
   }
   std::vector<torchscan::report::Json> reports;
   std::vector<std::string> names;
@@ -228,7 +246,13 @@ absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
                       torchscan::report::MergeRankReportsJson(reports, names));
   const torchscan::report::Json json = torchscan::report::JobReportToJson(job);
   const std::string json_path = absl::GetFlag(FLAGS_json);
-  if (json_path != "-") PrintJobReport(json, std::cout);
+  if (json_path != "-") {
+    PrintJobReport(json, std::cout);
+    if (device) {
+      std::cout << torchscan::report::render::JobRooflineLine(
+          torchscan::report::render::ComputeJobRoofline(job, *device));
+    }
+  }
   if (!json_path.empty()) {
     const std::string text = torchscan::report::DumpJson(json, 2) + "\n";
     if (json_path == "-") {
@@ -251,6 +275,43 @@ absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
                              absl::StrJoin(job.missing_ranks, ", "), " of ",
                              job.world_size,
                              " (--allow-missing merges the ranks present)"));
+  }
+  return kOk;
+}
+
+// `torchscan roofline REPORT.json --device-model NAME`: the listing, or
+// with --json the structure (report/render/roofline_listing.h).
+absl::StatusOr<int> Roofline(const std::vector<char*>& positional) {
+  if (positional.size() != 3) {
+    return absl::InvalidArgumentError(
+        "usage: torchscan roofline REPORT.json --device-model NAME [--json "
+        "-|PATH]");
+  }
+  const std::string device_model = absl::GetFlag(FLAGS_device_model);
+  if (device_model.empty()) {
+    return absl::InvalidArgumentError(
+        "roofline needs --device-model NAME (a device table name, such as "
+        "\"H100 SXM\")");
+  }
+  TS_ASSIGN_OR_RETURN(const std::string text,
+                      torchscan::cli::ReadFile(positional[2]));
+  absl::StatusOr<torchscan::report::Json> document =
+      torchscan::report::ParseJson(text);
+  if (!document.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(positional[2], ": ", document.status().message()));
+  }
+  TS_ASSIGN_OR_RETURN(
+      const torchscan::report::render::RooflineOutput output,
+      torchscan::report::render::RooflineOfDocument(*document, device_model));
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  if (json_path != "-") std::cout << output.listing;
+  if (json_path == "-") {
+    std::cout << output.json;
+  } else if (!json_path.empty()) {
+    std::ofstream file(json_path);
+    file << output.json;
+    if (!file) return CannotWrite(json_path);
   }
   return kOk;
 }
@@ -461,6 +522,9 @@ absl::StatusOr<int> Run(const std::vector<char*>& positional) {
   if (positional.size() >= 2 && std::string(positional[1]) == "merge") {
     return Merge(positional);
   }
+  if (positional.size() >= 2 && std::string(positional[1]) == "roofline") {
+    return Roofline(positional);
+  }
   return Analyse(positional);
 }
 
@@ -473,7 +537,8 @@ int main(int argc, char** argv) {
       "[--strict]\n"
       "  torchscan --example resnet18\n"
       "  torchscan compare BEFORE.json AFTER.json\n"
-      "  torchscan merge RANK0.json RANK1.json ...");
+      "  torchscan merge RANK0.json RANK1.json ...\n"
+      "  torchscan roofline REPORT.json --device-model \"H100 SXM\"");
   std::vector<std::string> storage;
   std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
   std::vector<char*> positional = absl::ParseCommandLine(

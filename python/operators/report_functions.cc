@@ -13,11 +13,15 @@
 #include "python/operators/report_objects.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
+#include "report/device_table.h"
+#include "report/flop_report.h"
 #include "report/job_merge.h"
 #include "report/json_io.h"
 #include "report/json_reader.h"
 #include "report/render/report_documents.h"
+#include "report/render/roofline_listing.h"
 #include "report/render/roofline_plot.h"
+#include "report/roofline.h"
 #include "report/summary.h"
 
 namespace torchscan::dispatch {
@@ -211,6 +215,68 @@ PyObject* MergeRankReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ok ? ToPython(job) : nullptr;
 }
 
+// The row of the library's device table that `name` names, as its JSON
+// (the same row torchscan_dispatch.devices finds: tests/python/
+// test_device_table.py), or None.
+PyObject* DeviceModel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  std::string name;
+  if (!CheckArguments(kExtensionModule, "device_model", nargs, 1) ||
+      !Utf8(args[0], &name)) {
+    return nullptr;
+  }
+  const report::DeviceModel* device = report::FindDeviceModel(name);
+  if (device == nullptr) Py_RETURN_NONE;
+  return FromJson(report::ToJson(*device));
+}
+
+// `device`: a device table name, or a device document ({name, peak_flops,
+// memory_bandwidth, source?}).
+PyObject* Roofline(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json document, device;
+  if (!CheckArguments(kExtensionModule, "roofline", nargs, 2) ||
+      !ReportArgument(args[0], "report", &document) ||
+      !ToJson(args[1], "device", &device)) {
+    return nullptr;
+  }
+  Json result;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<Json> {
+        report::RooflineDevice spec;
+        if (device.is_string()) {
+          TS_ASSIGN_OR_RETURN(
+              spec, report::RooflineDeviceNamed(device.get<std::string>()));
+        } else {
+          TS_ASSIGN_OR_RETURN(spec, report::RooflineDeviceFromJson(device));
+        }
+        TS_ASSIGN_OR_RETURN(report::FlopReport flops,
+                            report::FlopReportForRoofline(document));
+        return report::ToJson(report::ComputeRoofline(flops, spec));
+      },
+      &result, RaiseValueError);
+  return ok ? FromJson(result) : nullptr;
+}
+
+// `torchscan roofline`'s output for python -m torchscan_dispatch, so that
+// both command lines print the same bytes.
+PyObject* RooflineListing(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json document;
+  std::string device;
+  if (!CheckArguments(kExtensionModule, "roofline_listing", nargs, 2) ||
+      !ReportArgument(args[0], "report", &document) ||
+      !Utf8(args[1], &device)) {
+    return nullptr;
+  }
+  report::render::RooflineOutput output;
+  const bool ok = WithoutGil(
+      [&] { return report::render::RooflineOfDocument(document, device); },
+      &output, RaiseValueError);
+  if (!ok) return nullptr;
+  OwnedRef listing(Text(output.listing));
+  OwnedRef json(Text(output.json));
+  if (!listing || !json) return nullptr;
+  return PyTuple_Pack(2, listing.get(), json.get());
+}
+
 PyMethodDef kFunctions[] = {
     {"render_summary", AsCFunction(RenderSummary), METH_FASTCALL,
      "render_summary(report, options) -> str: what summary() prints."},
@@ -225,6 +291,15 @@ PyMethodDef kFunctions[] = {
      "list_diagnostics(report, summary) -> str: the diagnostics listing."},
     {"merge_rank_reports", AsCFunction(MergeRankReports), METH_FASTCALL,
      "merge_rank_reports(reports, names) -> dict: one job report."},
+    {"device_model", AsCFunction(DeviceModel), METH_FASTCALL,
+     "device_model(name) -> dict | None: the device table's row of name."},
+    {"roofline", AsCFunction(Roofline), METH_FASTCALL,
+     "roofline(report, device) -> dict: report/roofline.h's roofline of a "
+     "FlopReport; device a table name or {name, peak_flops, "
+     "memory_bandwidth}."},
+    {"roofline_listing", AsCFunction(RooflineListing), METH_FASTCALL,
+     "roofline_listing(report, device_name) -> (listing, json): what "
+     "`torchscan roofline` prints and writes."},
     {nullptr, nullptr, 0, nullptr},
 };
 

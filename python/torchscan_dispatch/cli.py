@@ -11,6 +11,9 @@ Python process, for what only Python can load.
         an ExportedProgram), called with the --kwarg values
     python -m torchscan_dispatch compare BEFORE.json AFTER.json
         compare two reports
+    python -m torchscan_dispatch roofline REPORT.json --device-model NAME [--json -|PATH]
+        a FlopReport's (or a job report's) roofline on a device of the device
+        table: the listing and the JSON of the C++ command, byte for byte
 
 Options, outputs and exit codes are the C++ command's (tools/torchscan_main.cc,
 docs/cli.md): the same table with the diagnostics listed, the same JSON, the
@@ -37,6 +40,7 @@ from torch import nn
 
 from torchscan_dispatch._captured_output import captured_torch_output
 from torchscan_dispatch._imports import call_factory
+from torchscan_dispatch._library import hooks
 from torchscan_dispatch.crawler import crawl_module, format_summary
 from torchscan_dispatch.exported import MissingPytreeTypeError, UntrustedFileError, load_exported_program
 from torchscan_dispatch.render import folded_stacks, list_diagnostics, to_html
@@ -122,7 +126,9 @@ def _parser() -> argparse.ArgumentParser:
         "torch.export .pt2 files and model factories).",
     )
     parser.add_argument(
-        "model", nargs="*", help="MODEL.pt, MODEL.pt2, package.module:factory, or compare BEFORE.json AFTER.json"
+        "model",
+        nargs="*",
+        help="MODEL.pt, MODEL.pt2, package.module:factory, compare BEFORE.json AFTER.json, or roofline REPORT.json",
     )
 
     def option(name: str, **kwargs: Any) -> None:
@@ -158,6 +164,11 @@ def _parser() -> argparse.ArgumentParser:
         "inputs or outputs, such as transformers)",
     )
     option("verbose", action="store_true", help="also print what torch printed while loading the model")
+    option(
+        "device-model",
+        default="",
+        help='roofline: the device table\'s row to bound the time on ("H100 SXM"; exact names only)',
+    )
     return parser
 
 
@@ -407,6 +418,24 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return OK
 
 
+def _roofline(args: argparse.Namespace, out: TextIO) -> int:
+    if len(args.model) != 2:
+        raise UsageError("usage: python -m torchscan_dispatch roofline REPORT.json --device-model NAME [--json -|PATH]")
+    if not args.device_model:
+        raise UsageError('roofline needs --device-model NAME (a device table name, such as "H100 SXM")')
+    report = _read_report(args.model[1])
+    try:
+        # The C++ command's listing and JSON (report/render/roofline_listing.h).
+        listing, text = hooks().roofline_listing(report, args.device_model)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    if args.json != "-":
+        out.write(listing)
+    if args.json:
+        _write(args.json, text, out)
+    return OK
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Runs the command line on ``argv`` (``sys.argv[1:]`` by default);
     returns the exit status."""
@@ -426,6 +455,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             warnings.simplefilter("ignore")
             if args.model[:1] == ["compare"]:
                 return _compare(args, out, err)
+            if args.model[:1] == ["roofline"]:
+                return _roofline(args, out)
             return _analyse(args, out, err)
     except UsageError as error:
         err.write(f"torchscan: {error}\n")

@@ -7,6 +7,13 @@ datasheet named in the row. MFU (``mfu.py``) divides achieved FLOP/s by a
 peak from here; a roofline divides FLOPs by peak FLOP/s and bytes by memory
 bandwidth.
 
+The rows are data, declared once: ``device_table.json`` beside this module
+(a row: name, reported_names, peak_flops by precision, memory_bandwidth,
+interconnect_bandwidth or null, source, an optional note). This module
+builds ``DEVICES`` from it; the C++ library embeds the same file when it is
+built (report/device_table.h), so ``torchscan roofline --device-model`` and
+C++ callers find the same rows by the same names.
+
 Names. A row lists the names it answers to: the names
 ``torch.cuda.get_device_name()`` reports for that model and a short
 canonical name ("H100 SXM"). A name is looked up after normalisation
@@ -32,10 +39,12 @@ Figures.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import torch
@@ -51,9 +60,6 @@ __all__ = [
 
 # The precisions a peak is given for.
 PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
-
-_T = 1e12
-_G = 1e9
 
 
 @dataclass(frozen=True)
@@ -72,129 +78,57 @@ class DeviceSpec:
         return (self.name, *self.reported_names)
 
 
-_NVIDIA_H100 = "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100), sparse figures halved"
-_NVIDIA_H200 = "NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200), sparse figures halved"
-
-DEVICES: tuple[DeviceSpec, ...] = (
-    DeviceSpec(
-        "H100 SXM",
-        ("NVIDIA H100 80GB HBM3",),
-        {"fp64": 67 * _T, "fp32": 67 * _T, "tf32": 494.5 * _T, "bf16": 989.5 * _T, "fp16": 989.5 * _T,
-         "fp8": 1979 * _T, "int8": 1979 * _T},
-        3.35 * _T,
-        900 * _G,
-        _NVIDIA_H100 + ", SXM column",
-    ),
-    DeviceSpec(
-        "H100 PCIe",
-        ("NVIDIA H100 PCIe",),
-        {"fp64": 51 * _T, "fp32": 51 * _T, "tf32": 378 * _T, "bf16": 756.5 * _T, "fp16": 756.5 * _T,
-         "fp8": 1513 * _T, "int8": 1513 * _T},
-        2.0 * _T,
-        600 * _G,
-        _NVIDIA_H100 + ", PCIe column (NVLink bridge)",
-    ),
-    DeviceSpec(
-        "H100 NVL",
-        ("NVIDIA H100 NVL",),
-        {"fp64": 60 * _T, "fp32": 60 * _T, "tf32": 417.5 * _T, "bf16": 835.5 * _T, "fp16": 835.5 * _T,
-         "fp8": 1670.5 * _T, "int8": 1670.5 * _T},
-        3.9 * _T,
-        600 * _G,
-        _NVIDIA_H100 + ", NVL column",
-    ),
-    DeviceSpec(
-        "H200",
-        ("NVIDIA H200",),
-        {"fp64": 67 * _T, "fp32": 67 * _T, "tf32": 494.5 * _T, "bf16": 989.5 * _T, "fp16": 989.5 * _T,
-         "fp8": 1979 * _T, "int8": 1979 * _T},
-        4.8 * _T,
-        900 * _G,
-        _NVIDIA_H200 + ", SXM column",
-    ),
-    DeviceSpec(
-        "H200 NVL",
-        ("NVIDIA H200 NVL",),
-        {"fp64": 60 * _T, "fp32": 60 * _T, "tf32": 417.5 * _T, "bf16": 835.5 * _T, "fp16": 835.5 * _T,
-         "fp8": 1670.5 * _T, "int8": 1670.5 * _T},
-        4.8 * _T,
-        900 * _G,
-        _NVIDIA_H200 + ", NVL column",
-    ),
-    DeviceSpec(
-        "B200",
-        ("NVIDIA B200",),
-        {"tf32": 1125 * _T, "bf16": 2250 * _T, "fp16": 2250 * _T, "fp8": 4500 * _T, "int8": 4500 * _T},
-        8.0 * _T,
-        1800 * _G,
-        "NVIDIA HGX B200 datasheet (nvidia.com/en-us/data-center/hgx), per GPU: 8-GPU sparse figures / 8 / 2",
-        note="no FP64 or plain FP32 figure per GPU in the source",
-    ),
-    DeviceSpec(
-        "A100 SXM 80GB",
-        ("NVIDIA A100-SXM4-80GB",),
-        {"fp64": 19.5 * _T, "fp32": 19.5 * _T, "tf32": 156 * _T, "bf16": 312 * _T, "fp16": 312 * _T,
-         "int8": 624 * _T},
-        2.039 * _T,
-        600 * _G,
-        "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/a100), 80GB SXM column",
-    ),
-    DeviceSpec(
-        "A100 SXM 40GB",
-        ("NVIDIA A100-SXM4-40GB",),
-        {"fp64": 19.5 * _T, "fp32": 19.5 * _T, "tf32": 156 * _T, "bf16": 312 * _T, "fp16": 312 * _T,
-         "int8": 624 * _T},
-        1.555 * _T,
-        600 * _G,
-        "NVIDIA A100 Tensor Core GPU datasheet, 40GB SXM column",
-    ),
-    DeviceSpec(
-        "A100 PCIe 80GB",
-        ("NVIDIA A100 80GB PCIe",),
-        {"fp64": 19.5 * _T, "fp32": 19.5 * _T, "tf32": 156 * _T, "bf16": 312 * _T, "fp16": 312 * _T,
-         "int8": 624 * _T},
-        1.935 * _T,
-        600 * _G,
-        "NVIDIA A100 Tensor Core GPU datasheet, 80GB PCIe column (NVLink bridge)",
-    ),
-    DeviceSpec(
-        "A100 PCIe 40GB",
-        ("NVIDIA A100-PCIE-40GB",),
-        {"fp64": 19.5 * _T, "fp32": 19.5 * _T, "tf32": 156 * _T, "bf16": 312 * _T, "fp16": 312 * _T,
-         "int8": 624 * _T},
-        1.555 * _T,
-        600 * _G,
-        "NVIDIA A100 Tensor Core GPU datasheet, 40GB PCIe column (NVLink bridge)",
-    ),
-    DeviceSpec(
-        "L4",
-        ("NVIDIA L4",),
-        {"fp32": 30.3 * _T, "tf32": 60 * _T, "bf16": 121 * _T, "fp16": 121 * _T, "fp8": 242.5 * _T,
-         "int8": 242.5 * _T},
-        300 * _G,
-        64 * _G,
-        "NVIDIA L4 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/l4), sparse figures halved; PCIe Gen4 x16",
-    ),
-    DeviceSpec(
-        "L40S",
-        ("NVIDIA L40S",),
-        {"fp32": 91.6 * _T, "tf32": 183 * _T, "bf16": 362.05 * _T, "fp16": 362.05 * _T, "fp8": 733 * _T,
-         "int8": 733 * _T},
-        864 * _G,
-        64 * _G,
-        "NVIDIA L40S GPU datasheet (nvidia.com/en-us/data-center/l40s), dense figures; PCIe Gen4 x16",
-    ),
-    DeviceSpec(
-        "MI300X",
-        ("AMD Instinct MI300X",),
-        {"fp64": 163.4 * _T, "fp32": 163.4 * _T, "tf32": 653.7 * _T, "bf16": 1307.4 * _T, "fp16": 1307.4 * _T,
-         "fp8": 2614.9 * _T, "int8": 2614.9 * _T},
-        5.3 * _T,
-        896 * _G,
-        "AMD Instinct MI300X data sheet (amd.com/en/products/accelerators/instinct/mi300/mi300x), dense matrix "
-        "figures; Infinity Fabric 7 links x 128 GB/s",
-    ),
+TABLE_FILE = "device_table.json"
+_ROW_KEYS = (
+    "name", "reported_names", "peak_flops", "memory_bandwidth", "interconnect_bandwidth", "source", "note",
 )  # fmt: skip
+
+
+def _positive(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
+        raise ValueError(f"{where}: is not a positive number")
+    return float(value)
+
+
+def _row(row: Any, where: str) -> DeviceSpec:
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected an object")
+    unknown = [key for key in row if key not in _ROW_KEYS]
+    if unknown:
+        raise ValueError(f"{where}.{unknown[0]}: unknown field")
+    for key in ("name", "reported_names", "peak_flops", "memory_bandwidth", "interconnect_bandwidth", "source"):
+        if key not in row:
+            raise ValueError(f"{where}.{key}: is missing")
+    peaks = row["peak_flops"]
+    if not isinstance(peaks, dict) or not peaks:
+        raise ValueError(f"{where}.peak_flops: expected a non-empty object")
+    for precision in peaks:
+        if precision not in PRECISIONS:
+            raise ValueError(f"{where}.peak_flops.{precision}: unknown precision ({', '.join(PRECISIONS)})")
+    interconnect = row["interconnect_bandwidth"]
+    return DeviceSpec(
+        str(row["name"]),
+        tuple(str(name) for name in row["reported_names"]),
+        {precision: _positive(peak, f"{where}.peak_flops.{precision}") for precision, peak in peaks.items()},
+        _positive(row["memory_bandwidth"], f"{where}.memory_bandwidth"),
+        None if interconnect is None else _positive(interconnect, f"{where}.interconnect_bandwidth"),
+        str(row["source"]),
+        str(row.get("note", "")),
+    )
+
+
+def _load_table() -> tuple[DeviceSpec, ...]:
+    """The rows of device_table.json, the one declaration of the table (the
+    C++ library embeds the same file: report/device_table.h)."""
+    text = resources.files(__package__).joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    document = json.loads(text)
+    if not isinstance(document, dict) or not isinstance(document.get("devices"), list):
+        raise ValueError(f"{TABLE_FILE}: expected an object with a list of devices")
+    return tuple(_row(row, f"{TABLE_FILE}: devices[{index}]") for index, row in enumerate(document["devices"]))
+
+
+# The table, in the file's order.
+DEVICES: tuple[DeviceSpec, ...] = _load_table()
 
 
 def normalize_device_name(name: str) -> str:

@@ -10,6 +10,10 @@ memory-bound, and the roofline's lower bound on its time.
     result.by_operator["aten.mm"].bound          # "compute" or "memory"
     roofline(report, measure_host_peak())        # this CPU, measured
 
+The C++ library computes the same (report/roofline.h, for C++ callers and
+``torchscan roofline``); tests/python/test_cpp_roofline.py checks the two
+agree field for field.
+
 For FLOPs ``F`` (``F_p`` of them in precision ``p``) and bytes ``B`` (read +
 written, the report's ``bytes``) on a device with dense peak ``peak_p`` and
 memory bandwidth ``W``:

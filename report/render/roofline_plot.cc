@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,8 +9,6 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "pycompat/python_text.h"
-#include "report/json_reader.h"
-#include "report/precision.h"
 #include "report/render/html_text.h"
 
 namespace torchscan::report::render {
@@ -24,23 +21,6 @@ constexpr double kLeft = 70;
 constexpr double kRight = 150;
 constexpr double kTop = 20;
 constexpr double kBottom = 50;
-
-// Operators that a diagnostic of the FLOPs or of the bytes names: their
-// counts are lower bounds.
-std::set<std::string> PartialOperators(const FlopReport& report) {
-  std::set<std::string> partial;
-  for (const Diagnostic& diagnostic : report.diagnostics) {
-    if (diagnostic.subject_kind == DiagnosticSubject::kOperator) {
-      partial.insert(diagnostic.subject);
-    }
-  }
-  for (const Diagnostic& diagnostic : report.bytes->diagnostics) {
-    if (diagnostic.subject_kind == DiagnosticSubject::kOperator) {
-      partial.insert(diagnostic.subject);
-    }
-  }
-  return partial;
-}
 
 // "1.235e+12": four significant digits.
 std::string Number(double value) { return absl::StrFormat("%.4g", value); }
@@ -69,65 +49,43 @@ struct LogAxis {
 
 }  // namespace
 
-absl::StatusOr<double> PositiveNumberCodec::Read(const JsonValue& node) {
-  TS_ASSIGN_OR_RETURN(const double value, node.Number());
-  if (!(value > 0)) return node.Error("is not positive");
-  return value;
-}
-
-absl::StatusOr<RooflineDevice> RooflineDeviceFromJson(const Json& node,
-                                                      absl::string_view field) {
-  return FromJson<RooflineDevice>(JsonValue(node, std::string(field)));
-}
-
 RooflinePlot PlotRoofline(const FlopReport& report,
                           const RooflineDevice& device) {
   RooflinePlot plot;
   if (!report.bytes) return plot;
-  const std::set<std::string> partial = PartialOperators(report);
-  for (const auto& [op, flops] : report.by_operator) {
-    const auto moved = report.bytes->by_operator.find(op);
-    if (flops == 0 || moved == report.bytes->by_operator.end()) continue;
-    const Count bytes = moved->second.read + moved->second.written;
-    if (bytes == 0) continue;
-    // A report without the operator's split (written before it existed)
-    // does not say its precision.
-    std::map<std::string, Count> precisions{
-        {std::string(PrecisionName(Precision::kUnknown)), flops}};
-    if (const auto split = report.by_operator_precision.find(op);
-        split != report.by_operator_precision.end()) {
-      precisions = split->second;
-    }
-    double seconds = 0;
-    std::vector<std::string> missing;
-    for (const auto& [precision, count] : precisions) {
-      if (count == 0) continue;
-      const auto peak = device.peak_flops.find(precision);
-      if (peak == device.peak_flops.end()) {
-        missing.push_back(precision);
-        continue;
-      }
-      seconds += pycompat::CountToDouble(count) / peak->second;
-    }
-    if (!missing.empty()) {
-      plot.left_out.push_back(absl::StrCat(op, " (no peak for ",
-                                           absl::StrJoin(missing, ", "), ")"));
+  const Roofline roofline = ComputeRoofline(report, device);
+  for (const auto& [op, point] : roofline.by_operator) {
+    if (point.flops == 0 || point.bytes == 0) continue;
+    if (point.status == RooflineStatus::kUnavailable) {
+      plot.left_out.push_back(
+          point.flops_by_precision
+              ? absl::StrCat(
+                    op, " (no peak for ",
+                    absl::StrJoin(
+                        MissingPeaks(device, *point.flops_by_precision), ", "),
+                    ")")
+              : absl::StrCat(op, " (", *point.unavailable, ")"));
       continue;
     }
-    for (const auto& [precision, count] : precisions) {
-      if (count != 0) plot.roofs[precision] = device.peak_flops.at(precision);
+    if (point.flops_by_precision) {
+      for (const auto& [precision, count] : *point.flops_by_precision) {
+        plot.roofs[precision] = device.peak_flops.at(precision);
+      }
+    } else if (point.peak_precision) {
+      plot.roofs[*point.peak_precision] =
+          device.peak_flops.at(*point.peak_precision);
     }
-    RooflinePlotPoint point;
-    point.op = op;
-    point.flops = flops;
-    point.bytes = bytes;
-    point.intensity =
-        pycompat::CountToDouble(flops) / pycompat::CountToDouble(bytes);
-    point.peak = pycompat::CountToDouble(flops) / seconds;
-    point.bound_flops_per_second =
-        std::min(point.peak, point.intensity * device.memory_bandwidth);
-    point.partial = partial.count(op) > 0;
-    plot.points.push_back(std::move(point));
+    RooflinePlotPoint plotted;
+    plotted.op = op;
+    plotted.flops = point.flops;
+    plotted.bytes = point.bytes;
+    plotted.intensity = *point.intensity;
+    plotted.peak =
+        pycompat::CountToDouble(point.flops) / *point.compute_seconds;
+    plotted.bound_flops_per_second =
+        std::min(plotted.peak, plotted.intensity * device.memory_bandwidth);
+    plotted.partial = point.status == RooflineStatus::kPartial;
+    plot.points.push_back(std::move(plotted));
   }
   return plot;
 }

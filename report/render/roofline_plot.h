@@ -3,17 +3,17 @@
 //
 // The plot is log-log: x the arithmetic intensity (FLOPs per byte moved),
 // y FLOP/s. The memory roof is y = intensity x memory bandwidth, the compute
-// roofs one flat line per precision the report's FLOPs ran in (its dense
-// peak); they meet at each precision's ridge point. Each operator with both
-// FLOPs and bytes is one point at its intensity and its bound FLOP/s: the
-// most the device could sustain on it, min(peak, intensity x bandwidth),
-// where the peak is the operator's own over its precisions (its FLOPs over
-// the time they take at each precision's peak, as
-// torchscan_dispatch.roofline does). A point whose FLOPs or bytes are
-// partial (a diagnostic names the operator) is hollow: its intensity is of
-// the known work. Operators that ran in a precision the device has no peak
-// for are left out and listed under the plot, never put on another
-// precision's roof.
+// roofs one flat line per precision the plotted operators' FLOPs ran in
+// (its dense peak); they meet at each precision's ridge point. Each
+// operator with both FLOPs and bytes is one point of the report's roofline
+// (report/roofline.h, the one rule) at its intensity and its bound FLOP/s:
+// the most the device could sustain on it, min(peak, intensity x
+// bandwidth), where the peak is the operator's own, its FLOPs over its
+// compute seconds. A point whose roofline status is partial (a diagnostic
+// names the operator, or a compiled graph ran) is hollow: its intensity is
+// of the known work. Operators whose roofline is unavailable (FLOPs in a
+// precision the device has no peak for) are left out and listed under the
+// plot, never put on another precision's roof.
 
 #ifndef TORCHSCAN_REPORT_RENDER_ROOFLINE_PLOT_H_
 #define TORCHSCAN_REPORT_RENDER_ROOFLINE_PLOT_H_
@@ -24,44 +24,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "report/field_table.h"
 #include "report/flop_report.h"
-#include "report/json_io.h"
-#include "report/json_reader.h"
+#include "report/roofline.h"
 
 namespace torchscan::report::render {
 
-// A JSON number greater than 0 (no "inf" string: a rate is finite), else
-// "<path>: is not positive".
-struct PositiveNumberCodec {
-  static Json Write(double value) { return value; }
-  static absl::StatusOr<double> Read(const JsonValue& node);
-};
-
-// A device as the roofline sees it: torchscan_dispatch.devices.DeviceSpec
-// (a table row, a --device-model name or the measured host).
-// Its JSON: {"name": str, "memory_bandwidth": bytes/s, "peak_flops":
-// {precision: FLOP/s}}; unknown members are refused, and every number must
-// be a positive JSON number.
-struct RooflineDevice {
-  std::string name;
-  // Precision ("bf16", "fp32", ...) -> dense peak FLOP/s.
-  std::map<std::string, double> peak_flops;
-  // Bytes per second.
-  double memory_bandwidth = 0;
-
-  bool operator==(const RooflineDevice&) const = default;
-  static constexpr auto kFields = std::make_tuple(
-      Field("name", &RooflineDevice::name),
-      FieldAs<PositiveNumberCodec>("memory_bandwidth",
-                                   &RooflineDevice::memory_bandwidth),
-      FieldAs<MapOf<PositiveNumberCodec>>("peak_flops",
-                                          &RooflineDevice::peak_flops));
-};
-
-// FromJson<RooflineDevice> at path `field`.
-absl::StatusOr<RooflineDevice> RooflineDeviceFromJson(
-    const Json& node, absl::string_view field = "device");
+// The device and its JSON reader, now in report/roofline.h; the names stay
+// here for the callers that know them.
+using ::torchscan::report::RooflineDevice;
+using ::torchscan::report::RooflineDeviceFromJson;
 
 struct RooflinePlotPoint {
   std::string op;

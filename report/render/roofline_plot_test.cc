@@ -137,7 +137,7 @@ namespace torchscan::report {
 template <>
 struct FieldTableSamples<render::RooflineDevice> {
   static std::vector<render::RooflineDevice> Get() {
-    return {{"toy", {{"bf16", 1e12}, {"fp32", 2.5e11}}, 1e10}};
+    return {{"toy", {{"bf16", 1e12}, {"fp32", 2.5e11}}, 1e10, "made up"}};
   }
 };
 

@@ -75,6 +75,17 @@ def _():
     assert report["context"]["torch_version"] == torch.__version__
 
 
+@check("the device table is the wheel's data file, and its library reads the same rows")
+def _():
+    from torchscan_dispatch import devices
+
+    assert (package_dir / devices.TABLE_FILE).is_file()
+    assert devices.device_spec("NVIDIA H100 80GB HBM3").peak_flops["bf16"] == 989.5e12
+    from torchscan_dispatch._library import hooks
+
+    assert hooks().device_model("nvidia h100 80gb hbm3")["name"] == "H100 SXM"
+
+
 @check("LibTorch is this environment's; abseil is the wheel's own copy")
 def _():
     libraries = mapped_libraries()
