@@ -296,6 +296,7 @@ def documents():
     for path in sorted((UPSTREAM / "diffs").glob("*.json")):
         add(diff_parts(json.loads(path.read_text())))
     add([("RooflineDevice", {"name": "cpu", "memory_bandwidth": 5e10, "peak_flops": {"fp32": 1.5e12, "bf16": 3e12}})])
+    add([("RooflineDevice", {"name": "L4", "memory_bandwidth": 3e11, "peak_flops": {"bf16": 1.21e14}, "source": "a datasheet"})])
     for spec in [*specs(), *HAND_WRITTEN_SPECS]:
         add(spec_parts(spec))
     return found
