@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "formulas/operator_call.h"
+#include "torchscan_dispatch/operator_values.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -24,11 +27,15 @@ const at::native::NestedTensorImpl* StridedNested(const c10::IValue& value) {
   return at::native::get_nested_tensor_impl_or_null(tensor);
 }
 
-// The dense products a nested matmul's kernel runs: what the padding is
-// found in.
+// The dense products a nested matmul's or fused layer's kernel runs: what
+// the padding is found in. Only products: under the elementwise convention
+// the kernel's softmax and normalisations are counted too, and they are
+// neither a component's product nor padding of one.
 bool IsDenseProduct(const OperatorInfo& info) {
   return info.packet == "aten::mm" || info.packet == "aten::bmm" ||
-         info.packet == "aten::addmm" || info.packet == "aten::baddbmm";
+         info.packet == "aten::addmm" || info.packet == "aten::baddbmm" ||
+         info.packet == "aten::addbmm" ||
+         info.packet == "aten::_addmm_activation";
 }
 
 // 2 x batch x m x k x n for components of sizes `a` (..., m, k) and `b`
@@ -87,11 +94,11 @@ std::optional<Count> ComponentProductFlops(const at::Tensor& a,
 
 namespace {
 
-// The components' own products of a call of `info`: matmul(self, other),
-// or matmul_backward(grad, self, other, mask), whose gradients each cost one
+// The components' own products of a matmul(self, other), or of a
+// matmul_backward(grad, self, other, mask), whose gradients each cost one
 // product of the forward's size.
-std::optional<Count> UsefulFlops(const OperatorInfo& info,
-                                 c10::ArrayRef<c10::IValue> arguments) {
+std::optional<Count> MatmulComponentFlops(
+    const OperatorInfo& info, c10::ArrayRef<c10::IValue> arguments) {
   const bool backward = info.packet == "aten::matmul_backward";
   const std::size_t first = backward ? 1 : 0;
   if (arguments.size() < first + 2 || !arguments[first].isTensor() ||
@@ -105,6 +112,62 @@ std::optional<Count> UsefulFlops(const OperatorInfo& info,
   Count gradients = 0;
   for (const bool wanted : arguments[3].toBoolList()) gradients += wanted;
   return gradients * *product;
+}
+
+// NOTE [A fused layer's components, one dense call each]
+// The fused inference layers (aten::_native_multi_head_attention,
+// aten::_transformer_encoder_layer_fwd) take a strided nested batch of
+// sequences [n_i, E]. Their CPU kernel projects the real tokens (a dense mm
+// over the sum of the n_i) but attends over every sequence padded to the
+// longest. The work each sequence asks for is the dense layer on that
+// sequence alone, a batch of one [1, n_i, E]: the operator's own formula
+// evaluated once per component, with every nested argument replaced by its
+// i-th component. One formula, no second copy of the layer's arithmetic.
+std::optional<Count> FormulaComponentFlops(
+    const OperatorInfo& info, c10::ArrayRef<c10::IValue> arguments) {
+  if (info.formula == nullptr) return std::nullopt;
+  std::vector<std::size_t> nested;
+  std::int64_t components = -1;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const at::native::NestedTensorImpl* impl = StridedNested(arguments[i]);
+    if (impl == nullptr) continue;
+    const at::Tensor& sizes = impl->get_nested_sizes();
+    if (sizes.dim() != 2 || !sizes.is_contiguous() ||
+        (components >= 0 && sizes.size(0) != components)) {
+      return std::nullopt;
+    }
+    components = sizes.size(0);
+    nested.push_back(i);
+  }
+  if (nested.empty()) return std::nullopt;
+  OperatorValues values = ToOperatorValues(arguments);
+  Count flops = 0;
+  for (std::int64_t component = 0; component < components; ++component) {
+    for (const std::size_t i : nested) {
+      const at::Tensor& sizes =
+          at::native::get_nested_tensor_impl(arguments[i].toTensor())
+              ->get_nested_sizes();
+      const std::int64_t dims = sizes.size(1);
+      const std::int64_t* row =
+          sizes.const_data_ptr<std::int64_t>() + component * dims;
+      formulas::Shape shape{1};
+      shape.insert(shape.end(), row, row + dims);
+      values[i] = formulas::OperatorValue::Tensor(std::move(shape));
+    }
+    const absl::StatusOr<Count> one =
+        info.formula->formula(formulas::OperatorCall{values, {}});
+    if (!one.ok()) return std::nullopt;
+    flops += *one;
+  }
+  return flops;
+}
+
+std::optional<Count> UsefulFlops(const OperatorInfo& info,
+                                 c10::ArrayRef<c10::IValue> arguments) {
+  if (info.packet == "aten::matmul" || info.packet == "aten::matmul_backward") {
+    return MatmulComponentFlops(info, arguments);
+  }
+  return FormulaComponentFlops(info, arguments);
 }
 
 }  // namespace
@@ -143,8 +206,8 @@ void RunNestedProduct(const OperatorInfo& info, const c10::OperatorHandle& op,
                             "tensor's ",
                             info.report_name,
                             " are fewer than its components' own products")
-             : absl::StrCat("the components of a nested tensor's ",
-                            info.report_name, " do not make a product"));
+             : absl::StrCat("the work of the components of a nested tensor's ",
+                            info.report_name, " is not known"));
 }
 
 }  // namespace torchscan::dispatch

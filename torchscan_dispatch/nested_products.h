@@ -1,5 +1,5 @@
-// Matrix products of strided nested tensors in eager code: the padding their
-// kernel computes is left out of the mask-aware count.
+// Matrix products and fused layers of strided nested tensors in eager code:
+// the padding their kernel computes is left out of the mask-aware count.
 //
 // A strided nested tensor (torch.nested.nested_tensor, and what a jagged
 // tensor's math attention converts to on CPU) holds components of different
@@ -17,6 +17,16 @@
 // components without a counted dense product), or the components' shapes do not
 // tell the work, the call's products are left out of the mask-aware count
 // instead, which stays a lower bound and names the call.
+//
+// The fused inference layers (aten::_native_multi_head_attention and
+// aten::_transformer_encoder_layer_fwd, which nn.MultiheadAttention and
+// nn.TransformerEncoderLayer run in eval mode on a nested batch) are passed
+// on the same way: their kernel's dense products (the projections over the
+// real tokens, the attention over sequences padded to the longest) are
+// counted as executed, and the mask-aware count keeps what each sequence
+// asks for: the layer's own formula on that sequence alone (NOTE [A fused
+// layer's components, one dense call each] in nested_products.cc). Their
+// dense formula cannot read a nested tensor's sizes.
 
 #ifndef TORCHSCAN_DISPATCH_NESTED_PRODUCTS_H_
 #define TORCHSCAN_DISPATCH_NESTED_PRODUCTS_H_
@@ -33,9 +43,9 @@
 namespace torchscan::dispatch {
 
 // Whether a call of `info` with `arguments` (schema order) is a matrix
-// product of strided nested tensors whose padding this file accounts for:
-// an operator that pads them (OperatorInfo::pads_nested: aten::matmul)
-// with a strided nested tensor among its arguments.
+// product or fused layer of strided nested tensors whose padding this file
+// accounts for: an operator that pads them (OperatorInfo::pads_nested) with
+// a strided nested tensor among its arguments.
 bool IsNestedProductCall(const OperatorInfo& info,
                          c10::ArrayRef<c10::IValue> arguments);
 

@@ -361,8 +361,10 @@ OperatorInfo Describe(const c10::OperatorHandle& op) {
     }
     info.tensor_arguments = TensorArgumentsOf(op.schema());
   }
-  info.pads_nested =
-      info.packet == "aten::matmul" || info.packet == "aten::matmul_backward";
+  info.pads_nested = info.packet == "aten::matmul" ||
+                     info.packet == "aten::matmul_backward" ||
+                     info.packet == "aten::_native_multi_head_attention" ||
+                     info.packet == "aten::_transformer_encoder_layer_fwd";
   info.attention_mask = FindAttentionMaskRule(
       info.packet, op.hasSchema() ? &op.schema() : nullptr);
   info.collective = FindCollective(info.packet, &info.unknown_collective);

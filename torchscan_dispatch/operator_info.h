@@ -88,8 +88,9 @@ struct OperatorInfo {
   // operator without a schema; arguments past the 64th are always visited.
   std::uint64_t tensor_arguments = ~std::uint64_t{0};
 
-  // aten::matmul and aten::matmul_backward, whose kernels pad strided nested
-  // tensors (nested_products.h).
+  // aten::matmul, aten::matmul_backward and the fused inference layers
+  // (_native_multi_head_attention, _transformer_encoder_layer_fwd), whose
+  // kernels pad strided nested tensors (nested_products.h).
   bool pads_nested = false;
   // Set for attention operators: where their masking is (mask-aware
   // attention, attention_masks.h).

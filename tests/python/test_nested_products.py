@@ -117,3 +117,89 @@ def test_an_error_inside_a_nested_matmul_propagates_and_the_next_call_is_counted
     good = nested([(4, 6), (4, 2)])
     report = torchscan_dispatch.measure_flops(lambda: torch.matmul(a, good))
     assert 2 * 3 * 4 * 6 + 2 * 5 * 4 * 2 == mask_aware(report)
+
+
+# --- The fused inference layers on a nested batch (NOTE [A fused layer's
+# components, one dense call each] in nested_products.cc). Their CPU kernel
+# projects the real tokens and attends over sequences padded to the longest.
+
+
+def products(report):
+    names = ("aten.mm", "aten.addmm", "aten.bmm", "aten._addmm_activation")
+    return sum(report["by_operator"].get(name, 0) for name in names)
+
+
+def attention_layer_flops(tokens, embed):
+    """One sequence of `tokens` through self-attention: q, k, v and output
+    projections (2 x tokens x E x E each), scores and weighted values
+    (2 x tokens x tokens x E each, over all heads)."""
+    return 4 * 2 * tokens * embed * embed + 2 * 2 * tokens * tokens * embed
+
+
+def encoder_layer_flops(tokens, embed, feed_forward):
+    return attention_layer_flops(tokens, embed) + 2 * 2 * tokens * embed * feed_forward
+
+
+@pytest.mark.parametrize("lengths", [(3, 5), (1, 6, 4), (7,)])
+@pytest.mark.parametrize("activation,norm_first", [("relu", False), ("gelu", True)])
+def test_nested_encoder_layer_counts_its_padded_attention_and_allows_each_sequence(lengths, activation, norm_first):
+    embed, heads, feed_forward = 16, 2, 24
+    layer = nn.TransformerEncoderLayer(
+        embed, heads, feed_forward, dropout=0.0, activation=activation, norm_first=norm_first, batch_first=True
+    ).eval()
+    x = nested([(n, embed) for n in lengths])
+    with torch.no_grad():
+        report = torchscan_dispatch.measure_flops(lambda: layer(x), track_modules=False)
+    tokens, longest = sum(lengths), max(lengths)
+    executed = (
+        4 * 2 * tokens * embed * embed  # projections over the real tokens
+        + 2 * 2 * len(lengths) * longest * longest * embed  # attention, padded
+        + 2 * 2 * tokens * embed * feed_forward
+    )
+    assert executed == products(report)
+    assert sum(encoder_layer_flops(n, embed, feed_forward) for n in lengths) == mask_aware(report)
+    assert [] == report["mask_aware"]["diagnostics"]
+    assert not any(d["code"] == "operator_formula_error" for d in report["diagnostics"])
+
+
+def test_nested_encoder_layer_allows_what_each_sequence_alone_counts():
+    """The mask-aware count equals measuring the dense layer on each sequence
+    as a batch of one: the same kernel family, no padding."""
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()
+    sequences = [torch.randn(n, 8) for n in (2, 9, 5)]
+    with torch.no_grad():
+        report = torchscan_dispatch.measure_flops(lambda: layer(torch.nested.nested_tensor(sequences)))
+        alone = [torchscan_dispatch.measure_flops(lambda s=s: layer(s.unsqueeze(0))) for s in sequences]
+    assert sum(one["total"]["known_value"] for one in alone) == mask_aware(report)
+
+
+def test_nested_multihead_attention_by_module():
+    class Block(nn.Module):
+        def __init__(self, embed, heads):
+            super().__init__()
+            self.attention = nn.MultiheadAttention(embed, heads, batch_first=True)
+
+        def forward(self, x):
+            return self.attention(x, x, x, need_weights=False)[0]
+
+    embed, heads, lengths = 16, 4, (2, 5)
+    model = nn.Sequential(Block(embed, heads)).eval()
+    x = nested([(n, embed) for n in lengths])
+    with torch.no_grad():
+        report = torchscan_dispatch.measure_flops(lambda: model(x))
+        plain = model(x)
+    tokens, longest = sum(lengths), max(lengths)
+    executed = 4 * 2 * tokens * embed * embed + 2 * 2 * len(lengths) * longest * longest * embed
+    assert executed == products(report) == report["by_module"]["Sequential.0.attention"]
+    own = sum(attention_layer_flops(n, embed) for n in lengths)
+    assert own == mask_aware(report) == report["mask_aware"]["by_module"]["Sequential.0.attention"]
+    with torch.no_grad():
+        assert torch.equal(plain.to_padded_tensor(0.0), model(x).to_padded_tensor(0.0))
+
+
+def test_nested_encoder_of_equal_lengths_has_no_padding():
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()
+    x = nested([(4, 8), (4, 8)])
+    with torch.no_grad():
+        report = torchscan_dispatch.measure_flops(lambda: layer(x))
+    assert products(report) == mask_aware(report) == 2 * encoder_layer_flops(4, 8, 16)
