@@ -322,6 +322,12 @@ std::string UsageLine(FrontEnd front_end, const CommandRow& command) {
                       *command.name ? " " : "", command.synopsis);
 }
 
+std::string AnalysisUsage(FrontEnd front_end) {
+  CommandLine analysis;
+  return absl::StrCat(UsageLine(front_end, CommandOf(analysis, front_end)),
+                      " (--help lists the other commands)");
+}
+
 std::string Help(FrontEnd front_end) {
   std::string help = "reports what a PyTorch model costs.\n\ncommands:\n";
   for (const CommandRow& command : kCommands) {

@@ -264,6 +264,10 @@ absl::StatusOr<CommandLine> ParseCommandLine(
 // "usage: PROGRAM SYNOPSIS", of `command` on `front_end`.
 std::string UsageLine(FrontEnd front_end, const CommandRow& command);
 
+// The usage error of an analysis given no model or several: its usage
+// line, pointing at --help for the other commands.
+std::string AnalysisUsage(FrontEnd front_end);
+
 // The --help text of `front_end`: its commands, then its options, one line
 // per option that both command lines take, word for word the same on both.
 std::string Help(FrontEnd front_end);
