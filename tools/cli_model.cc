@@ -286,10 +286,11 @@ absl::StatusOr<CommandLine> ParseCommandLine(
   }
   const CommandRow& command = CommandOf(args, front_end);
   const int inputs = static_cast<int>(args.inputs.size());
-  if (*command.name != '\0' &&
-      (inputs < command.min_inputs ||
-       (command.max_inputs >= 0 && inputs > command.max_inputs))) {
-    return absl::InvalidArgumentError(UsageLine(front_end, command));
+  if (inputs < command.min_inputs ||
+      (command.max_inputs >= 0 && inputs > command.max_inputs)) {
+    return absl::InvalidArgumentError(*command.name == '\0'
+                                          ? AnalysisUsage(front_end)
+                                          : UsageLine(front_end, command));
   }
   if (*command.needs_flag != '\0' &&
       ValueOfFlag(args, command.needs_flag).empty()) {

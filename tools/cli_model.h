@@ -239,8 +239,8 @@ struct CommandRow {
   unsigned front_ends;
   // The inputs and options, as usage errors and the help write them.
   const char* synopsis;
-  // How many inputs it takes; max_inputs -1: no limit. An analysis's
-  // inputs are checked by the command line (--example takes none).
+  // How many inputs it takes; max_inputs -1: no limit. torchscan's
+  // analysis takes none with --example, which its main checks.
   int min_inputs;
   int max_inputs;
   // The flag of an option the command needs ("" none), and what to say of

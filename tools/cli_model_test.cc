@@ -77,7 +77,7 @@ TEST(ParseCommandLineTest, SwitchesTakeTrueFalseAndNo) {
 
 TEST(ParseCommandLineTest, DoubleDashEndsTheOptions) {
   EXPECT_EQ((std::vector<std::string>{"--json", "x"}),
-            Parse(kTorchscan, {"--", "--json", "x"})->inputs);
+            Parse(kTorchscan, {"compare", "--", "--json", "x"})->inputs);
 }
 
 TEST(ParseCommandLineTest, ADashIsAValue) {
@@ -143,6 +143,15 @@ TEST(ParseCommandLineTest, ACommandsInputs) {
       "usage: torchscan merge RANK0.json RANK1.json ... [--json -|PATH] "
       "[--device-model NAME]",
       ErrorOf(kTorchscan, {"merge"}));
+}
+
+TEST(ParseCommandLineTest, AnAnalysisOfTwoModels) {
+  EXPECT_EQ(
+      "usage: python -m torchscan_dispatch "
+      "MODEL.pt|MODEL.pt2|package.module:factory --input-shape 3,224,224 "
+      "[options] (--help lists the other commands)",
+      ErrorOf(kPythonModule, {"a.pt", "b.pt"}));
+  EXPECT_TRUE(Parse(kTorchscan, {"--example", "mlp"}).ok());
 }
 
 TEST(ParseCommandLineTest, AnOptionACommandNeeds) {

@@ -287,27 +287,7 @@ absl::StatusOr<int> Compare(const torchscan::cli::CommandLine& args) {
     if (!file) return CannotWrite(json_path);
   }
   if (torchscan::cli::WritesStdout(args)) return kOk;
-  std::cout << "Totals (after - before):\n";
-  for (const auto& [name, metric] : diff.totals) {
-    std::cout << "  " << name << ": "
-              << torchscan::report::MetricStatusName(metric.status);
-    if (metric.delta) {
-      std::cout << ", delta "
-                << torchscan::report::DumpJson(
-                       torchscan::report::ToJson(*metric.delta));
-    }
-    std::cout << "\n";
-  }
-  std::cout << "Layer calls: " << diff.added.size() << " added, "
-            << diff.removed.size() << " removed, " << diff.changed.size()
-            << " changed\n";
-  for (const torchscan::report::LayerDiff& change : diff.changed) {
-    std::vector<std::string> names;
-    for (const auto& [name, unused] : change.metrics) names.push_back(name);
-    std::cout << "  " << (change.path.empty() ? "<root>" : change.path) << " #"
-              << change.call_index << ": " << absl::StrJoin(names, ", ")
-              << "\n";
-  }
+  std::cout << torchscan::cli::CompareListing(diff);
   return kOk;
 }
 

@@ -19,12 +19,13 @@ Options, outputs and exit codes are the C++ command's (tools/torchscan_main.cc,
 docs/cli.md): the same table with the diagnostics listed, the same JSON, the
 same --html and --folded files, and 0 success, 1 incomplete under --strict
 (the report is still printed and written), 2 bad usage or input, 3 the model
-raised on the input.
+raised on the input. The commands and options are declared once, in
+tools/cli_model.h: the library's parser reads this command line too
+(parse_command_line), and writes its --help and usage errors.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib
 import json
@@ -33,6 +34,7 @@ import warnings
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TextIO
 
 import torch
@@ -119,57 +121,13 @@ def _parse_kwarg(text: str) -> tuple[str, Any]:
         return name, value  # a bare word is a string: weights=None is None, arch=tiny is "tiny"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m torchscan_dispatch",
-        description="reports what a PyTorch model costs (the torchscan command, for TorchScript files, "
-        "torch.export .pt2 files and model factories).",
-    )
-    parser.add_argument(
-        "model",
-        nargs="*",
-        help="MODEL.pt, MODEL.pt2, package.module:factory, compare BEFORE.json AFTER.json, or roofline REPORT.json",
-    )
-
-    def option(name: str, **kwargs: Any) -> None:
-        # The C++ command accepts both spellings (abseil flags use '_').
-        spellings = [f"--{name}"] + ([f"--{name.replace('-', '_')}"] if "-" in name else [])
-        parser.add_argument(*spellings, **kwargs)
-
-    option("input-shape", default="", help="input shape(s) without the batch dimension: 3,224,224; ';' between inputs")
-    option("dtype", default="", help="dtype(s) of generated inputs: float32, bfloat16, int64, bool, ...")
-    option("device", default="", help="device for generated inputs (and a .pt2 program's tensors): cpu, meta, ...")
-    option("mode", default="full", help="full, or structure (shapes and parameters only)")
-    option("strict", action="store_true", help="exit with status 1 when the analysis is incomplete")
-    option("json", default="", help="write the JSON report to this file ('-': standard output, instead of the table)")
-    option("html", default="", help="write a self-contained HTML page to this file ('-': standard output)")
-    option("folded", default="", help="write folded stacks of operator FLOPs by module path ('-': standard output)")
-    option("max-depth", type=int, default=-1, help="show layers down to this depth only")
-    option("receptive-field", action="store_true", help="add the receptive-field column")
-    option("effective-rf-stats", action="store_true", help="with --receptive-field: effective stride and padding")
-    option("kwarg", action="append", default=[], help="NAME=VALUE passed to a factory (a Python literal, else a string)")
-    option(
-        "trust-file",
-        action="store_true",
-        help="load a .pt2 with torch.export.load, which runs code the file holds (pickles, packaged libraries): "
-        "only for files you would run as code (docs/cli.md, 'Model files are data')",
-    )
-    option(
-        "import",
-        action="append",
-        default=[],
-        dest="imports",
-        metavar="MODULE",
-        help="import MODULE before reading the model (a package that registers the pytree types of a .pt2's "
-        "inputs or outputs, such as transformers)",
-    )
-    option("verbose", action="store_true", help="also print what torch printed while loading the model")
-    option(
-        "device-model",
-        default="",
-        help='roofline: the device table\'s row to bound the time on ("H100 SXM"; exact names only)',
-    )
-    return parser
+def _parse(native: Any, argv: list[str]) -> SimpleNamespace:
+    """tools/cli_model.h's parse result of ``argv``: an attribute per option
+    (its default when absent), ``command`` and ``inputs``."""
+    try:
+        return SimpleNamespace(**native.parse_command_line("python", argv))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _write(path: str, text: str, out: TextIO) -> None:
@@ -206,7 +164,7 @@ def _write_html(path: str, report: dict, title: str, out: TextIO, **sides: Any) 
     _write(path, page, out)
 
 
-def _load_file(path: Path, args: argparse.Namespace, err: TextIO) -> Any:
+def _load_file(path: Path, args: SimpleNamespace, err: TextIO) -> Any:
     """The model in a file: a .pt2 read as data (or by torch with
     --trust-file), else a TorchScript file. What torch prints while loading
     is shown only with --verbose; a failure is one line naming the file."""
@@ -220,7 +178,7 @@ def _load_file(path: Path, args: argparse.Namespace, err: TextIO) -> Any:
                 err.write(f"torchscan: torch said: {line}\n")
 
 
-def _read_model_file(path: Path, args: argparse.Namespace) -> Any:
+def _read_model_file(path: Path, args: SimpleNamespace) -> Any:
     try:
         if path.suffix == ".pt2":
             return load_exported_program(path, trust_file=args.trust_file)
@@ -257,7 +215,7 @@ def one_line_cause(message: str) -> str:
     return lines[-1] if "Traceback of TorchScript" in message else lines[0]
 
 
-def _load_model(target: str, args: argparse.Namespace, err: TextIO) -> tuple[Any, str]:
+def _load_model(target: str, args: SimpleNamespace, err: TextIO) -> tuple[Any, str]:
     """(the model, the HTML page's title)."""
     for module in args.imports:
         try:
@@ -287,18 +245,11 @@ def _load_model(target: str, args: argparse.Namespace, err: TextIO) -> tuple[Any
     return model, target
 
 
-def _analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if len(args.model) != 1:
-        raise UsageError(
-            "usage: python -m torchscan_dispatch MODEL.pt|MODEL.pt2|package.module:factory --input-shape 3,224,224 "
-            "(or compare BEFORE.json AFTER.json)"
-        )
-    if args.mode not in ("full", "structure"):
-        raise UsageError(f"--mode must be 'full' or 'structure', got {args.mode!r}")
+def _analyse(args: SimpleNamespace, out: TextIO, err: TextIO) -> int:
     dtypes = _parse_dtypes(args.dtype) if args.dtype else None
     device = _parse_device(args.device) if args.device else None
     shapes = _parse_shapes(args.input_shape) if args.input_shape else None
-    model, title = _load_model(args.model[0], args, err)
+    model, title = _load_model(args.inputs[0], args, err)
     if shapes is None and not isinstance(model, torch.export.ExportedProgram):
         raise UsageError("pass --input-shape (without the batch dimension, e.g. 3,224,224)")
     if shapes is None and dtypes is not None:
@@ -371,16 +322,14 @@ def _read_report(path: str) -> dict[str, Any]:
         raise UsageError(f"{path}: invalid JSON: {error}") from None
 
 
-def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if len(args.model) != 3:
-        raise UsageError("usage: python -m torchscan_dispatch compare BEFORE.json AFTER.json [--json -|PATH]")
-    before, after = _read_report(args.model[1]), _read_report(args.model[2])
+def _compare(args: SimpleNamespace, native: Any, out: TextIO, err: TextIO) -> int:
+    before, after = _read_report(args.inputs[0]), _read_report(args.inputs[1])
     try:
         diff = compare_reports(before, after)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
     if args.html:
-        title = f"{Path(args.model[1]).name} \u2192 {Path(args.model[2]).name}"
+        title = f"{Path(args.inputs[0]).name} \u2192 {Path(args.inputs[1]).name}"
         try:
             page = to_html(diff, before=before, after=after, title=title)
         except ValueError as error:
@@ -400,33 +349,15 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _write(args.json, json.dumps(diff, indent=2) + "\n", out)
     if "-" in (args.json, args.html, args.folded):
         return OK
-    lines = ["Totals (after - before):"]
-    for name, metric in diff["totals"].items():
-        line = f"  {name}: {metric['status']}"
-        if metric.get("delta") is not None:
-            line += f", delta {json.dumps(metric['delta'])}"
-        lines.append(line)
-    layers = diff["layers"]
-    lines.append(
-        f"Layer calls: {len(layers['added'])} added, {len(layers['removed'])} removed, {len(layers['changed'])} changed"
-    )
-    for change in layers["changed"]:
-        lines.append(
-            f"  {change['path'] or '<root>'} #{json.dumps(change['call_index'])}: {', '.join(change['metrics'])}"
-        )
-    out.write("\n".join(lines) + "\n")
+    out.write(native.compare_listing(diff))  # tools/cli_outputs.h's CompareListing
     return OK
 
 
-def _roofline(args: argparse.Namespace, out: TextIO) -> int:
-    if len(args.model) != 2:
-        raise UsageError("usage: python -m torchscan_dispatch roofline REPORT.json --device-model NAME [--json -|PATH]")
-    if not args.device_model:
-        raise UsageError('roofline needs --device-model NAME (a device table name, such as "H100 SXM")')
-    report = _read_report(args.model[1])
+def _roofline(args: SimpleNamespace, native: Any, out: TextIO) -> int:
+    report = _read_report(args.inputs[0])
     try:
         # The C++ command's listing and JSON (report/render/roofline_listing.h).
-        listing, text = hooks().roofline_listing(report, args.device_model)
+        listing, text = native.roofline_listing(report, args.device_model)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
     if args.json != "-":
@@ -441,22 +372,19 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     returns the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    parser = _parser()
+    native = hooks()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # argparse has printed its message
-        return OK if exit_.code == 0 else BAD_INPUT
-    if [args.json, args.html, args.folded].count("-") > 1:
-        err.write("torchscan: only one of --json, --html and --folded can be '-' (standard output)\n")
-        return BAD_INPUT
-    try:
+        args = _parse(native, list(sys.argv[1:] if argv is None else argv))
+        if args.help:
+            out.write(native.command_line_help("python"))
+            return OK
         with warnings.catch_warnings():
             # Model code's warnings (deprecations, tracer notes) are not the report's.
             warnings.simplefilter("ignore")
-            if args.model[:1] == ["compare"]:
-                return _compare(args, out, err)
-            if args.model[:1] == ["roofline"]:
-                return _roofline(args, out)
+            if args.command == "compare":
+                return _compare(args, native, out, err)
+            if args.command == "roofline":
+                return _roofline(args, native, out)
             return _analyse(args, out, err)
     except UsageError as error:
         err.write(f"torchscan: {error}\n")

@@ -1,0 +1,31 @@
+// The command-line functions of the library's CPython extension module
+// (hooks_module.cc), with which `python -m torchscan_dispatch` parses and
+// prints as the C++ `torchscan` does: one command-line model
+// (tools/cli_model.h), one compare listing (tools/cli_outputs.h).
+//
+//   parse_command_line(front_end, argv) -> dict
+//       `argv` (a list of str, without the program name) parsed for
+//       `front_end`, "torchscan" or "python": CommandLine's fields by its
+//       field table ({"command": "", "inputs": ["m.pt"], "help": False,
+//       "input_shape": "3,8", ...}, every option with its value or
+//       default). A usage error is a ValueError with the model's one line
+//       ("unknown option --jsn").
+//   command_line_help(front_end) -> str
+//       The --help text of `front_end`.
+//   compare_listing(diff) -> str
+//       What `compare` prints of a diff (compare_reports' dict).
+
+#ifndef TORCHSCAN_PYTHON_OPERATORS_CLI_FUNCTIONS_H_
+#define TORCHSCAN_PYTHON_OPERATORS_CLI_FUNCTIONS_H_
+
+#include "python/operators/python_objects.h"
+
+namespace torchscan::dispatch {
+
+// Adds the functions above to `module`; false with a Python error set on
+// failure.
+bool AddCliFunctions(PyObject* module);
+
+}  // namespace torchscan::dispatch
+
+#endif  // TORCHSCAN_PYTHON_OPERATORS_CLI_FUNCTIONS_H_
