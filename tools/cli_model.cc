@@ -276,6 +276,14 @@ absl::StatusOr<CommandLine> ParseCommandLine(
     TS_RETURN_IF_ERROR(read);
   }
   TS_RETURN_IF_ERROR(CheckOutputs(args));
+  absl::Status choices;
+  std::apply(
+      [&](const auto&... row) {
+        ((choices.ok() ? (void)(choices = CheckChoices(row, args)) : (void)0),
+         ...);
+      },
+      CommandLine::kOptions);
+  TS_RETURN_IF_ERROR(choices);
   // The first input names a command when one of this front end has it.
   for (const CommandRow& command : kCommands) {
     if (*command.name != '\0' && Takes(command.front_ends, front_end) &&
@@ -307,14 +315,6 @@ absl::StatusOr<CommandLine> ParseCommandLine(
         absl::StrCat(command.name, " needs --", command.needs_flag, " ",
                      metavar, " (", command.needs_note, ")"));
   }
-  absl::Status choices;
-  std::apply(
-      [&](const auto&... row) {
-        ((choices.ok() ? (void)(choices = CheckChoices(row, args)) : (void)0),
-         ...);
-      },
-      CommandLine::kOptions);
-  TS_RETURN_IF_ERROR(choices);
   return args;
 }
 
@@ -346,6 +346,27 @@ std::string Help(FrontEnd front_end) {
       },
       CommandLine::kOptions);
   return help;
+}
+
+std::vector<OptionInfo> OptionTable() {
+  std::vector<OptionInfo> table;
+  std::apply(
+      [&](const auto&... row) {
+        auto add = [&](const auto& one) {
+          using M = std::remove_cvref_t<decltype(CommandLine{}.*(one.member))>;
+          const char* kind = std::is_same_v<M, bool>           ? "switch"
+                             : std::is_same_v<M, std::int64_t> ? "integer"
+                             : std::is_same_v<M, std::string>  ? "text"
+                                                               : "repeated";
+          table.push_back({one.name, one.flag, one.metavar, kind, one.choices,
+                           one.role == Role::kOutput,
+                           Takes(one.front_ends, kTorchscan),
+                           Takes(one.front_ends, kPythonModule), one.help});
+        };
+        (add(row), ...);
+      },
+      CommandLine::kOptions);
+  return table;
 }
 
 bool WritesStdout(const CommandLine& args) {

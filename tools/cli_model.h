@@ -272,6 +272,35 @@ std::string AnalysisUsage(FrontEnd front_end);
 // per option that both command lines take, word for word the same on both.
 std::string Help(FrontEnd front_end);
 
+// One row of CommandLine::kOptions as data, for what lists the table (the
+// Python tests that generate command lines from it).
+struct OptionInfo {
+  std::string name;
+  std::string flag;
+  std::string metavar;
+  // "switch", "text", "integer" or "repeated" (the member's type).
+  std::string kind;
+  std::string choices;  // "full|structure", or ""
+  bool output = false;  // Role::kOutput
+  bool torchscan = false;
+  bool python = false;
+  std::string help;
+
+  static constexpr auto kFields =
+      std::make_tuple(report::Field("name", &OptionInfo::name),
+                      report::Field("flag", &OptionInfo::flag),
+                      report::Field("metavar", &OptionInfo::metavar),
+                      report::Field("kind", &OptionInfo::kind),
+                      report::Field("choices", &OptionInfo::choices),
+                      report::Field("output", &OptionInfo::output),
+                      report::Field("torchscan", &OptionInfo::torchscan),
+                      report::Field("python", &OptionInfo::python),
+                      report::Field("help", &OptionInfo::help));
+};
+
+// Every row of CommandLine::kOptions, in order.
+std::vector<OptionInfo> OptionTable();
+
 // Whether an output option (Role::kOutput) of `args` writes to standard
 // output, in place of the table.
 bool WritesStdout(const CommandLine& args);

@@ -1,5 +1,6 @@
 #include "python/operators/cli_functions.h"  // Python.h first
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,8 @@
 #include "python/operators/report_objects.h"
 #include "report/json_io.h"
 #include "report/report_diff.h"
+#include "tools/cli_errors.h"
+#include "tools/cli_inputs.h"
 #include "tools/cli_model.h"
 #include "tools/cli_outputs.h"
 
@@ -63,6 +66,13 @@ PyObject* CommandLineHelp(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return PythonText(cli::Help(front_end));
 }
 
+PyObject* CommandLineOptions(PyObject*, PyObject* const*, Py_ssize_t nargs) {
+  if (!CheckArguments(kExtensionModule, "command_line_options", nargs, 0)) {
+    return nullptr;
+  }
+  return ToPython(cli::OptionTable());
+}
+
 PyObject* CompareListing(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   report::Json document;
   if (!CheckArguments(kExtensionModule, "compare_listing", nargs, 1) ||
@@ -78,14 +88,45 @@ PyObject* CompareListing(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return PythonText(cli::CompareListing(*diff));
 }
 
+PyObject* ParseInputShapes(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  std::string text;
+  if (!CheckArguments(kExtensionModule, "parse_input_shapes", nargs, 1) ||
+      !Utf8(args[0], &text)) {
+    return nullptr;
+  }
+  const absl::StatusOr<std::vector<std::vector<std::int64_t>>> shapes =
+      cli::ParseInputShapes(text);
+  if (!shapes.ok()) {
+    RaiseValueError(shapes.status());
+    return nullptr;
+  }
+  return ToPython(*shapes);
+}
+
+PyObject* OneLineCause(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  std::string message;
+  if (!CheckArguments(kExtensionModule, "one_line_cause", nargs, 1) ||
+      !Utf8(args[0], &message)) {
+    return nullptr;
+  }
+  return PythonText(cli::OneLineCause(message));
+}
+
 PyMethodDef kFunctions[] = {
     {"parse_command_line", AsCFunction(ParseCommandLine), METH_FASTCALL,
      "parse_command_line(front_end, argv) -> dict: tools/cli_model.h's "
      "parse result; front_end 'torchscan' or 'python'."},
     {"command_line_help", AsCFunction(CommandLineHelp), METH_FASTCALL,
      "command_line_help(front_end) -> str: the --help text."},
+    {"command_line_options", AsCFunction(CommandLineOptions), METH_FASTCALL,
+     "command_line_options() -> list[dict]: the options' table as data."},
     {"compare_listing", AsCFunction(CompareListing), METH_FASTCALL,
      "compare_listing(diff) -> str: what `compare` prints of a diff."},
+    {"parse_input_shapes", AsCFunction(ParseInputShapes), METH_FASTCALL,
+     "parse_input_shapes(text) -> list[list[int]]: --input-shape's value."},
+    {"one_line_cause", AsCFunction(OneLineCause), METH_FASTCALL,
+     "one_line_cause(message) -> str: the line of an error that says what "
+     "went wrong."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -1,7 +1,9 @@
 // The command-line functions of the library's CPython extension module
 // (hooks_module.cc), with which `python -m torchscan_dispatch` parses and
 // prints as the C++ `torchscan` does: one command-line model
-// (tools/cli_model.h), one compare listing (tools/cli_outputs.h).
+// (tools/cli_model.h), one compare listing (tools/cli_outputs.h), one
+// reading of --input-shape (tools/cli_inputs.h) and of an error's cause
+// line (tools/cli_errors.h).
 //
 //   parse_command_line(front_end, argv) -> dict
 //       `argv` (a list of str, without the program name) parsed for
@@ -12,8 +14,16 @@
 //       ("unknown option --jsn").
 //   command_line_help(front_end) -> str
 //       The --help text of `front_end`.
+//   command_line_options() -> list[dict]
+//       The options' table as data (cli::OptionInfo): name, flag, metavar,
+//       kind, choices, output, torchscan, python, help.
 //   compare_listing(diff) -> str
 //       What `compare` prints of a diff (compare_reports' dict).
+//   parse_input_shapes(text) -> list[list[int]]
+//       --input-shape's value read by tools/cli_inputs.h; a ValueError
+//       with its message otherwise.
+//   one_line_cause(message) -> str
+//       tools/cli_errors.h's line of an error message.
 
 #ifndef TORCHSCAN_PYTHON_OPERATORS_CLI_FUNCTIONS_H_
 #define TORCHSCAN_PYTHON_OPERATORS_CLI_FUNCTIONS_H_

@@ -27,6 +27,7 @@ tools/cli_model.h: the library's parser reads this command line too
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
 import sys
@@ -76,22 +77,20 @@ class UsageError(Exception):
     """Bad usage or input: exit status 2."""
 
 
+@functools.cache
+def _native() -> Any:
+    """The library's extension module, where the command-line model, the
+    shape reader and the cause-line rule are (python/operators/cli_functions.h)."""
+    return hooks()
+
+
 def _parse_shapes(text: str) -> list[tuple[int, ...]]:
-    """As tools/cli_inputs.cc: ';' between inputs, ',' between dimensions,
-    each a non-negative decimal integer (blanks around it allowed)."""
-    shapes = []
-    for part in text.split(";"):
-        shape = []
-        for dimension in part.split(","):
-            digits = dimension.strip(" \t\n\v\f\r")
-            if not digits or not digits.isascii() or not digits.isdigit() or int(digits) >= 2**63:
-                raise UsageError(
-                    f"bad --input-shape '{text}': '{dimension}' is not a non-negative integer that fits 64 bits "
-                    "(expected e.g. 3,224,224)"
-                )
-            shape.append(int(digits))
-        shapes.append(tuple(shape))
-    return shapes
+    """tools/cli_inputs.h's ParseInputShapes: ';' between inputs, ',' between
+    dimensions, each a non-negative decimal integer (blanks around it allowed)."""
+    try:
+        return [tuple(shape) for shape in _native().parse_input_shapes(text)]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _parse_dtypes(text: str) -> list[torch.dtype]:
@@ -121,11 +120,11 @@ def _parse_kwarg(text: str) -> tuple[str, Any]:
         return name, value  # a bare word is a string: weights=None is None, arch=tiny is "tiny"
 
 
-def _parse(native: Any, argv: list[str]) -> SimpleNamespace:
+def _parse(argv: list[str]) -> SimpleNamespace:
     """tools/cli_model.h's parse result of ``argv``: an attribute per option
     (its default when absent), ``command`` and ``inputs``."""
     try:
-        return SimpleNamespace(**native.parse_command_line("python", argv))
+        return SimpleNamespace(**_native().parse_command_line("python", argv))
     except ValueError as error:
         raise UsageError(str(error)) from None
 
@@ -207,12 +206,9 @@ def _read_model_file(path: Path, args: SimpleNamespace) -> Any:
 def one_line_cause(message: str) -> str:
     """The line of an error message that says what went wrong: the last
     non-blank line of a TorchScript interpreter error (its traceback comes
-    first), else the first non-blank line; tools/cli_errors.h's rule, so
-    that both command lines print the same line."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return lines[-1] if "Traceback of TorchScript" in message else lines[0]
+    first), else the first non-blank line; tools/cli_errors.h's OneLineCause,
+    so that both command lines print the same line."""
+    return _native().one_line_cause(message)
 
 
 def _load_model(target: str, args: SimpleNamespace, err: TextIO) -> tuple[Any, str]:
@@ -372,9 +368,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     returns the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    native = hooks()
+    native = _native()
     try:
-        args = _parse(native, list(sys.argv[1:] if argv is None else argv))
+        args = _parse(list(sys.argv[1:] if argv is None else argv))
         if args.help:
             out.write(native.command_line_help("python"))
             return OK
