@@ -1,5 +1,7 @@
 #include "python/operators/cli_functions.h"  // Python.h first
 
+#include <c10/core/ScalarType.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -103,6 +105,26 @@ PyObject* ParseInputShapes(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ToPython(*shapes);
 }
 
+// Each dtype by its Python name (torch.float32 is "float32").
+PyObject* ParseDtypes(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  std::string text;
+  if (!CheckArguments(kExtensionModule, "parse_dtypes", nargs, 1) ||
+      !Utf8(args[0], &text)) {
+    return nullptr;
+  }
+  const absl::StatusOr<std::vector<c10::ScalarType>> dtypes =
+      cli::ParseDtypes(text);
+  if (!dtypes.ok()) {
+    RaiseValueError(dtypes.status());
+    return nullptr;
+  }
+  std::vector<std::string> names;
+  for (c10::ScalarType dtype : *dtypes) {
+    names.emplace_back(c10::getDtypeNames(dtype).first);
+  }
+  return ToPython(names);
+}
+
 PyObject* OneLineCause(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   std::string message;
   if (!CheckArguments(kExtensionModule, "one_line_cause", nargs, 1) ||
@@ -124,6 +146,8 @@ PyMethodDef kFunctions[] = {
      "compare_listing(diff) -> str: what `compare` prints of a diff."},
     {"parse_input_shapes", AsCFunction(ParseInputShapes), METH_FASTCALL,
      "parse_input_shapes(text) -> list[list[int]]: --input-shape's value."},
+    {"parse_dtypes", AsCFunction(ParseDtypes), METH_FASTCALL,
+     "parse_dtypes(text) -> list[str]: --dtype's value, Python's names."},
     {"one_line_cause", AsCFunction(OneLineCause), METH_FASTCALL,
      "one_line_cause(message) -> str: the line of an error that says what "
      "went wrong."},

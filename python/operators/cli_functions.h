@@ -2,8 +2,8 @@
 // (hooks_module.cc), with which `python -m torchscan_dispatch` parses and
 // prints as the C++ `torchscan` does: one command-line model
 // (tools/cli_model.h), one compare listing (tools/cli_outputs.h), one
-// reading of --input-shape (tools/cli_inputs.h) and of an error's cause
-// line (tools/cli_errors.h).
+// reading of --input-shape and --dtype (tools/cli_inputs.h) and of an error's
+// cause line (tools/cli_errors.h).
 //
 //   parse_command_line(front_end, argv) -> dict
 //       `argv` (a list of str, without the program name) parsed for
@@ -22,6 +22,9 @@
 //   parse_input_shapes(text) -> list[list[int]]
 //       --input-shape's value read by tools/cli_inputs.h; a ValueError
 //       with its message otherwise.
+//   parse_dtypes(text) -> list[str]
+//       --dtype's value read by tools/cli_inputs.h, each dtype by its name
+//       in torch ("float32"); a ValueError with its message otherwise.
 //   one_line_cause(message) -> str
 //       tools/cli_errors.h's line of an error message.
 

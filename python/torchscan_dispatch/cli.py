@@ -53,26 +53,6 @@ __all__ = ["main"]
 
 OK, INCOMPLETE, BAD_INPUT, MODEL_FAILED = 0, 1, 2, 3
 
-# --dtype names, as tools/cli_inputs.cc reads them.
-_DTYPES = {
-    "float32": torch.float32,
-    "float": torch.float32,
-    "float64": torch.float64,
-    "double": torch.float64,
-    "float16": torch.float16,
-    "half": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "int64": torch.int64,
-    "long": torch.int64,
-    "int32": torch.int32,
-    "int": torch.int32,
-    "int16": torch.int16,
-    "int8": torch.int8,
-    "uint8": torch.uint8,
-    "bool": torch.bool,
-}
-
-
 class UsageError(Exception):
     """Bad usage or input: exit status 2."""
 
@@ -94,13 +74,12 @@ def _parse_shapes(text: str) -> list[tuple[int, ...]]:
 
 
 def _parse_dtypes(text: str) -> list[torch.dtype]:
-    dtypes = []
-    for name in text.split(";"):
-        key = name.lower().removeprefix("torch.")
-        if key not in _DTYPES:
-            raise UsageError(f"unknown --dtype {name!r} (expected e.g. float32, bfloat16, int64; ';' between inputs)")
-        dtypes.append(_DTYPES[key])
-    return dtypes
+    """tools/cli_inputs.h's ParseDtypes: names ("float32", "torch.half") with
+    ';' between inputs."""
+    try:
+        return [getattr(torch, name) for name in _native().parse_dtypes(text)]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _parse_device(text: str) -> torch.device:
