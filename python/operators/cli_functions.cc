@@ -3,12 +3,14 @@
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "python/operators/report_objects.h"
+#include "report/analysis_report.h"
 #include "report/json_io.h"
 #include "report/report_diff.h"
 #include "tools/cli_errors.h"
@@ -134,6 +136,69 @@ PyObject* OneLineCause(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return PythonText(cli::OneLineCause(message));
 }
 
+// (out, notes, error): what the views wrote to standard output, their
+// notes, and the one-line error that stopped them (None when none did).
+PyObject* ViewsResult(const std::ostringstream& out,
+                      const std::ostringstream& notes,
+                      const absl::Status& status) {
+  OwnedRef out_text(PythonText(out.str()));
+  OwnedRef notes_text(PythonText(notes.str()));
+  OwnedRef error(status.ok() ? Py_NewRef(Py_None)
+                             : PythonText(status.message()));
+  if (!out_text || !notes_text || !error) return nullptr;
+  return PyTuple_Pack(3, out_text.get(), notes_text.get(), error.get());
+}
+
+// `outputs` from the str arguments html, folded and title.
+bool ViewArguments(PyObject* const* args, cli::ViewOutputs* outputs) {
+  return Utf8(args[0], &outputs->html) && Utf8(args[1], &outputs->folded) &&
+         Utf8(args[2], &outputs->title);
+}
+
+PyObject* WriteAnalysisViews(PyObject*, PyObject* const* args,
+                             Py_ssize_t nargs) {
+  report::Json document;
+  cli::ViewOutputs outputs;
+  if (!CheckArguments(kExtensionModule, "write_analysis_views", nargs, 4) ||
+      !ToJson(args[0], "report", &document) ||
+      !ViewArguments(args + 1, &outputs)) {
+    return nullptr;
+  }
+  const absl::StatusOr<report::AnalysisReport> parsed =
+      report::AnalysisReportFromJson(document);
+  if (!parsed.ok()) {
+    RaiseValueError(parsed.status());
+    return nullptr;
+  }
+  std::ostringstream out, notes;
+  const absl::Status status =
+      cli::WriteAnalysisViews(*parsed, outputs, out, notes);
+  return ViewsResult(out, notes, status);
+}
+
+PyObject* WriteCompareViews(PyObject*, PyObject* const* args,
+                            Py_ssize_t nargs) {
+  report::Json diff_document, before, after;
+  cli::ViewOutputs outputs;
+  if (!CheckArguments(kExtensionModule, "write_compare_views", nargs, 6) ||
+      !ToJson(args[0], "diff", &diff_document) ||
+      !ToJson(args[1], "before", &before) ||
+      !ToJson(args[2], "after", &after) || !ViewArguments(args + 3, &outputs)) {
+    return nullptr;
+  }
+  const absl::StatusOr<report::ReportDiff> diff =
+      report::ReportDiffFromJson(diff_document);
+  if (!diff.ok()) {
+    RaiseValueError(diff.status());
+    return nullptr;
+  }
+  std::ostringstream out, notes;
+  const absl::Status status =
+      cli::WriteCompareViews(*diff, report::DumpJson(before),
+                             report::DumpJson(after), outputs, out, notes);
+  return ViewsResult(out, notes, status);
+}
+
 PyMethodDef kFunctions[] = {
     {"parse_command_line", AsCFunction(ParseCommandLine), METH_FASTCALL,
      "parse_command_line(front_end, argv) -> dict: tools/cli_model.h's "
@@ -144,6 +209,12 @@ PyMethodDef kFunctions[] = {
      "command_line_options() -> list[dict]: the options' table as data."},
     {"compare_listing", AsCFunction(CompareListing), METH_FASTCALL,
      "compare_listing(diff) -> str: what `compare` prints of a diff."},
+    {"write_analysis_views", AsCFunction(WriteAnalysisViews), METH_FASTCALL,
+     "write_analysis_views(report, html, folded, title) -> (out, notes, "
+     "error): tools/cli_outputs.h's --html and --folded of an analysis."},
+    {"write_compare_views", AsCFunction(WriteCompareViews), METH_FASTCALL,
+     "write_compare_views(diff, before, after, html, folded, title) -> (out, "
+     "notes, error): the --html and --folded of compare."},
     {"parse_input_shapes", AsCFunction(ParseInputShapes), METH_FASTCALL,
      "parse_input_shapes(text) -> list[list[int]]: --input-shape's value."},
     {"parse_dtypes", AsCFunction(ParseDtypes), METH_FASTCALL,

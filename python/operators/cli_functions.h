@@ -1,9 +1,9 @@
 // The command-line functions of the library's CPython extension module
 // (hooks_module.cc), with which `python -m torchscan_dispatch` parses and
 // prints as the C++ `torchscan` does: one command-line model
-// (tools/cli_model.h), one compare listing (tools/cli_outputs.h), one
-// reading of --input-shape and --dtype (tools/cli_inputs.h) and of an error's
-// cause line (tools/cli_errors.h).
+// (tools/cli_model.h), one writer of the views and of compare's listing
+// (tools/cli_outputs.h), one reading of --input-shape and --dtype
+// (tools/cli_inputs.h) and of an error's cause line (tools/cli_errors.h).
 //
 //   parse_command_line(front_end, argv) -> dict
 //       `argv` (a list of str, without the program name) parsed for
@@ -19,6 +19,14 @@
 //       kind, choices, output, torchscan, python, help.
 //   compare_listing(diff) -> str
 //       What `compare` prints of a diff (compare_reports' dict).
+//   write_analysis_views(report, html, folded, title) -> (out, notes, error)
+//   write_compare_views(diff, before, after, html, folded, title)
+//       -> (out, notes, error)
+//       tools/cli_outputs.h's --html and --folded files ("" not asked for,
+//       "-" standard output): what went to standard output, the notes
+//       ("torchscan: note: ..." lines) and the one-line error that stopped
+//       the writing, or None. A report or diff the library cannot read is a
+//       ValueError.
 //   parse_input_shapes(text) -> list[list[int]]
 //       --input-shape's value read by tools/cli_inputs.h; a ValueError
 //       with its message otherwise.

@@ -46,7 +46,7 @@ from torchscan_dispatch._imports import call_factory
 from torchscan_dispatch._library import hooks
 from torchscan_dispatch.crawler import crawl_module, format_summary
 from torchscan_dispatch.exported import MissingPytreeTypeError, UntrustedFileError, load_exported_program
-from torchscan_dispatch.render import folded_stacks, list_diagnostics, to_html
+from torchscan_dispatch.render import list_diagnostics
 from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
 __all__ = ["main"]
@@ -119,27 +119,15 @@ def _write(path: str, text: str, out: TextIO) -> None:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
 
-def _write_folded(path: str, report: dict, before: dict | None, after: dict | None, out: TextIO, err: TextIO) -> None:
-    try:
-        text, partial, notes = folded_stacks(report, before, after)
-    except ValueError as error:
-        raise UsageError(f"--folded: {error}") from None
-    if partial:
-        err.write(
-            "torchscan: note: folded stacks: the operator FLOPs are partial, each value is a lower bound "
-            "(see the diagnostics)\n"
-        )
-    for note in notes:
-        err.write(f"torchscan: note: folded stacks: {note}\n")
-    _write(path, text, out)
-
-
-def _write_html(path: str, report: dict, title: str, out: TextIO, **sides: Any) -> None:
-    try:
-        page = to_html(report, title=title, **sides)
-    except ValueError as error:
-        raise UsageError(f"--html: {error}") from None
-    _write(path, page, out)
+def _write_views(result: tuple[str, str, str | None], out: TextIO, err: TextIO) -> None:
+    """Writes what tools/cli_outputs.h's view writer (write_analysis_views,
+    write_compare_views) sent to standard output and its notes; its error
+    is a usage error."""
+    text, notes, error = result
+    out.write(text)
+    err.write(notes)
+    if error is not None:
+        raise UsageError(error)
 
 
 def _load_file(path: Path, args: SimpleNamespace, err: TextIO) -> Any:
@@ -263,10 +251,8 @@ def _analyse(args: SimpleNamespace, out: TextIO, err: TextIO) -> int:
         out.write(list_diagnostics(report, summary=table + "\n"))
     if args.json:
         _write(args.json, json.dumps(report, indent=2) + "\n", out)
-    if args.html:
-        _write_html(args.html, report, title, out)
-    if args.folded:
-        _write_folded(args.folded, report, None, None, out, err)
+    if args.html or args.folded:
+        _write_views(_native().write_analysis_views(report, args.html, args.folded, title), out, err)
     if incomplete is not None:
         err.write(f"torchscan: {incomplete}\n")
         return INCOMPLETE
@@ -303,23 +289,9 @@ def _compare(args: SimpleNamespace, native: Any, out: TextIO, err: TextIO) -> in
         diff = compare_reports(before, after)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
-    if args.html:
+    if args.html or args.folded:
         title = f"{Path(args.inputs[0]).name} \u2192 {Path(args.inputs[1]).name}"
-        try:
-            page = to_html(diff, before=before, after=after, title=title)
-        except ValueError as error:
-            err.write(f"torchscan: note: --html shows the diff only, without charts: {error}\n")
-            page = None
-        if page is None:
-            _write_html(args.html, diff, title, out)
-        else:
-            _write(args.html, page, out)
-    if args.folded:
-        try:
-            folded_stacks(diff, before, after)
-        except ValueError as error:
-            raise UsageError(f"--folded needs two full analysis reports: {error}") from None
-        _write_folded(args.folded, diff, before, after, out, err)
+        _write_views(native.write_compare_views(diff, before, after, args.html, args.folded, title), out, err)
     if args.json:
         _write(args.json, json.dumps(diff, indent=2) + "\n", out)
     if "-" in (args.json, args.html, args.folded):
