@@ -22,19 +22,21 @@
 // result (the extension module's parse_command_line, which converts
 // CommandLine by the field table kFields, itself derived from kOptions).
 //
-//   absl::StatusOr<CommandLine> args =
-//       ParseCommandLine(kTorchscan, {argv + 1, argv + argc});
+//   const std::vector<std::string> words(argv + 1, argv + argc);
+//   absl::StatusOr<CommandLine> args = ParseCommandLine(kTorchscan, words);
 //   if (!args.ok()) ...  // one line: "unknown option --jsn", ...
 //
 // Parsing rules, the same on both command lines: an option is `--name`,
 // `--name=value` or `--name value` (one dash also works, as abseil's flags
-// allowed); '-' and '_' in names are the same; `--` ends the options; the
+// allowed; a next word starting with "--" is no value); '-' and '_' in
+// names are the same; `--` ends the options; the
 // last of a repeated non-repeatable option wins; words that are not options
 // are inputs, the first of which may name a command (compare, merge,
 // roofline). `--help` (or `-h`) asks for the help, which the caller prints
 // (Help) before checking anything else.
 //
-// Errors (InvalidArgument, one line, naming the option and the cause):
+// Errors (InvalidArgument, one line, naming the option and the cause), the
+// words first, then the values, then the command's inputs:
 //   unknown option --jsn
 //   --kwarg is an option of python -m torchscan_dispatch, not of torchscan
 //   --json needs a value (PATH)
