@@ -8,7 +8,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "report/json_io.h"
+#include "report/metric_result.h"
 #include "report/render/folded_stacks.h"
 #include "report/render/html_report.h"
 
@@ -107,6 +110,30 @@ absl::Status WriteCompareViews(const report::ReportDiff& diff,
                        outputs.folded, out, notes);
   }
   return absl::OkStatus();
+}
+
+std::string CompareListing(const report::ReportDiff& diff) {
+  std::string text = "Totals (after - before):\n";
+  for (const auto& [name, metric] : diff.totals) {
+    absl::StrAppend(&text, "  ", name, ": ",
+                    report::MetricStatusName(metric.status));
+    if (metric.delta) {
+      absl::StrAppend(&text, ", delta ",
+                      report::DumpJson(report::ToJson(*metric.delta)));
+    }
+    absl::StrAppend(&text, "\n");
+  }
+  absl::StrAppend(&text, "Layer calls: ", diff.added.size(), " added, ",
+                  diff.removed.size(), " removed, ", diff.changed.size(),
+                  " changed\n");
+  for (const report::LayerDiff& change : diff.changed) {
+    std::vector<std::string> names;
+    for (const auto& [name, unused] : change.metrics) names.push_back(name);
+    absl::StrAppend(&text, "  ", change.path.empty() ? "<root>" : change.path,
+                    " #", change.call_index, ": ", absl::StrJoin(names, ", "),
+                    "\n");
+  }
+  return text;
 }
 
 }  // namespace torchscan::cli

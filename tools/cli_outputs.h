@@ -1,6 +1,7 @@
 // What the `torchscan` command writes besides its table and JSON report: the
-// HTML page (--html), folded stacks (--folded) and, in the table, the
-// diagnostics listing that replaces the summary's Python hint. Torch-free
+// HTML page (--html), folded stacks (--folded), compare's listing and, in
+// the table, the diagnostics listing that replaces the summary's Python
+// hint. Torch-free
 // and kept apart from main(), so that another front end (the Python command
 // line) writes the same files the same way.
 
@@ -48,6 +49,16 @@ absl::Status WriteCompareViews(const report::ReportDiff& diff,
                                absl::string_view after_text,
                                const ViewOutputs& outputs, std::ostream& out,
                                std::ostream& notes);
+
+// What `compare` prints when no output replaces it: the totals' status and
+// delta after - before, then the layer calls added, removed and changed,
+// with the metrics that changed. Python's command line prints this text
+// too (the extension module's compare_listing).
+//   Totals (after - before):
+//     flops: complete, delta 24
+//   Layer calls: 0 added, 0 removed, 1 changed
+//     fc #0: flops, macs
+std::string CompareListing(const report::ReportDiff& diff);
 
 }  // namespace torchscan::cli
 

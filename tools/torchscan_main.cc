@@ -16,7 +16,9 @@
 //   torchscan --list-examples
 // Analyses and compare also take --html PATH (a self-contained page) and
 // --folded PATH (folded stacks of operator FLOPs, for flame-graph tools);
-// '-' writes to standard output instead of the table.
+// '-' writes to standard output instead of the table. The commands and
+// options, their parsing, --help and usage errors are tools/cli_model.h's
+// one declaration, which python -m torchscan_dispatch parses with too.
 //
 // Exit codes: 0 success; 1 the analysis is incomplete under --strict (the
 // report is still printed/written); 2 bad usage or input (flags, shapes,
@@ -37,9 +39,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -57,47 +56,11 @@
 #include "report/roofline.h"
 #include "tools/cli_errors.h"
 #include "tools/cli_inputs.h"
+#include "tools/cli_model.h"
 #include "tools/cli_outputs.h"
 #include "tools/examples/example_models.h"
 #include "torchscan/crawl.h"
 #include "torchscan/report.h"
-
-ABSL_FLAG(
-    std::string, input_shape, "",
-    "Input shape(s) without the batch dimension: 3,224,224; several inputs "
-    "separated by ';' (3,32,32;10).");
-ABSL_FLAG(
-    std::string, dtype, "",
-    "Input dtype(s) for generated inputs: float32, float64, float16, bfloat16, "
-    "int64, int32, bool; one for all inputs or one per input, ';'-separated.");
-ABSL_FLAG(std::string, device, "",
-          "Device for generated inputs (cpu, cuda:0, meta, ...).");
-ABSL_FLAG(std::string, mode, "full",
-          "full, or structure (shapes and parameters only).");
-ABSL_FLAG(bool, strict, false,
-          "Exit with status 1 when the analysis is incomplete.");
-ABSL_FLAG(
-    std::string, json, "",
-    "Write the JSON report to this file ('-' for standard output, instead of "
-    "the table).");
-ABSL_FLAG(std::string, html, "",
-          "Write the report as one self-contained HTML page to this file "
-          "('-' for standard output).");
-ABSL_FLAG(std::string, folded, "",
-          "Write folded stacks of operator FLOPs by module path (for "
-          "flamegraph.pl, speedscope) to this file ('-' for standard output).");
-ABSL_FLAG(std::string, example, "", "Analyse a built-in example model.");
-ABSL_FLAG(bool, list_examples, false, "List the built-in example models.");
-ABSL_FLAG(int, max_depth, -1, "Show layers down to this depth only.");
-ABSL_FLAG(bool, receptive_field, false, "Add the receptive-field column.");
-ABSL_FLAG(bool, effective_rf_stats, false,
-          "With --receptive_field: effective stride and padding.");
-ABSL_FLAG(std::string, device_model, "",
-          "roofline, merge: the device table's row to bound the time on "
-          "(\"H100 SXM\", \"NVIDIA H100 80GB HBM3\"; exact names only).");
-ABSL_FLAG(bool, allow_missing, false,
-          "merge: exit 0 even when ranks of the job have no report (the job "
-          "report lists them and its total is partial).");
 
 namespace {
 
@@ -120,15 +83,9 @@ absl::Status CannotWrite(absl::string_view path) {
 }
 
 // The --html and --folded outputs; the title names what was analysed.
-torchscan::cli::ViewOutputs Views(std::string title) {
-  return {absl::GetFlag(FLAGS_html), absl::GetFlag(FLAGS_folded),
-          std::move(title)};
-}
-
-// Whether an output replaces the table on standard output.
-bool WritesStdout() {
-  return absl::GetFlag(FLAGS_json) == "-" || absl::GetFlag(FLAGS_html) == "-" ||
-         absl::GetFlag(FLAGS_folded) == "-";
+torchscan::cli::ViewOutputs Views(const torchscan::cli::CommandLine& args,
+                                  std::string title) {
+  return {args.html, args.folded, std::move(title)};
 }
 
 // A metric's known value: its value when complete, else its lower bound.
@@ -215,37 +172,32 @@ void PrintJobReport(const torchscan::report::Json& job, std::ostream& out) {
   }
 }
 
-absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
-  if (positional.size() < 3) {
-    return absl::InvalidArgumentError(
-        "usage: torchscan merge RANK0.json RANK1.json ... [--json -|PATH] "
-        "[--device-model NAME]");
-  }
+// `torchscan merge RANK.json ...` (the model checked the inputs' count).
+absl::StatusOr<int> Merge(const torchscan::cli::CommandLine& args) {
   // An unknown device name fails before anything is printed.
   std::optional<torchscan::report::RooflineDevice> device;
-  if (!absl::GetFlag(FLAGS_device_model).empty()) {
-    TS_ASSIGN_OR_RETURN(device, torchscan::report::RooflineDeviceNamed(
-                                    absl::GetFlag(FLAGS_device_model)));
+  if (!args.device_model.empty()) {
+    TS_ASSIGN_OR_RETURN(
+        device, torchscan::report::RooflineDeviceNamed(args.device_model));
   }
   std::vector<torchscan::report::Json> reports;
   std::vector<std::string> names;
-  for (std::size_t i = 2; i < positional.size(); ++i) {
-    TS_ASSIGN_OR_RETURN(const std::string text,
-                        torchscan::cli::ReadFile(positional[i]));
+  for (const std::string& path : args.inputs) {
+    TS_ASSIGN_OR_RETURN(const std::string text, torchscan::cli::ReadFile(path));
     absl::StatusOr<torchscan::report::Json> parsed =
         torchscan::report::ParseJson(text);
     if (!parsed.ok()) {
       // The parser's message does not say which file it read.
       return absl::InvalidArgumentError(
-          absl::StrCat(positional[i], ": ", parsed.status().message()));
+          absl::StrCat(path, ": ", parsed.status().message()));
     }
     reports.push_back(*std::move(parsed));
-    names.push_back(positional[i]);
+    names.push_back(path);
   }
   TS_ASSIGN_OR_RETURN(const torchscan::report::JobReport job,
                       torchscan::report::MergeRankReportsJson(reports, names));
   const torchscan::report::Json json = torchscan::report::JobReportToJson(job);
-  const std::string json_path = absl::GetFlag(FLAGS_json);
+  const std::string& json_path = args.json;
   if (json_path != "-") {
     PrintJobReport(json, std::cout);
     if (device) {
@@ -268,7 +220,7 @@ absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
   // report never arrived must fail the script, not pass as a smaller total:
   // the report is still printed and written, then the exit says what is
   // missing. --allow-missing accepts a partial job.
-  if (!job.missing_ranks.empty() && !absl::GetFlag(FLAGS_allow_missing)) {
+  if (!job.missing_ranks.empty() && !args.allow_missing) {
     return Fail(kMissingRanks,
                 absl::StrCat("merge: no report for rank",
                              job.missing_ranks.size() == 1 ? " " : "s ",
@@ -280,31 +232,21 @@ absl::StatusOr<int> Merge(const std::vector<char*>& positional) {
 }
 
 // `torchscan roofline REPORT.json --device-model NAME`: the listing, or
-// with --json the structure (report/render/roofline_listing.h).
-absl::StatusOr<int> Roofline(const std::vector<char*>& positional) {
-  if (positional.size() != 3) {
-    return absl::InvalidArgumentError(
-        "usage: torchscan roofline REPORT.json --device-model NAME [--json "
-        "-|PATH]");
-  }
-  const std::string device_model = absl::GetFlag(FLAGS_device_model);
-  if (device_model.empty()) {
-    return absl::InvalidArgumentError(
-        "roofline needs --device-model NAME (a device table name, such as "
-        "\"H100 SXM\")");
-  }
-  TS_ASSIGN_OR_RETURN(const std::string text,
-                      torchscan::cli::ReadFile(positional[2]));
+// with --json the structure (report/render/roofline_listing.h). The model
+// checked the input's count and that --device-model is given.
+absl::StatusOr<int> Roofline(const torchscan::cli::CommandLine& args) {
+  const std::string& path = args.inputs[0];
+  TS_ASSIGN_OR_RETURN(const std::string text, torchscan::cli::ReadFile(path));
   absl::StatusOr<torchscan::report::Json> document =
       torchscan::report::ParseJson(text);
   if (!document.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(positional[2], ": ", document.status().message()));
+        absl::StrCat(path, ": ", document.status().message()));
   }
-  TS_ASSIGN_OR_RETURN(
-      const torchscan::report::render::RooflineOutput output,
-      torchscan::report::render::RooflineOfDocument(*document, device_model));
-  const std::string json_path = absl::GetFlag(FLAGS_json);
+  TS_ASSIGN_OR_RETURN(const torchscan::report::render::RooflineOutput output,
+                      torchscan::report::render::RooflineOfDocument(
+                          *document, args.device_model));
+  const std::string& json_path = args.json;
   if (json_path != "-") std::cout << output.listing;
   if (json_path == "-") {
     std::cout << output.json;
@@ -316,24 +258,23 @@ absl::StatusOr<int> Roofline(const std::vector<char*>& positional) {
   return kOk;
 }
 
-absl::StatusOr<int> Compare(const std::vector<char*>& positional) {
-  if (positional.size() != 4) {
-    return absl::InvalidArgumentError(
-        "usage: torchscan compare BEFORE.json AFTER.json [--json -|PATH]");
-  }
+// `torchscan compare BEFORE.json AFTER.json` (the model checked the count).
+absl::StatusOr<int> Compare(const torchscan::cli::CommandLine& args) {
   TS_ASSIGN_OR_RETURN(const std::string before,
-                      torchscan::cli::ReadFile(positional[2]));
+                      torchscan::cli::ReadFile(args.inputs[0]));
   TS_ASSIGN_OR_RETURN(const std::string after,
-                      torchscan::cli::ReadFile(positional[3]));
+                      torchscan::cli::ReadFile(args.inputs[1]));
   TS_ASSIGN_OR_RETURN(const torchscan::report::ReportDiff diff,
                       torchscan::report::CompareReportTexts(before, after));
   TS_RETURN_IF_ERROR(torchscan::cli::WriteCompareViews(
       diff, before, after,
-      Views(absl::StrCat(
-          std::filesystem::path(positional[2]).filename().string(), " \u2192 ",
-          std::filesystem::path(positional[3]).filename().string())),
+      Views(args,
+            absl::StrCat(
+                std::filesystem::path(args.inputs[0]).filename().string(),
+                " \u2192 ",
+                std::filesystem::path(args.inputs[1]).filename().string())),
       std::cout, std::cerr));
-  const std::string json_path = absl::GetFlag(FLAGS_json);
+  const std::string& json_path = args.json;
   if (!json_path.empty()) {
     const std::string text = torchscan::pycompat::DumpPythonJson(
         torchscan::report::ReportDiffToJson(diff), 2);
@@ -345,40 +286,20 @@ absl::StatusOr<int> Compare(const std::vector<char*>& positional) {
     file << text << "\n";
     if (!file) return CannotWrite(json_path);
   }
-  if (WritesStdout()) return kOk;
-  std::cout << "Totals (after - before):\n";
-  for (const auto& [name, metric] : diff.totals) {
-    std::cout << "  " << name << ": "
-              << torchscan::report::MetricStatusName(metric.status);
-    if (metric.delta) {
-      std::cout << ", delta "
-                << torchscan::report::DumpJson(
-                       torchscan::report::ToJson(*metric.delta));
-    }
-    std::cout << "\n";
-  }
-  std::cout << "Layer calls: " << diff.added.size() << " added, "
-            << diff.removed.size() << " removed, " << diff.changed.size()
-            << " changed\n";
-  for (const torchscan::report::LayerDiff& change : diff.changed) {
-    std::vector<std::string> names;
-    for (const auto& [name, unused] : change.metrics) names.push_back(name);
-    std::cout << "  " << (change.path.empty() ? "<root>" : change.path) << " #"
-              << change.call_index << ": " << absl::StrJoin(names, ", ")
-              << "\n";
-  }
+  if (torchscan::cli::WritesStdout(args)) return kOk;
+  std::cout << torchscan::cli::CompareListing(diff);
   return kOk;
 }
 
-absl::StatusOr<int> Report(const torchscan::report::AnalysisReport& report,
+absl::StatusOr<int> Report(const torchscan::cli::CommandLine& args,
+                           const torchscan::report::AnalysisReport& report,
                            bool incomplete, std::string title) {
-  const std::string json_path = absl::GetFlag(FLAGS_json);
-  if (!WritesStdout()) {
+  const std::string& json_path = args.json;
+  if (!torchscan::cli::WritesStdout(args)) {
     torchscan::report::SummaryOptions options;
-    if (absl::GetFlag(FLAGS_max_depth) >= 0)
-      options.max_depth = absl::GetFlag(FLAGS_max_depth);
-    options.receptive_field = absl::GetFlag(FLAGS_receptive_field);
-    options.effective_rf_stats = absl::GetFlag(FLAGS_effective_rf_stats);
+    if (args.max_depth >= 0) options.max_depth = args.max_depth;
+    options.receptive_field = args.receptive_field;
+    options.effective_rf_stats = args.effective_rf_stats;
     TS_ASSIGN_OR_RETURN(const std::string table,
                         torchscan::report::RenderSummary(report, options));
     // A command line lists the diagnostics where Python's summary points at
@@ -398,7 +319,7 @@ absl::StatusOr<int> Report(const torchscan::report::AnalysisReport& report,
     }
   }
   TS_RETURN_IF_ERROR(torchscan::cli::WriteAnalysisViews(
-      report, Views(std::move(title)), std::cout, std::cerr));
+      report, Views(args, std::move(title)), std::cout, std::cerr));
   if (incomplete) {
     std::cerr << "torchscan: "
               << torchscan::report::IncompleteAnalysisMessage(report) << "\n";
@@ -407,47 +328,24 @@ absl::StatusOr<int> Report(const torchscan::report::AnalysisReport& report,
   return kOk;
 }
 
-// abseil flags are spelled with underscores; accept --input-shape too.
-std::vector<char*> NormalizeFlagNames(int argc, char** argv,
-                                      std::vector<std::string>& storage) {
-  storage.reserve(argc);
-  std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (absl::StartsWith(arg, "--")) {
-      const std::size_t end = std::min(arg.find('='), arg.size());
-      std::replace(arg.begin() + 2, arg.begin() + end, '-', '_');
-    }
-    storage.push_back(std::move(arg));
-  }
-  for (std::string& arg : storage) args.push_back(arg.data());
-  return args;
-}
-
 // An analysis of a TorchScript file or a built-in example.
-absl::StatusOr<int> Analyse(const std::vector<char*>& positional) {
+absl::StatusOr<int> Analyse(const torchscan::cli::CommandLine& args) {
   torchscan::CrawlOptions options;
-  const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode == "structure") {
-    options.mode = torchscan::CrawlMode::kStructure;
-  } else if (mode != "full") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mode must be 'full' or 'structure', got '", mode, "'"));
-  }
-  options.strict = absl::GetFlag(FLAGS_strict);
-  TS_ASSIGN_OR_RETURN(options.dtypes,
-                      torchscan::cli::ParseDtypes(absl::GetFlag(FLAGS_dtype)));
-  if (!absl::GetFlag(FLAGS_device).empty()) {
-    TS_ASSIGN_OR_RETURN(options.device, torchscan::cli::ParseDevice(
-                                            absl::GetFlag(FLAGS_device)));
+  // The model checked --mode's choices.
+  if (args.mode == "structure") options.mode = torchscan::CrawlMode::kStructure;
+  options.strict = args.strict;
+  TS_ASSIGN_OR_RETURN(options.dtypes, torchscan::cli::ParseDtypes(args.dtype));
+  if (!args.device.empty()) {
+    TS_ASSIGN_OR_RETURN(options.device,
+                        torchscan::cli::ParseDevice(args.device));
   }
 
   torch::jit::Module module;
-  const std::string example = absl::GetFlag(FLAGS_example);
+  const std::string& example = args.example;
   // What the HTML page is titled: the file or the example analysed.
   std::string title;
   if (!example.empty()) {
-    if (positional.size() > 1) {
+    if (!args.inputs.empty()) {
       return absl::InvalidArgumentError(
           "pass either MODEL.pt or --example, not both");
     }
@@ -457,19 +355,17 @@ absl::StatusOr<int> Analyse(const std::vector<char*>& positional) {
     options.input_shapes = model.input_shapes;
     title = example;
   } else {
-    if (positional.size() != 2) {
+    if (args.inputs.size() != 1) {
       return absl::InvalidArgumentError(
-          "usage: torchscan MODEL.pt --input-shape 3,224,224 "
-          "(or --example NAME, or compare BEFORE.json AFTER.json)");
+          torchscan::cli::AnalysisUsage(torchscan::cli::kTorchscan));
     }
     TS_ASSIGN_OR_RETURN(module,
-                        torchscan::cli::LoadScriptModuleFile(positional[1]));
-    title = std::filesystem::path(positional[1]).filename().string();
+                        torchscan::cli::LoadScriptModuleFile(args.inputs[0]));
+    title = std::filesystem::path(args.inputs[0]).filename().string();
   }
-  if (!absl::GetFlag(FLAGS_input_shape).empty()) {
-    TS_ASSIGN_OR_RETURN(
-        options.input_shapes,
-        torchscan::cli::ParseInputShapes(absl::GetFlag(FLAGS_input_shape)));
+  if (!args.input_shape.empty()) {
+    TS_ASSIGN_OR_RETURN(options.input_shapes,
+                        torchscan::cli::ParseInputShapes(args.input_shape));
   }
   if (options.input_shapes.empty()) {
     return absl::InvalidArgumentError(
@@ -493,56 +389,39 @@ absl::StatusOr<int> Analyse(const std::vector<char*>& positional) {
     // A strict failure carries the incomplete report, which is still shown.
     if (std::optional<torchscan::report::AnalysisReport> incomplete =
             torchscan::IncompleteAnalysisReport(report.status())) {
-      return Report(*incomplete, /*incomplete=*/true, title);
+      return Report(args, *incomplete, /*incomplete=*/true, title);
     }
   }
   TS_ASSIGN_OR_RETURN(const torchscan::report::AnalysisReport complete,
                       std::move(report));
-  return Report(complete, /*incomplete=*/false, title);
+  return Report(args, complete, /*incomplete=*/false, title);
 }
 
-absl::StatusOr<int> Run(const std::vector<char*>& positional) {
-  if (absl::GetFlag(FLAGS_list_examples)) {
+absl::StatusOr<int> Run(const torchscan::cli::CommandLine& args) {
+  if (args.list_examples) {
     for (const std::string& name : torchscan::examples::ExampleNames()) {
       std::cout << name << ": "
                 << torchscan::examples::MakeExample(name)->description << "\n";
     }
     return kOk;
   }
-  if (int{absl::GetFlag(FLAGS_json) == "-"} +
-          int{absl::GetFlag(FLAGS_html) == "-"} +
-          int{absl::GetFlag(FLAGS_folded) == "-"} >
-      1) {
-    return absl::InvalidArgumentError(
-        "only one of --json, --html and --folded can be '-' (standard output)");
-  }
-  if (positional.size() >= 2 && std::string(positional[1]) == "compare") {
-    return Compare(positional);
-  }
-  if (positional.size() >= 2 && std::string(positional[1]) == "merge") {
-    return Merge(positional);
-  }
-  if (positional.size() >= 2 && std::string(positional[1]) == "roofline") {
-    return Roofline(positional);
-  }
-  return Analyse(positional);
+  if (args.command == "compare") return Compare(args);
+  if (args.command == "merge") return Merge(args);
+  if (args.command == "roofline") return Roofline(args);
+  return Analyse(args);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "reports what a PyTorch model costs.\n"
-      "  torchscan MODEL.pt --input-shape 3,224,224 [--json report.json] "
-      "[--strict]\n"
-      "  torchscan --example resnet18\n"
-      "  torchscan compare BEFORE.json AFTER.json\n"
-      "  torchscan merge RANK0.json RANK1.json ...\n"
-      "  torchscan roofline REPORT.json --device-model \"H100 SXM\"");
-  std::vector<std::string> storage;
-  std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
-  std::vector<char*> positional = absl::ParseCommandLine(
-      static_cast<int>(normalized.size()), normalized.data());
-  const absl::StatusOr<int> code = Run(positional);
+  const std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);
+  const absl::StatusOr<torchscan::cli::CommandLine> args =
+      torchscan::cli::ParseCommandLine(torchscan::cli::kTorchscan, words);
+  if (!args.ok()) return Fail(kBadInput, args.status().message());
+  if (args->help) {
+    std::cout << torchscan::cli::Help(torchscan::cli::kTorchscan);
+    return kOk;
+  }
+  const absl::StatusOr<int> code = Run(*args);
   return code.ok() ? *code : Fail(kBadInput, code.status().message());
 }

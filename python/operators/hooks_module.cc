@@ -5,8 +5,9 @@
 // and what is read of it (measurement_functions.h), the report functions
 // (report_functions.h), the evaluation of recorded crawls
 // (crawl_functions.h), the peak memory measurement (memory_functions.h),
-// and the calls around compiled code (compiled_region_calls.h) and eager
-// flex attention (flex_attention_calls.h).
+// the calls around compiled code (compiled_region_calls.h) and eager
+// flex attention (flex_attention_calls.h), and the command line's parser
+// and listings (cli_functions.h).
 //
 // Python imports it from the copy of the library torch.ops.load_library
 // loaded (python/torchscan_dispatch/_library.py), so the operators and these
@@ -20,7 +21,8 @@
 // torch's own Python objects: a tensor's TensorImpl is read from
 // Tensor._cdata, everything else through attributes.
 
-#include "python/operators/compiled_region_calls.h"  // Python.h first
+#include "python/operators/cli_functions.h"  // Python.h first
+#include "python/operators/compiled_region_calls.h"
 #include "python/operators/counting_functions.h"
 #include "python/operators/crawl_functions.h"
 #include "python/operators/crawl_recorder.h"
@@ -53,7 +55,8 @@ PyMODINIT_FUNC PyInit__hooks() {
       !AddCountingFunctions(module.get()) ||
       !AddMeasurementFunctions(module.get()) ||
       !AddCompiledRegionFunctions(module.get()) ||
-      !AddFlexAttentionFunctions(module.get())) {
+      !AddFlexAttentionFunctions(module.get()) ||
+      !AddCliFunctions(module.get())) {
     return nullptr;
   }
   return module.release();

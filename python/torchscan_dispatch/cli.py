@@ -19,13 +19,15 @@ Options, outputs and exit codes are the C++ command's (tools/torchscan_main.cc,
 docs/cli.md): the same table with the diagnostics listed, the same JSON, the
 same --html and --folded files, and 0 success, 1 incomplete under --strict
 (the report is still printed and written), 2 bad usage or input, 3 the model
-raised on the input.
+raised on the input. The commands and options are declared once, in
+tools/cli_model.h: the library's parser reads this command line too
+(parse_command_line), and writes its --help and usage errors.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
+import functools
 import importlib
 import json
 import sys
@@ -33,6 +35,7 @@ import warnings
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TextIO
 
 import torch
@@ -43,63 +46,40 @@ from torchscan_dispatch._imports import call_factory
 from torchscan_dispatch._library import hooks
 from torchscan_dispatch.crawler import crawl_module, format_summary
 from torchscan_dispatch.exported import MissingPytreeTypeError, UntrustedFileError, load_exported_program
-from torchscan_dispatch.render import folded_stacks, list_diagnostics, to_html
+from torchscan_dispatch.render import list_diagnostics
 from torchscan_dispatch.report import IncompleteAnalysisError, compare_reports
 
 __all__ = ["main"]
 
 OK, INCOMPLETE, BAD_INPUT, MODEL_FAILED = 0, 1, 2, 3
 
-# --dtype names, as tools/cli_inputs.cc reads them.
-_DTYPES = {
-    "float32": torch.float32,
-    "float": torch.float32,
-    "float64": torch.float64,
-    "double": torch.float64,
-    "float16": torch.float16,
-    "half": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "int64": torch.int64,
-    "long": torch.int64,
-    "int32": torch.int32,
-    "int": torch.int32,
-    "int16": torch.int16,
-    "int8": torch.int8,
-    "uint8": torch.uint8,
-    "bool": torch.bool,
-}
-
-
 class UsageError(Exception):
     """Bad usage or input: exit status 2."""
 
 
+@functools.cache
+def _native() -> Any:
+    """The library's extension module, where the command-line model, the
+    shape reader and the cause-line rule are (python/operators/cli_functions.h)."""
+    return hooks()
+
+
 def _parse_shapes(text: str) -> list[tuple[int, ...]]:
-    """As tools/cli_inputs.cc: ';' between inputs, ',' between dimensions,
-    each a non-negative decimal integer (blanks around it allowed)."""
-    shapes = []
-    for part in text.split(";"):
-        shape = []
-        for dimension in part.split(","):
-            digits = dimension.strip(" \t\n\v\f\r")
-            if not digits or not digits.isascii() or not digits.isdigit() or int(digits) >= 2**63:
-                raise UsageError(
-                    f"bad --input-shape '{text}': '{dimension}' is not a non-negative integer that fits 64 bits "
-                    "(expected e.g. 3,224,224)"
-                )
-            shape.append(int(digits))
-        shapes.append(tuple(shape))
-    return shapes
+    """tools/cli_inputs.h's ParseInputShapes: ';' between inputs, ',' between
+    dimensions, each a non-negative decimal integer (blanks around it allowed)."""
+    try:
+        return [tuple(shape) for shape in _native().parse_input_shapes(text)]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _parse_dtypes(text: str) -> list[torch.dtype]:
-    dtypes = []
-    for name in text.split(";"):
-        key = name.lower().removeprefix("torch.")
-        if key not in _DTYPES:
-            raise UsageError(f"unknown --dtype {name!r} (expected e.g. float32, bfloat16, int64; ';' between inputs)")
-        dtypes.append(_DTYPES[key])
-    return dtypes
+    """tools/cli_inputs.h's ParseDtypes: names ("float32", "torch.half") with
+    ';' between inputs."""
+    try:
+        return [getattr(torch, name) for name in _native().parse_dtypes(text)]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _parse_device(text: str) -> torch.device:
@@ -119,57 +99,13 @@ def _parse_kwarg(text: str) -> tuple[str, Any]:
         return name, value  # a bare word is a string: weights=None is None, arch=tiny is "tiny"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m torchscan_dispatch",
-        description="reports what a PyTorch model costs (the torchscan command, for TorchScript files, "
-        "torch.export .pt2 files and model factories).",
-    )
-    parser.add_argument(
-        "model",
-        nargs="*",
-        help="MODEL.pt, MODEL.pt2, package.module:factory, compare BEFORE.json AFTER.json, or roofline REPORT.json",
-    )
-
-    def option(name: str, **kwargs: Any) -> None:
-        # The C++ command accepts both spellings (abseil flags use '_').
-        spellings = [f"--{name}"] + ([f"--{name.replace('-', '_')}"] if "-" in name else [])
-        parser.add_argument(*spellings, **kwargs)
-
-    option("input-shape", default="", help="input shape(s) without the batch dimension: 3,224,224; ';' between inputs")
-    option("dtype", default="", help="dtype(s) of generated inputs: float32, bfloat16, int64, bool, ...")
-    option("device", default="", help="device for generated inputs (and a .pt2 program's tensors): cpu, meta, ...")
-    option("mode", default="full", help="full, or structure (shapes and parameters only)")
-    option("strict", action="store_true", help="exit with status 1 when the analysis is incomplete")
-    option("json", default="", help="write the JSON report to this file ('-': standard output, instead of the table)")
-    option("html", default="", help="write a self-contained HTML page to this file ('-': standard output)")
-    option("folded", default="", help="write folded stacks of operator FLOPs by module path ('-': standard output)")
-    option("max-depth", type=int, default=-1, help="show layers down to this depth only")
-    option("receptive-field", action="store_true", help="add the receptive-field column")
-    option("effective-rf-stats", action="store_true", help="with --receptive-field: effective stride and padding")
-    option("kwarg", action="append", default=[], help="NAME=VALUE passed to a factory (a Python literal, else a string)")
-    option(
-        "trust-file",
-        action="store_true",
-        help="load a .pt2 with torch.export.load, which runs code the file holds (pickles, packaged libraries): "
-        "only for files you would run as code (docs/cli.md, 'Model files are data')",
-    )
-    option(
-        "import",
-        action="append",
-        default=[],
-        dest="imports",
-        metavar="MODULE",
-        help="import MODULE before reading the model (a package that registers the pytree types of a .pt2's "
-        "inputs or outputs, such as transformers)",
-    )
-    option("verbose", action="store_true", help="also print what torch printed while loading the model")
-    option(
-        "device-model",
-        default="",
-        help='roofline: the device table\'s row to bound the time on ("H100 SXM"; exact names only)',
-    )
-    return parser
+def _parse(argv: list[str]) -> SimpleNamespace:
+    """tools/cli_model.h's parse result of ``argv``: an attribute per option
+    (its default when absent), ``command`` and ``inputs``."""
+    try:
+        return SimpleNamespace(**_native().parse_command_line("python", argv))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _write(path: str, text: str, out: TextIO) -> None:
@@ -183,30 +119,18 @@ def _write(path: str, text: str, out: TextIO) -> None:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
 
-def _write_folded(path: str, report: dict, before: dict | None, after: dict | None, out: TextIO, err: TextIO) -> None:
-    try:
-        text, partial, notes = folded_stacks(report, before, after)
-    except ValueError as error:
-        raise UsageError(f"--folded: {error}") from None
-    if partial:
-        err.write(
-            "torchscan: note: folded stacks: the operator FLOPs are partial, each value is a lower bound "
-            "(see the diagnostics)\n"
-        )
-    for note in notes:
-        err.write(f"torchscan: note: folded stacks: {note}\n")
-    _write(path, text, out)
+def _write_views(result: tuple[str, str, str | None], out: TextIO, err: TextIO) -> None:
+    """Writes what tools/cli_outputs.h's view writer (write_analysis_views,
+    write_compare_views) sent to standard output and its notes; its error
+    is a usage error."""
+    text, notes, error = result
+    out.write(text)
+    err.write(notes)
+    if error is not None:
+        raise UsageError(error)
 
 
-def _write_html(path: str, report: dict, title: str, out: TextIO, **sides: Any) -> None:
-    try:
-        page = to_html(report, title=title, **sides)
-    except ValueError as error:
-        raise UsageError(f"--html: {error}") from None
-    _write(path, page, out)
-
-
-def _load_file(path: Path, args: argparse.Namespace, err: TextIO) -> Any:
+def _load_file(path: Path, args: SimpleNamespace, err: TextIO) -> Any:
     """The model in a file: a .pt2 read as data (or by torch with
     --trust-file), else a TorchScript file. What torch prints while loading
     is shown only with --verbose; a failure is one line naming the file."""
@@ -220,7 +144,7 @@ def _load_file(path: Path, args: argparse.Namespace, err: TextIO) -> Any:
                 err.write(f"torchscan: torch said: {line}\n")
 
 
-def _read_model_file(path: Path, args: argparse.Namespace) -> Any:
+def _read_model_file(path: Path, args: SimpleNamespace) -> Any:
     try:
         if path.suffix == ".pt2":
             return load_exported_program(path, trust_file=args.trust_file)
@@ -249,15 +173,12 @@ def _read_model_file(path: Path, args: argparse.Namespace) -> Any:
 def one_line_cause(message: str) -> str:
     """The line of an error message that says what went wrong: the last
     non-blank line of a TorchScript interpreter error (its traceback comes
-    first), else the first non-blank line; tools/cli_errors.h's rule, so
-    that both command lines print the same line."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return lines[-1] if "Traceback of TorchScript" in message else lines[0]
+    first), else the first non-blank line; tools/cli_errors.h's OneLineCause,
+    so that both command lines print the same line."""
+    return _native().one_line_cause(message)
 
 
-def _load_model(target: str, args: argparse.Namespace, err: TextIO) -> tuple[Any, str]:
+def _load_model(target: str, args: SimpleNamespace, err: TextIO) -> tuple[Any, str]:
     """(the model, the HTML page's title)."""
     for module in args.imports:
         try:
@@ -287,18 +208,11 @@ def _load_model(target: str, args: argparse.Namespace, err: TextIO) -> tuple[Any
     return model, target
 
 
-def _analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if len(args.model) != 1:
-        raise UsageError(
-            "usage: python -m torchscan_dispatch MODEL.pt|MODEL.pt2|package.module:factory --input-shape 3,224,224 "
-            "(or compare BEFORE.json AFTER.json)"
-        )
-    if args.mode not in ("full", "structure"):
-        raise UsageError(f"--mode must be 'full' or 'structure', got {args.mode!r}")
+def _analyse(args: SimpleNamespace, out: TextIO, err: TextIO) -> int:
     dtypes = _parse_dtypes(args.dtype) if args.dtype else None
     device = _parse_device(args.device) if args.device else None
     shapes = _parse_shapes(args.input_shape) if args.input_shape else None
-    model, title = _load_model(args.model[0], args, err)
+    model, title = _load_model(args.inputs[0], args, err)
     if shapes is None and not isinstance(model, torch.export.ExportedProgram):
         raise UsageError("pass --input-shape (without the batch dimension, e.g. 3,224,224)")
     if shapes is None and dtypes is not None:
@@ -337,10 +251,8 @@ def _analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(list_diagnostics(report, summary=table + "\n"))
     if args.json:
         _write(args.json, json.dumps(report, indent=2) + "\n", out)
-    if args.html:
-        _write_html(args.html, report, title, out)
-    if args.folded:
-        _write_folded(args.folded, report, None, None, out, err)
+    if args.html or args.folded:
+        _write_views(_native().write_analysis_views(report, args.html, args.folded, title), out, err)
     if incomplete is not None:
         err.write(f"torchscan: {incomplete}\n")
         return INCOMPLETE
@@ -371,62 +283,28 @@ def _read_report(path: str) -> dict[str, Any]:
         raise UsageError(f"{path}: invalid JSON: {error}") from None
 
 
-def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if len(args.model) != 3:
-        raise UsageError("usage: python -m torchscan_dispatch compare BEFORE.json AFTER.json [--json -|PATH]")
-    before, after = _read_report(args.model[1]), _read_report(args.model[2])
+def _compare(args: SimpleNamespace, native: Any, out: TextIO, err: TextIO) -> int:
+    before, after = _read_report(args.inputs[0]), _read_report(args.inputs[1])
     try:
         diff = compare_reports(before, after)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
-    if args.html:
-        title = f"{Path(args.model[1]).name} \u2192 {Path(args.model[2]).name}"
-        try:
-            page = to_html(diff, before=before, after=after, title=title)
-        except ValueError as error:
-            err.write(f"torchscan: note: --html shows the diff only, without charts: {error}\n")
-            page = None
-        if page is None:
-            _write_html(args.html, diff, title, out)
-        else:
-            _write(args.html, page, out)
-    if args.folded:
-        try:
-            folded_stacks(diff, before, after)
-        except ValueError as error:
-            raise UsageError(f"--folded needs two full analysis reports: {error}") from None
-        _write_folded(args.folded, diff, before, after, out, err)
+    if args.html or args.folded:
+        title = f"{Path(args.inputs[0]).name} \u2192 {Path(args.inputs[1]).name}"
+        _write_views(native.write_compare_views(diff, before, after, args.html, args.folded, title), out, err)
     if args.json:
         _write(args.json, json.dumps(diff, indent=2) + "\n", out)
     if "-" in (args.json, args.html, args.folded):
         return OK
-    lines = ["Totals (after - before):"]
-    for name, metric in diff["totals"].items():
-        line = f"  {name}: {metric['status']}"
-        if metric.get("delta") is not None:
-            line += f", delta {json.dumps(metric['delta'])}"
-        lines.append(line)
-    layers = diff["layers"]
-    lines.append(
-        f"Layer calls: {len(layers['added'])} added, {len(layers['removed'])} removed, {len(layers['changed'])} changed"
-    )
-    for change in layers["changed"]:
-        lines.append(
-            f"  {change['path'] or '<root>'} #{json.dumps(change['call_index'])}: {', '.join(change['metrics'])}"
-        )
-    out.write("\n".join(lines) + "\n")
+    out.write(native.compare_listing(diff))  # tools/cli_outputs.h's CompareListing
     return OK
 
 
-def _roofline(args: argparse.Namespace, out: TextIO) -> int:
-    if len(args.model) != 2:
-        raise UsageError("usage: python -m torchscan_dispatch roofline REPORT.json --device-model NAME [--json -|PATH]")
-    if not args.device_model:
-        raise UsageError('roofline needs --device-model NAME (a device table name, such as "H100 SXM")')
-    report = _read_report(args.model[1])
+def _roofline(args: SimpleNamespace, native: Any, out: TextIO) -> int:
+    report = _read_report(args.inputs[0])
     try:
         # The C++ command's listing and JSON (report/render/roofline_listing.h).
-        listing, text = hooks().roofline_listing(report, args.device_model)
+        listing, text = native.roofline_listing(report, args.device_model)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
     if args.json != "-":
@@ -441,22 +319,19 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     returns the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    parser = _parser()
+    native = _native()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # argparse has printed its message
-        return OK if exit_.code == 0 else BAD_INPUT
-    if [args.json, args.html, args.folded].count("-") > 1:
-        err.write("torchscan: only one of --json, --html and --folded can be '-' (standard output)\n")
-        return BAD_INPUT
-    try:
+        args = _parse(list(sys.argv[1:] if argv is None else argv))
+        if args.help:
+            out.write(native.command_line_help("python"))
+            return OK
         with warnings.catch_warnings():
             # Model code's warnings (deprecations, tracer notes) are not the report's.
             warnings.simplefilter("ignore")
-            if args.model[:1] == ["compare"]:
-                return _compare(args, out, err)
-            if args.model[:1] == ["roofline"]:
-                return _roofline(args, out)
+            if args.command == "compare":
+                return _compare(args, native, out, err)
+            if args.command == "roofline":
+                return _roofline(args, native, out)
             return _analyse(args, out, err)
     except UsageError as error:
         err.write(f"torchscan: {error}\n")
