@@ -21,25 +21,43 @@
 namespace torchscan::cli {
 namespace {
 
+// NOTE [Options a command does not read]
+// Every option parses on every command, so without a list per command an
+// option a command does not read (roofline --folded, compare --max-depth)
+// was silently ignored: the user believed a file was written or a setting
+// applied. Each command names the options it reads.
+constexpr char kAnalysisOptions[] =
+    "input-shape dtype device mode strict json html folded max-depth "
+    "receptive-field effective-rf-stats example list-examples kwarg "
+    "trust-file import verbose";
+
 constexpr CommandRow kCommands[] = {
     {"", kTorchscan, "MODEL.pt --input-shape 3,224,224 [options]", 0, 1, "", "",
      "analyse a TorchScript file (or, with --example NAME, a built-in "
-     "model)"},
+     "model)",
+     kAnalysisOptions},
     {"", kPythonModule,
      "MODEL.pt|MODEL.pt2|package.module:factory --input-shape 3,224,224 "
      "[options]",
      1, 1, "", "",
      "analyse a TorchScript file, a torch.export program (.pt2: "
-     "--input-shape may be left out) or the module a factory returns"},
-    {"compare", kBoth, "BEFORE.json AFTER.json [--json -|PATH]", 2, 2, "", "",
-     "compare two reports"},
+     "--input-shape may be left out) or the module a factory returns",
+     kAnalysisOptions},
+    {"compare", kBoth,
+     "BEFORE.json AFTER.json [--json -|PATH] [--html -|PATH] [--folded -|PATH]",
+     2, 2, "", "", "compare two reports", "json html folded"},
     {"merge", kTorchscan,
-     "RANK0.json RANK1.json ... [--json -|PATH] [--device-model NAME]", 1, -1,
-     "", "", "merge per-rank reports of a distributed job into one job report"},
-    {"roofline", kBoth, "REPORT.json --device-model NAME [--json -|PATH]", 1, 1,
+     "RANK0.json RANK1.json ... [--json -|PATH] [--device-model NAME] "
+     "[--allow-missing]",
+     1, -1, "", "",
+     "merge per-rank reports of a distributed job into one job report",
+     "json device-model allow-missing"},
+    {"roofline", kBoth,
+     "REPORT.json --device-model NAME [--json -|PATH] [--html -|PATH]", 1, 1,
      "device-model", "a device table name, such as \"H100 SXM\"",
      "a FlopReport's (or a job report's) roofline on a device of the device "
-     "table"},
+     "table; --html: the report's page with its roofline plot",
+     "json html device-model"},
 };
 
 bool Takes(unsigned front_ends, FrontEnd front_end) {
@@ -135,7 +153,7 @@ absl::Status ReadOption(const OptionRow<M>& row, const OptionWord& word,
 // reads it; NotFound when no row has it.
 absl::Status Dispatch(FrontEnd front_end, const OptionWord& word,
                       absl::Span<const std::string> argv, std::size_t* index,
-                      CommandLine& args) {
+                      CommandLine& args, const char** matched) {
   absl::Status status = absl::NotFoundError(word.flag);
   auto try_row = [&](const auto& row) {
     if (!absl::IsNotFound(status)) return;
@@ -155,6 +173,7 @@ absl::Status Dispatch(FrontEnd front_end, const OptionWord& word,
       return;
     }
     status = ReadOption(row, word, negated, argv, index, args);
+    *matched = row.flag;
   };
   std::apply([&](const auto&... row) { (try_row(row), ...); },
              CommandLine::kOptions);
@@ -232,7 +251,38 @@ std::string HelpLine(const OptionRow<M>& row) {
                       "  ", row.help, "\n");
 }
 
+// "roofline does not take --folded (only an analysis and compare do)": the
+// commands of `front_end` that read the option.
+absl::Status NotTaken(FrontEnd front_end, const CommandRow& command,
+                      absl::string_view flag) {
+  std::vector<std::string> readers;
+  for (const CommandRow& other : kCommands) {
+    if (!Takes(other.front_ends, front_end) || !CommandTakes(other, flag)) {
+      continue;
+    }
+    readers.push_back(*other.name ? other.name : "an analysis");
+  }
+  std::string who = "no command does";
+  if (readers.size() == 1) who = absl::StrCat("only ", readers[0], " does");
+  if (readers.size() > 1) {
+    who = absl::StrCat(
+        "only ", absl::StrJoin(readers.begin(), readers.end() - 1, ", "),
+        " and ", readers.back(), " do");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(*command.name ? command.name : "an analysis",
+                   " does not take --", flag, " (", who, ")"));
+}
+
 }  // namespace
+
+bool CommandTakes(const CommandRow& command, absl::string_view flag) {
+  for (absl::string_view one :
+       absl::StrSplit(command.options, ' ', absl::SkipEmpty())) {
+    if (one == flag) return true;
+  }
+  return false;
+}
 
 absl::string_view ProgramName(FrontEnd front_end) {
   return front_end == kTorchscan ? "torchscan" : "python -m torchscan_dispatch";
@@ -252,6 +302,7 @@ const CommandRow& CommandOf(const CommandLine& args, FrontEnd front_end) {
 absl::StatusOr<CommandLine> ParseCommandLine(
     FrontEnd front_end, absl::Span<const std::string> argv) {
   CommandLine args;
+  std::vector<absl::string_view> given;  // the flags read, in order
   bool options_ended = false;
   for (std::size_t i = 0; i < argv.size(); ++i) {
     const std::string& word = argv[i];
@@ -268,12 +319,15 @@ absl::StatusOr<CommandLine> ParseCommandLine(
       args.help = true;
       return args;
     }
-    const absl::Status read = Dispatch(front_end, option, argv, &i, args);
+    const char* matched = nullptr;
+    const absl::Status read =
+        Dispatch(front_end, option, argv, &i, args, &matched);
     if (absl::IsNotFound(read)) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown option --", option.flag));
     }
     TS_RETURN_IF_ERROR(read);
+    given.push_back(matched);
   }
   TS_RETURN_IF_ERROR(CheckOutputs(args));
   absl::Status choices;
@@ -299,6 +353,9 @@ absl::StatusOr<CommandLine> ParseCommandLine(
     return absl::InvalidArgumentError(*command.name == '\0'
                                           ? AnalysisUsage(front_end)
                                           : UsageLine(front_end, command));
+  }
+  for (const absl::string_view flag : given) {
+    if (!CommandTakes(command, flag)) return NotTaken(front_end, command, flag);
   }
   if (*command.needs_flag != '\0' &&
       ValueOfFlag(args, command.needs_flag).empty()) {
@@ -358,10 +415,19 @@ std::vector<OptionInfo> OptionTable() {
                              : std::is_same_v<M, std::int64_t> ? "integer"
                              : std::is_same_v<M, std::string>  ? "text"
                                                                : "repeated";
+          std::vector<std::string> commands;
+          for (const CommandRow& command : kCommands) {
+            if (CommandTakes(command, one.flag) &&
+                std::find(commands.begin(), commands.end(), command.name) ==
+                    commands.end()) {
+              commands.push_back(command.name);
+            }
+          }
           table.push_back({one.name, one.flag, one.metavar, kind, one.choices,
                            one.role == Role::kOutput,
                            Takes(one.front_ends, kTorchscan),
-                           Takes(one.front_ends, kPythonModule), one.help});
+                           Takes(one.front_ends, kPythonModule), one.help,
+                           std::move(commands)});
         };
         (add(row), ...);
       },

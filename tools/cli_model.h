@@ -47,6 +47,7 @@
 //   usage: torchscan compare BEFORE.json AFTER.json [--json -|PATH]
 //   roofline needs --device-model NAME (a device table name, such as "H100
 //   SXM")
+//   roofline does not take --folded (only an analysis and compare do)
 // Torch-free.
 
 #ifndef TORCHSCAN_TOOLS_CLI_MODEL_H_
@@ -250,7 +251,13 @@ struct CommandRow {
   const char* needs_flag;
   const char* needs_note;
   const char* help;
+  // The flags of the options the command reads, space-separated. Any other
+  // option of its command line is a usage error, never silently ignored.
+  const char* options;
 };
+
+// Whether `command` reads the option `flag` ("json").
+bool CommandTakes(const CommandRow& command, absl::string_view flag);
 
 // Every command of either command line, analyses first.
 absl::Span<const CommandRow> Commands();
@@ -287,6 +294,8 @@ struct OptionInfo {
   bool torchscan = false;
   bool python = false;
   std::string help;
+  // The commands that read it ("" the analysis), on either command line.
+  std::vector<std::string> commands;
 
   static constexpr auto kFields =
       std::make_tuple(report::Field("name", &OptionInfo::name),
@@ -297,7 +306,8 @@ struct OptionInfo {
                       report::Field("output", &OptionInfo::output),
                       report::Field("torchscan", &OptionInfo::torchscan),
                       report::Field("python", &OptionInfo::python),
-                      report::Field("help", &OptionInfo::help));
+                      report::Field("help", &OptionInfo::help),
+                      report::Field("commands", &OptionInfo::commands));
 };
 
 // Every row of CommandLine::kOptions, in order.

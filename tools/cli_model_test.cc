@@ -133,16 +133,41 @@ TEST(ParseCommandLineTest, TwoOutputsToStandardOutput) {
 }
 
 TEST(ParseCommandLineTest, ACommandsInputs) {
-  EXPECT_EQ("usage: torchscan compare BEFORE.json AFTER.json [--json -|PATH]",
-            ErrorOf(kTorchscan, {"compare", "a.json"}));
+  EXPECT_EQ(
+      "usage: torchscan compare BEFORE.json AFTER.json [--json -|PATH] "
+      "[--html -|PATH] [--folded -|PATH]",
+      ErrorOf(kTorchscan, {"compare", "a.json"}));
   EXPECT_EQ(
       "usage: python -m torchscan_dispatch roofline REPORT.json "
-      "--device-model NAME [--json -|PATH]",
+      "--device-model NAME [--json -|PATH] [--html -|PATH]",
       ErrorOf(kPythonModule, {"roofline"}));
   EXPECT_EQ(
       "usage: torchscan merge RANK0.json RANK1.json ... [--json -|PATH] "
-      "[--device-model NAME]",
+      "[--device-model NAME] [--allow-missing]",
       ErrorOf(kTorchscan, {"merge"}));
+}
+
+TEST(ParseCommandLineTest, AnOptionTheCommandDoesNotRead) {
+  EXPECT_EQ(
+      "roofline does not take --folded (only an analysis and compare do)",
+      ErrorOf(kTorchscan,
+              {"roofline", "r.json", "--device-model", "B200", "--folded=-"}));
+  EXPECT_EQ(
+      "compare does not take --max-depth (only an analysis does)",
+      ErrorOf(kPythonModule, {"--max-depth", "2", "compare", "a", "b"}));
+  EXPECT_EQ("an analysis does not take --allow-missing (only merge does)",
+            ErrorOf(kTorchscan, {"m.pt", "--allow-missing"}));
+  EXPECT_EQ(
+      "an analysis does not take --device-model (only roofline does)",
+      ErrorOf(kPythonModule, {"m.pt", "--device-model", "B200"}));
+}
+
+TEST(ParseCommandLineTest, RooflineTakesHtml) {
+  const absl::StatusOr<CommandLine> args =
+      Parse(kPythonModule,
+            {"roofline", "r.json", "--device-model", "B200", "--html", "-"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ("-", args->html);
 }
 
 TEST(ParseCommandLineTest, AnAnalysisOfTwoModels) {
@@ -209,6 +234,22 @@ std::string SampleValue(const OptionRow<M>& row) {
   return absl::StrCat("value-of-", row.flag);
 }
 
+// The command and inputs of a command line on which `flag` is read: an
+// analysis of m.pt when the analysis reads it, else the first command that
+// does.
+std::pair<std::string, std::vector<std::string>> ReaderOf(
+    absl::string_view flag, FrontEnd front_end) {
+  for (const CommandRow& command : Commands()) {
+    if ((command.front_ends & front_end) == 0 || !CommandTakes(command, flag)) {
+      continue;
+    }
+    std::vector<std::string> inputs(std::max(command.min_inputs, 1), "a.json");
+    if (*command.name == '\0') return {"", {"m.pt"}};
+    return {command.name, inputs};
+  }
+  return {"", {"m.pt"}};
+}
+
 template <typename M>
 void CheckRow(const OptionRow<M>& row, FrontEnd front_end) {
   const std::string underscored = absl::StrReplaceAll(row.flag, {{"-", "_"}});
@@ -223,8 +264,15 @@ void CheckRow(const OptionRow<M>& row, FrontEnd front_end) {
                  {absl::StrCat("--", underscored, "=", value)},
                  {absl::StrCat("-", row.flag), value}};
   }
+  const auto [command, inputs] = ReaderOf(row.flag, front_end);
   for (std::vector<std::string> argv : spellings) {
-    argv.insert(argv.begin(), "m.pt");
+    argv.insert(argv.begin(), inputs.begin(), inputs.end());
+    if (!command.empty()) argv.insert(argv.begin(), command);
+    // A command that needs an option (roofline's --device-model) gets it.
+    if (command == "roofline" &&
+        row.flag != absl::string_view("device-model")) {
+      argv.insert(argv.end(), {"--device-model", "B200"});
+    }
     const absl::StatusOr<CommandLine> args = ParseCommandLine(front_end, argv);
     if ((row.front_ends & front_end) == 0) {
       ASSERT_FALSE(args.ok()) << argv[1];
@@ -235,7 +283,9 @@ void CheckRow(const OptionRow<M>& row, FrontEnd front_end) {
     }
     ASSERT_TRUE(args.ok()) << argv[1] << ": " << args.status();
     CommandLine expected;
-    expected.inputs = {"m.pt"};
+    expected.command = command;
+    expected.inputs = inputs;
+    if (command == "roofline") expected.device_model = "B200";
     if constexpr (std::is_same_v<M, bool>) {
       expected.*(row.member) = true;
     } else if constexpr (std::is_same_v<M, std::int64_t>) {
@@ -253,6 +303,43 @@ TEST(GeneratedTest, EveryRowInEverySpellingOnBothCommandLines) {
   for (FrontEnd front_end : {kTorchscan, kPythonModule}) {
     std::apply([&](const auto&... row) { (CheckRow(row, front_end), ...); },
                CommandLine::kOptions);
+  }
+}
+
+// Every option of a command line, on every command of it: parsed when the
+// command reads it, else refused naming the command and the option.
+TEST(GeneratedTest, EachCommandReadsItsOptionsAndRefusesTheOthers) {
+  for (FrontEnd front_end : {kTorchscan, kPythonModule}) {
+    for (const CommandRow& command : Commands()) {
+      if ((command.front_ends & front_end) == 0) continue;
+      for (const OptionInfo& option : OptionTable()) {
+        if (!(front_end == kTorchscan ? option.torchscan : option.python)) {
+          continue;
+        }
+        std::vector<std::string> argv(std::max(command.min_inputs, 1), "a");
+        if (*command.name != '\0') argv.insert(argv.begin(), command.name);
+        if (command.needs_flag[0] != '\0') {
+          argv.insert(argv.end(),
+                      {absl::StrCat("--", command.needs_flag), "x"});
+        }
+        argv.push_back(absl::StrCat("--", option.flag));
+        if (option.kind != "switch") {
+          argv.push_back(!option.choices.empty()    ? "structure"
+                         : option.kind == "integer" ? "7"
+                                                    : "v");
+        }
+        const absl::StatusOr<CommandLine> args =
+            ParseCommandLine(front_end, argv);
+        EXPECT_EQ(CommandTakes(command, option.flag), args.ok())
+            << command.name << " --" << option.flag << ": " << args.status();
+        if (!args.ok()) {
+          EXPECT_TRUE(absl::StrContains(
+              args.status().message(),
+              absl::StrCat(" does not take --", option.flag, " (")))
+              << args.status();
+        }
+      }
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include "report/metric_result.h"
 #include "report/render/folded_stacks.h"
 #include "report/render/html_report.h"
+#include "report/roofline.h"
 
 namespace torchscan::cli {
 namespace {
@@ -47,6 +48,19 @@ absl::Status WriteHtml(const absl::StatusOr<std::string>& html,
 }
 
 }  // namespace
+
+absl::Status WriteRooflinePage(const report::Json& document,
+                               absl::string_view device_name,
+                               const std::string& path,
+                               const std::string& title, std::ostream& out) {
+  report::render::HtmlOptions options;
+  options.title = title;
+  TS_ASSIGN_OR_RETURN(options.roofline,
+                      report::RooflineDeviceNamed(device_name));
+  TS_ASSIGN_OR_RETURN(const report::FlopReport report,
+                      report::FlopReportForRoofline(document));
+  return WriteHtml(report::render::RenderHtml(report, options), path, out);
+}
 
 absl::Status WriteText(const std::string& path, absl::string_view text,
                        std::ostream& out) {

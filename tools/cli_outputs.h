@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "report/analysis_report.h"
+#include "report/json_io.h"
 #include "report/report_diff.h"
 
 namespace torchscan::cli {
@@ -49,6 +50,17 @@ absl::Status WriteCompareViews(const report::ReportDiff& diff,
                                absl::string_view after_text,
                                const ViewOutputs& outputs, std::ostream& out,
                                std::ostream& notes);
+
+// The --html of `torchscan roofline REPORT.json --device-model NAME`: the
+// FlopReport's page (html_report.h) with its operators on the device's
+// roofline plot, titled `title` ("" the renderer's default). Errors, one
+// line: an unknown device, a document that is not a FlopReport with a
+// roofline (report/roofline.h's FlopReportForRoofline: a job report, a crawl
+// report), a file that cannot be written.
+absl::Status WriteRooflinePage(const report::Json& document,
+                               absl::string_view device_name,
+                               const std::string& path,
+                               const std::string& title, std::ostream& out);
 
 // What `compare` prints when no output replaces it: the totals' status and
 // delta after - before, then the layer calls added, removed and changed,

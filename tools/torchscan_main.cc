@@ -11,8 +11,10 @@
 //       merge per-rank reports of a distributed job into one job report
 //       (with --device-model, each rank's roofline lower bound and the job's)
 //   torchscan roofline REPORT.json --device-model NAME [--json -|PATH]
+//                      [--html -|PATH]
 //       a FlopReport's (or a job report's) roofline on a device of the
-//       device table, one you need not have
+//       device table, one you need not have; --html: a FlopReport's page
+//       with its operators on that roofline
 //   torchscan --list-examples
 // Analyses and compare also take --html PATH (a self-contained page) and
 // --folded PATH (folded stacks of operator FLOPs, for flame-graph tools);
@@ -232,7 +234,8 @@ absl::StatusOr<int> Merge(const torchscan::cli::CommandLine& args) {
 }
 
 // `torchscan roofline REPORT.json --device-model NAME`: the listing, or
-// with --json the structure (report/render/roofline_listing.h). The model
+// with --json the structure (report/render/roofline_listing.h); --html
+// writes the report's page with its roofline plot (cli_outputs.h). The model
 // checked the input's count and that --device-model is given.
 absl::StatusOr<int> Roofline(const torchscan::cli::CommandLine& args) {
   const std::string& path = args.inputs[0];
@@ -246,8 +249,13 @@ absl::StatusOr<int> Roofline(const torchscan::cli::CommandLine& args) {
   TS_ASSIGN_OR_RETURN(const torchscan::report::render::RooflineOutput output,
                       torchscan::report::render::RooflineOfDocument(
                           *document, args.device_model));
+  if (!args.html.empty()) {
+    TS_RETURN_IF_ERROR(torchscan::cli::WriteRooflinePage(
+        *document, args.device_model, args.html,
+        absl::StrCat(path, " on ", args.device_model), std::cout));
+  }
   const std::string& json_path = args.json;
-  if (json_path != "-") std::cout << output.listing;
+  if (!torchscan::cli::WritesStdout(args)) std::cout << output.listing;
   if (json_path == "-") {
     std::cout << output.json;
   } else if (!json_path.empty()) {

@@ -199,6 +199,21 @@ PyObject* WriteCompareViews(PyObject*, PyObject* const* args,
   return ViewsResult(out, notes, status);
 }
 
+PyObject* WriteRooflinePage(PyObject*, PyObject* const* args,
+                            Py_ssize_t nargs) {
+  report::Json document;
+  std::string device, html, title;
+  if (!CheckArguments(kExtensionModule, "write_roofline_page", nargs, 4) ||
+      !ToJson(args[0], "report", &document) || !Utf8(args[1], &device) ||
+      !Utf8(args[2], &html) || !Utf8(args[3], &title)) {
+    return nullptr;
+  }
+  std::ostringstream out, notes;
+  const absl::Status status =
+      cli::WriteRooflinePage(document, device, html, title, out);
+  return ViewsResult(out, notes, status);
+}
+
 PyMethodDef kFunctions[] = {
     {"parse_command_line", AsCFunction(ParseCommandLine), METH_FASTCALL,
      "parse_command_line(front_end, argv) -> dict: tools/cli_model.h's "
@@ -215,6 +230,10 @@ PyMethodDef kFunctions[] = {
     {"write_compare_views", AsCFunction(WriteCompareViews), METH_FASTCALL,
      "write_compare_views(diff, before, after, html, folded, title) -> (out, "
      "notes, error): the --html and --folded of compare."},
+    {"write_roofline_page", AsCFunction(WriteRooflinePage), METH_FASTCALL,
+     "write_roofline_page(report, device_model, html, title) -> (out, notes, "
+     "error): the --html of roofline, the report's page on the device's "
+     "roofline."},
     {"parse_input_shapes", AsCFunction(ParseInputShapes), METH_FASTCALL,
      "parse_input_shapes(text) -> list[list[int]]: --input-shape's value."},
     {"parse_dtypes", AsCFunction(ParseDtypes), METH_FASTCALL,

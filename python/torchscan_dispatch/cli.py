@@ -11,7 +11,7 @@ Python process, for what only Python can load.
         an ExportedProgram), called with the --kwarg values
     python -m torchscan_dispatch compare BEFORE.json AFTER.json
         compare two reports
-    python -m torchscan_dispatch roofline REPORT.json --device-model NAME [--json -|PATH]
+    python -m torchscan_dispatch roofline REPORT.json --device-model NAME [--json -|PATH] [--html -|PATH]
         a FlopReport's (or a job report's) roofline on a device of the device
         table: the listing and the JSON of the C++ command, byte for byte
 
@@ -300,14 +300,17 @@ def _compare(args: SimpleNamespace, native: Any, out: TextIO, err: TextIO) -> in
     return OK
 
 
-def _roofline(args: SimpleNamespace, native: Any, out: TextIO) -> int:
+def _roofline(args: SimpleNamespace, native: Any, out: TextIO, err: TextIO) -> int:
     report = _read_report(args.inputs[0])
     try:
         # The C++ command's listing and JSON (report/render/roofline_listing.h).
         listing, text = native.roofline_listing(report, args.device_model)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
-    if args.json != "-":
+    if args.html:
+        title = f"{args.inputs[0]} on {args.device_model}"
+        _write_views(native.write_roofline_page(report, args.device_model, args.html, title), out, err)
+    if "-" not in (args.json, args.html):
         out.write(listing)
     if args.json:
         _write(args.json, text, out)
@@ -331,7 +334,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             if args.command == "compare":
                 return _compare(args, native, out, err)
             if args.command == "roofline":
-                return _roofline(args, native, out)
+                return _roofline(args, native, out, err)
             return _analyse(args, out, err)
     except UsageError as error:
         err.write(f"torchscan: {error}\n")

@@ -66,32 +66,62 @@ def test_the_table_names_every_field_of_the_parse_result():
 @pytest.mark.parametrize("option", OPTIONS, ids=[option["flag"] for option in OPTIONS])
 def test_every_option_parses_the_same_on_both_command_lines(option):
     forms, parsed = spellings(option)
+    command = reading_command(option)
+    prefix = {"": ["m.pt"], "compare": ["compare", "a", "b"], "merge": ["merge", "a"]}.get(command, ["roofline", "r"])
+    if command == "roofline" and option["flag"] != "device-model":
+        prefix += ["--device-model", "B200"]
     for form in forms:
         results = {}
         for front_end in FRONT_ENDS:
             if not option[front_end]:
                 with pytest.raises(ValueError, match=f"^--{option['flag']} is an option of "):
-                    NATIVE.parse_command_line(front_end, ["m.pt", *form])
+                    NATIVE.parse_command_line(front_end, [*prefix, *form])
                 continue
-            result = NATIVE.parse_command_line(front_end, ["m.pt", *form])
+            result = NATIVE.parse_command_line(front_end, [*prefix, *form])
             assert result[option["name"]] == parsed, form
             results[front_end] = result
         if len(results) == 2:
             assert results["torchscan"] == results["python"]
 
 
+def reading_command(option):
+    """A command line prefix of a command that reads ``option`` and would
+    next read an absent file: compare when it reads the option, else the
+    analysis, roofline or merge."""
+    for command in ("compare", "", "roofline", "merge"):
+        if command in option["commands"]:
+            return command
+    raise AssertionError(f"no command reads --{option['flag']}")
+
+
 @pytest.mark.parametrize("option", OPTIONS, ids=[option["flag"] for option in OPTIONS])
 def test_every_option_is_accepted_by_the_real_commands(tmp_path, option):
-    # The option before a compare of a file that is absent: an accepted option
-    # gets as far as reading the file, on both commands, with the same line.
+    # The option on a command that reads it, given a file that is absent: an
+    # accepted option gets as far as reading the file, on both commands,
+    # with the same line.
     if option["name"] == "list_examples":
         pytest.skip("--list-examples replaces the command (tests/python/test_cli.py runs it)")
     forms, _ = spellings(option)
+    # An analysis checks its options' values before it reads the model.
+    valid = {"input-shape": "3,8,8", "dtype": "float32", "device": "cpu", "kwarg": "a=1", "import": "json"}
+    if option["flag"] in valid:
+        forms = [[word.replace(f"value-of-{option['flag']}", valid[option["flag"]]) for word in form] for form in forms]
     absent = tmp_path / "absent.json"
+    command = reading_command(option)
+    inputs = {"compare": [absent, absent], "": [absent], "roofline": [absent], "merge": [absent]}[command]
+    needs = ["--device-model", "B200"] if command == "roofline" and option["flag"] != "device-model" else []
     expected = f"torchscan: no such file: {absent}\n"
     for form in forms:
-        argv = [*form, "compare", absent, absent]
+        argv = [*form, *([command] if command else []), *inputs, *needs]
+        if option["flag"] == "kwarg":  # read: a factory's keyword, and the file is no factory
+            expected_python = (2, "", f"torchscan: '{absent}' is not an import path to a factory (expected package.module:callable)\n")
+            assert python_main(*argv) == expected_python, form
+            continue
         cpp = cpp_cli(*argv)
+        if option["flag"] == "example":  # read: it conflicts with the model file
+            assert (cpp.returncode, cpp.stderr) == (2, "torchscan: pass either MODEL.pt or --example, not both\n")
+            assert python_main(*argv)[2].endswith("is an option of torchscan, not of python -m torchscan_dispatch\n")
+            continue
         python = python_main(*argv)
         if option["torchscan"]:
             assert (cpp.returncode, cpp.stdout, cpp.stderr) == (2, "", expected), form
@@ -101,6 +131,23 @@ def test_every_option_is_accepted_by_the_real_commands(tmp_path, option):
             assert python == (2, "", expected), form
         else:
             assert python == (2, "", f"torchscan: --{option['flag']} is an option of torchscan, not of python -m torchscan_dispatch\n")
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=[option["flag"] for option in OPTIONS])
+def test_a_command_that_does_not_read_an_option_refuses_it_on_both(option):
+    values, _ = sample(option)
+    for command, inputs in (("compare", ["a", "b"]), ("roofline", ["r"])):
+        if command in option["commands"] or not (option["torchscan"] and option["python"]):
+            continue
+        needs = ["--device-model", "B200"] if command == "roofline" else []
+        argv = [command, *inputs, *needs, f"--{option['flag']}", *values]
+        expected = f"torchscan: {command} does not take --{option['flag']} (only "
+        cpp = cpp_cli(*argv)
+        status, out, err = python_main(*argv)
+        assert (cpp.returncode, cpp.stdout) == (2, "") and cpp.stderr.startswith(expected), argv
+        assert (status, out) == (2, "") and err.startswith(expected), argv
+        # The commands named are each command line's own (merge is torchscan's).
+        assert err.split(" (")[0] == cpp.stderr.split(" (")[0]
 
 
 def test_help_of_both_command_lines_is_the_models():
@@ -118,7 +165,7 @@ def test_help_lists_each_option_of_a_command_line_with_the_same_line_on_both():
             expected = [head + option["help"]] if option[front_end] else []
             assert lines[front_end] == expected
     commands = [line for line in helps["python"] if line.startswith("  python -m torchscan_dispatch ")]
-    assert "  python -m torchscan_dispatch compare BEFORE.json AFTER.json [--json -|PATH]" in commands
+    assert "  python -m torchscan_dispatch compare BEFORE.json AFTER.json [--json -|PATH] [--html -|PATH] [--folded -|PATH]" in commands
 
 
 BAD_COMMAND_LINES = [
@@ -135,6 +182,9 @@ BAD_COMMAND_LINES = [
     ["compare", "a.json", "b.json", "c.json"],
     ["roofline"],
     ["roofline", "r.json"],
+    ["roofline", "r.json", "--device-model", "B200", "--folded", "f"],
+    ["compare", "a.json", "b.json", "--strict"],
+    ["compare", "a.json", "b.json", "--max-depth", "1"],
 ]
 
 
@@ -181,6 +231,12 @@ def test_random_command_lines_from_the_table_parse_alike_or_fail_with_one_line()
             continue
         if isinstance(cpp, str) and "is an option of" in cpp or isinstance(python, str) and "is an option of" in python:
             continue  # an option of one command line only
+        if isinstance(cpp, str) and " does not take " in cpp and isinstance(python, str):
+            if python == "the analysis's usage":
+                continue  # Python's analysis needs a model before its options are checked
+            # The commands that do take it are each command line's own.
+            assert cpp.split(" (")[0] == python.split(" (")[0], argv
+            continue
         assert cpp == python, argv
 
 

@@ -173,3 +173,37 @@ def test_the_roofline_of_a_job_report_is_per_rank(rank_files, tmp_path):
         written = json.loads((tmp_path / f"{run.__name__}.json").read_text())
         assert written["slowest_rank"] == 1 and written["seconds"] == pytest.approx(rank1, rel=1e-12)
     assert (tmp_path / "cpp_cli.json").read_text() == (tmp_path / "python_cli.json").read_text()
+
+
+def test_html_is_the_reports_page_on_the_devices_roofline(report_file, tmp_path):
+    # The page equals the Python API's to_html with the same device: the
+    # command line adds nothing of its own but the title.
+    title = f"{report_file} on H100 SXM"
+    expected = torchscan_dispatch.to_html(json.loads(report_file.read_text()), title=title, device_model="H100 SXM")
+    assert '<section id="roofline"><h2>Roofline on H100 SXM' in expected
+    for run in (cpp_cli, python_cli):
+        page = tmp_path / f"{run.__name__}.html"
+        result = run("roofline", report_file, "--device-model", "H100 SXM", "--html", page)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("roofline on H100 SXM")  # the listing still prints
+        assert page.read_text() == expected
+        to_stdout = run("roofline", report_file, "--device-model", "H100 SXM", "--html", "-")
+        assert (to_stdout.returncode, to_stdout.stdout) == (0, expected)
+
+
+def test_html_of_a_job_report_is_exit_2_one_line(rank_files, tmp_path):
+    job = tmp_path / "job.json"
+    assert cpp_cli("merge", *rank_files, "--json", job).returncode == 0
+    for run in (cpp_cli, python_cli):
+        result = run("roofline", job, "--device-model", "L4", "--html", tmp_path / "page.html")
+        assert result.returncode == 2
+        assert result.stderr.startswith("torchscan: roofline: a job report sums ranks") and result.stderr.count("\n") == 1
+        assert not (tmp_path / "page.html").exists()
+
+
+def test_an_output_roofline_does_not_write_is_refused(report_file, tmp_path):
+    for run in (cpp_cli, python_cli):
+        result = run("roofline", report_file, "--device-model", "L4", "--folded", tmp_path / "f.txt")
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == "torchscan: roofline does not take --folded (only an analysis and compare do)\n"
+        assert not (tmp_path / "f.txt").exists()
