@@ -67,6 +67,7 @@ def _install_patches() -> None:
     _compiled_calls.wrap_cuda_graph_replay()
     _compiled_calls.wrap_aot_compiled_models()
     _compilation_marks.mark_compilation()
+    _compilation_marks.watch_hook_guards()
     _compilation_marks.mark_never_compiled()
 
 
