@@ -790,6 +790,30 @@ def test_a_program_with_its_own_global_hooks_does_not_recompile(fresh_dynamo):
     assert list(hooks) == [handle.id]  # ours are gone, the program's kept
 
 
+def test_measuring_a_compiled_module_warns_only_about_the_programs_hooks(fresh_dynamo):
+    """OptimizedModule warns while global module hooks exist: ours (module
+    tracking) must not make it warn, nor raise under warnings-as-errors;
+    the program's own global hook still does."""
+    import warnings
+
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32)
+    compiled = torch.compile(model)
+    compiled(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = torchscan_dispatch.measure_flops(lambda: compiled(x))
+    assert report["total"]["known_value"] == fcm_total(lambda: model(x))
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda m, a, o: None)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torchscan_dispatch.measure_flops(lambda: compiled(x))
+    finally:
+        handle.remove()
+    assert any("global hooks on modules" in str(w.message) for w in caught)
+
+
 _LOCAL_HOOK_SCRIPT = textwrap.dedent(
     """
     import json, sys, torch
