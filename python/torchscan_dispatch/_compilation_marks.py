@@ -41,6 +41,40 @@ def mark_compilation() -> None:
     patch(callback_handler, "install_callbacks", install_callbacks)
 
 
+def _guards_hook_dicts(output_graph: Any, suffixes: tuple[str, ...]) -> bool:
+    """Whether a frame's guards read more than the type of a hook dict; True
+    when they cannot be read (this must never fail a compilation)."""
+    try:
+        return any(
+            guard.name.endswith(suffixes) and guard.create_fn_name() != "TYPE_MATCH"
+            for guard in getattr(output_graph, "guards", None) or ()
+        )
+    except Exception:  # noqa: BLE001 - an unknown guard: assume the worst
+        return True
+
+
+def watch_hook_guards() -> None:
+    """Notes (_global_hooks.note_hook_dicts_guarded) every compiled frame
+    whose guards read more than the type of a global hook dict our hooks
+    live in. Frames compiled before this is installed count as guarded.
+    NOTE [Global hooks and Dynamo's guards] in _global_hooks.py."""
+    import torch._dynamo.guards as guards
+    from torch._dynamo.utils import counters
+
+    if counters["frames"]["total"]:
+        _global_hooks.note_hook_dicts_guarded()
+    original = guards.CheckFunctionManager.__init__
+    suffixes = tuple("." + name for name in _global_hooks.HOOK_DICTS)
+
+    @functools.wraps(original)
+    def __init__(self, code, output_graph, *args, **kwargs):
+        original(self, code, output_graph, *args, **kwargs)
+        if not _global_hooks.hook_dicts_guarded() and _guards_hook_dicts(output_graph, suffixes):
+            _global_hooks.note_hook_dicts_guarded()
+
+    patch(guards.CheckFunctionManager, "__init__", __init__)
+
+
 # ---------------------------------------------------------------------------
 # Our own Python code is never compiled.
 

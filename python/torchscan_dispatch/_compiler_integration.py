@@ -27,7 +27,7 @@ import threading
 
 import torch
 
-from torchscan_dispatch import _compilation_marks, _compiled_calls, _tally_pass
+from torchscan_dispatch import _compilation_marks, _compiled_calls, _global_hooks, _tally_pass
 from torchscan_dispatch._compiler_patches import unpatch_all
 from torchscan_dispatch._library import load_library
 
@@ -67,6 +67,8 @@ def _install_patches() -> None:
     _compiled_calls.wrap_cuda_graph_replay()
     _compiled_calls.wrap_aot_compiled_models()
     _compilation_marks.mark_compilation()
+    _compilation_marks.watch_hook_guards()
+    _global_hooks.quiet_compiled_module_warning()
     _compilation_marks.mark_never_compiled()
 
 

@@ -19,6 +19,17 @@ even at run time, so then our hooks are also hidden for the whole compiled
 call, and the eager module calls inside it are attributed to the compiled
 call's module rather than to themselves.
 
+The program's global hooks are not the only reason for such a guard: a
+module with hooks of its own (``module.register_forward_pre_hook``) makes
+Dynamo trace ``Module._call_impl``'s slow path, which iterates the global
+dicts, and that iteration guards on their keys even when they are empty.
+So the guards Dynamo builds for each frame are watched
+(_compilation_marks.watch_hook_guards): once any frame guards on more than
+the type of a dict our hooks live in, our hooks are hidden for every
+compiled call from then on, as beside the program's own hooks. Frames
+compiled before the watch was installed were not seen, so they count as
+guarded (note_hook_dicts_guarded).
+
 The dicts are global, so hiding is process-wide and counted: our hooks come
 back, in their places, when the last compilation or compiled call that hid
 them ends. Module calls that other threads make meanwhile are not seen by
@@ -34,6 +45,8 @@ from typing import Any, Callable
 from torch.nn.modules import module as _nn_module
 from torch.utils.hooks import RemovableHandle
 
+from torchscan_dispatch._compiler_patches import patch
+
 _lock = threading.Lock()
 # Our registered hooks: handle id -> (the dict it lives in, the hook).
 _ours: dict[int, tuple[OrderedDict, Callable[..., Any]]] = {}
@@ -41,6 +54,11 @@ _ours: dict[int, tuple[OrderedDict, Callable[..., Any]]] = {}
 _hiding = 0
 # While hidden: each dict's key order before hiding.
 _orders: list[tuple[OrderedDict, list[Any]]] = []
+# Whether a compiled frame may guard on the contents of a dict our hooks
+# live in (NOTE [Global hooks and Dynamo's guards]); never reset.
+_contents_guarded = False
+# The dicts our hooks live in.
+HOOK_DICTS = ("_global_forward_pre_hooks", "_global_forward_hooks")
 
 
 def _dict(name: str) -> OrderedDict:
@@ -77,20 +95,58 @@ def remove(handles: list[RemovableHandle]) -> None:
 def _program_has_own_hooks() -> bool:
     return any(
         key not in _ours
-        for name in ("_global_forward_pre_hooks", "_global_forward_hooks")
+        for name in HOOK_DICTS
         for key in _dict(name)
     )
 
 
+def _program_has_any_global_hook() -> bool:
+    return _program_has_own_hooks() or any(
+        _dict(name) for name in ("_global_backward_pre_hooks", "_global_backward_hooks")
+    )
+
+
+# NOTE [The compiled-module warning]
+# torch.compile(module)'s OptimizedModule warns at every call while any
+# global module hook exists (torch.nn's _has_any_global_hook; nothing else
+# calls it), so a measurement with track_modules made a compiled module warn,
+# and raise under warnings-as-errors (`-W error`, pytest's filterwarnings),
+# as FlopCounterMode's module tracker does. The warning is about the
+# program's hooks: the check is replaced by one that leaves ours out.
+def quiet_compiled_module_warning() -> None:
+    """Makes torch.nn's _has_any_global_hook see only the program's hooks.
+    NOTE [The compiled-module warning]."""
+    original = _nn_module._has_any_global_hook
+
+    def _has_any_global_hook():
+        return bool(original()) and (not _ours or _program_has_any_global_hook())
+
+    patch(_nn_module, "_has_any_global_hook", _has_any_global_hook)
+
+
+def hook_dicts_guarded() -> bool:
+    """Whether note_hook_dicts_guarded was called."""
+    return _contents_guarded
+
+
+def note_hook_dicts_guarded() -> None:
+    """A compiled frame guards on the contents of a dict our hooks live in
+    (or may: it was compiled unwatched). From now on every compiled call
+    hides our hooks."""
+    global _contents_guarded
+    _contents_guarded = True
+
+
 def hide(*, only_beside_program_hooks: bool = False) -> bool:
     """Dynamo starts compiling, or (with only_beside_program_hooks) a
-    compiled call starts while the program has global hooks of its own:
-    hides our hooks (the first such caller does). Returns whether it
-    counted; pass that to unhide."""
+    compiled call starts while compiled frames may guard on the hook dicts'
+    contents (the program has global hooks of its own, or
+    note_hook_dicts_guarded was called): hides our hooks (the first such
+    caller does). Returns whether it counted; pass that to unhide."""
     global _hiding
     if not _ours:  # nothing measured with module tracking: free
         return False
-    if only_beside_program_hooks and not _hiding and not _program_has_own_hooks():
+    if only_beside_program_hooks and not _hiding and not _contents_guarded and not _program_has_own_hooks():
         return False
     with _lock:
         _hiding += 1

@@ -127,6 +127,15 @@ def conv_training(_):
     return _training(_cnn(), torch.randn(2, 3, 8, 8))
 
 
+def hooked_module_training(_):
+    """Submodules with hooks of their own: Dynamo traces Module._call_impl's
+    slow path, which guards on the keys of the (empty) global hook dicts."""
+    model = _mlp()
+    model[0].register_forward_pre_hook(lambda module, args: None)
+    model[2].register_forward_hook(lambda module, args, out: None)
+    return _training(model, torch.randn(4, 16))
+
+
 def cnn_batchnorm_training(_):
     model = nn.Sequential(
         nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64, 5)
@@ -593,7 +602,7 @@ def inference_mode(_):
 WORKLOADS: dict[str, Callable[[dict], Workload]] = {
     f.__name__: f
     for f in (
-        mlp_inference, mlp_training, conv_inference, conv_training, cnn_batchnorm_training,
+        mlp_inference, mlp_training, conv_inference, conv_training, hooked_module_training, cnn_batchnorm_training,
         dynamic_true, mark_dynamic, automatic_dynamic, freezing_linear, freezing_conv,
         max_autotune_no_cudagraphs, reduce_overhead, compiled_sgd_step, compiled_adam_step,
         graph_break, fullgraph, torch_cond, while_loop, masked_fill_neg_inf, clamp_inf_nan_to_num,

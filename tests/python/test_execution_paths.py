@@ -790,6 +790,95 @@ def test_a_program_with_its_own_global_hooks_does_not_recompile(fresh_dynamo):
     assert list(hooks) == [handle.id]  # ours are gone, the program's kept
 
 
+def test_measuring_a_compiled_module_warns_only_about_the_programs_hooks(fresh_dynamo):
+    """OptimizedModule warns while global module hooks exist: ours (module
+    tracking) must not make it warn, nor raise under warnings-as-errors;
+    the program's own global hook still does."""
+    import warnings
+
+    _seeded()
+    model, x = _mlp(), torch.randn(8, 32)
+    compiled = torch.compile(model)
+    compiled(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = torchscan_dispatch.measure_flops(lambda: compiled(x))
+    assert report["total"]["known_value"] == fcm_total(lambda: model(x))
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda m, a, o: None)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torchscan_dispatch.measure_flops(lambda: compiled(x))
+    finally:
+        handle.remove()
+    assert any("global hooks on modules" in str(w.message) for w in caught)
+
+
+_LOCAL_HOOK_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, torch
+    from torch.utils.flop_counter import FlopCounterMode
+    if {import_first}:
+        import torchscan_dispatch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv1d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(24, 5))
+    # A hook of the module's own (not a global one): Dynamo then traces
+    # Module._call_impl's slow path, which iterates the global hook dicts.
+    getattr(model[{hooked}], "register_{kind}")({hook})
+    x = torch.randn(2, 3, 8)
+    compiled = torch.compile(model)
+    step = lambda: compiled(x).sum().backward()
+    if not {import_first}:
+        step()  # compiled before the library is loaded
+        import torchscan_dispatch
+    reports = []
+    for index, call in enumerate({calls!r}):
+        with torch._dynamo.config.patch(error_on_recompile=index > 0 or not {import_first}):
+            if call == "m":
+                reports.append(torchscan_dispatch.measure_flops(step))
+            else:
+                step()
+    with FlopCounterMode(display=False) as mode:
+        model(x).sum().backward()
+    print(json.dumps({{"totals": [r["total"]["known_value"] for r in reports], "truth": mode.get_total_flops(),
+                      "modules": [sorted(r["by_module"]) for r in reports],
+                      "unseen": [[d["code"] for d in r["diagnostics"] if d["code"] == "unseen_work"] for r in reports]}}))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("import_first", "kind", "hooked", "calls"),
+    [
+        (True, "forward_pre_hook", 0, "mumum"),
+        (True, "forward_hook", 3, "umumu"),
+        (False, "forward_pre_hook", 3, "mumu"),
+    ],
+)
+def test_a_module_with_hooks_of_its_own_does_not_recompile(import_first, kind, hooked, calls):
+    """A module's own hook makes Dynamo guard on the (empty) global hook
+    dicts' keys: our hooks are hidden from those guards at every compiled
+    call, also for frames compiled before the library was loaded. Fresh
+    processes, since the guard watch's finding lasts the process."""
+    from reliability_support import library_environment
+
+    hook = "lambda module, args: None" if kind == "forward_pre_hook" else "lambda module, args, out: None"
+    script = _LOCAL_HOOK_SCRIPT.format(import_first=import_first, kind=kind, hooked=hooked, hook=hook, calls=calls)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=library_environment(), capture_output=True, text=True, timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if not import_first:  # graphs compiled without the library carry no tally: named, not counted
+        assert result["totals"] == [0] * calls.count("m"), result
+        assert all(result["unseen"]), result
+        return
+    assert result["totals"] == [result["truth"]] * calls.count("m"), result
+    # FlopCounterMode's labels of a torch.compile'd module: OptimizedModule._orig_mod.3
+    assert all(any(label.endswith("._orig_mod.3") for label in modules) for modules in result["modules"]), result
+
+
 _ESCAPE_HATCH_SCRIPT = textwrap.dedent(
     """
     import json, torch
