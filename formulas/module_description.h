@@ -78,11 +78,15 @@ struct LinearParams {
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
   bool bias = true;  // module.bias is not None
+
+  bool operator==(const LinearParams&) const = default;
 };
 
 // ReLU, ReLU6, ELU, LeakyReLU.
 struct ActivationParams {
   bool inplace = false;
+
+  bool operator==(const ActivationParams&) const = default;
 };
 
 // Conv and ConvTranspose. torch stores kernel_size, stride and dilation as
@@ -95,6 +99,8 @@ struct ConvParams {
   HyperParameter dilation = HyperParameter::Tuple({1});
   std::int64_t groups = 1;
   bool bias = true;
+
+  bool operator==(const ConvParams&) const = default;
 };
 
 struct BatchNormParams {
@@ -109,6 +115,8 @@ struct BatchNormParams {
   std::optional<std::int64_t> running_var_numel;
   std::optional<std::int64_t> weight_numel;
   std::optional<std::int64_t> bias_numel;
+
+  bool operator==(const BatchNormParams&) const = default;
 };
 
 // MaxPool and AvgPool, every value raw as stored (int or tuple).
@@ -119,18 +127,24 @@ struct PoolParams {
   // Set when the module has a `dilation` attribute (MaxPool; not AvgPool):
   // the receptive field formula tests hasattr(module, "dilation").
   std::optional<HyperParameter> dilation;
+
+  bool operator==(const PoolParams&) const = default;
 };
 
 struct DropoutParams {
   double p = 0.5;
   bool inplace = false;
   bool training = false;
+
+  bool operator==(const DropoutParams&) const = default;
 };
 
 struct LayerNormParams {
   std::vector<std::int64_t> normalized_shape;
   bool weight = true;  // module.weight is not None
   bool bias = true;    // module.bias is not None
+
+  bool operator==(const LayerNormParams&) const = default;
 };
 
 struct MultiheadAttentionParams {
@@ -145,6 +159,8 @@ struct MultiheadAttentionParams {
   double dropout = 0;  // the attention-weights dropout probability
   bool training = false;
   LinearParams out_proj;
+
+  bool operator==(const MultiheadAttentionParams&) const = default;
 };
 
 // nn.TransformerEncoderLayer, by its torch attribute names.
@@ -159,6 +175,8 @@ struct TransformerEncoderLayerParams {
   DropoutParams dropout2;
   // layer.activation is torch.nn.functional.relu (upstream's identity test).
   bool activation_is_relu = true;
+
+  bool operator==(const TransformerEncoderLayerParams&) const = default;
 };
 
 // nn.TransformerDecoderLayer, by its torch attribute names.
@@ -175,6 +193,8 @@ struct TransformerDecoderLayerParams {
   DropoutParams dropout2;
   DropoutParams dropout3;
   bool activation_is_relu = true;
+
+  bool operator==(const TransformerDecoderLayerParams&) const = default;
 };
 
 struct TransformerParams {
@@ -186,6 +206,8 @@ struct TransformerParams {
   std::optional<LayerNormParams> encoder_norm;
   std::vector<TransformerDecoderLayerParams> decoder_layers;
   std::optional<LayerNormParams> decoder_norm;
+
+  bool operator==(const TransformerParams&) const = default;
 };
 
 // The hyper-parameters of one family; std::monostate for the families that
@@ -204,6 +226,8 @@ struct ModuleDescription {
   // Total recursive parameter element count (torchscan's num_params), which
   // Linear and Conv DMAs read.
   report::Count parameter_count = 0;
+
+  bool operator==(const ModuleDescription&) const = default;
 };
 
 // OK when `params` holds the alternative `family` reads and its values have

@@ -2,7 +2,9 @@
 
 #include <cstddef>
 #include <iterator>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "base/status_macros.h"
 #include "formulas/attention_module_flops.h"
@@ -53,6 +55,37 @@ absl::StatusOr<ModuleParams> Reads(const report::JsonObject& object) {
   return ModuleParams(std::move(params));
 }
 
+template <typename>
+struct MemberOf;
+template <typename Class, typename Type>
+struct MemberOf<Type Class::*> {
+  using ParamsType = Class;
+  using ValueType = Type;
+};
+
+template <auto kMember>
+void StoreMember(ModuleParams& params, AttributeValue value) {
+  using Member = MemberOf<decltype(kMember)>;
+  using ParamsType = typename Member::ParamsType;
+  if (!std::holds_alternative<ParamsType>(params)) params = ParamsType{};
+  std::get<ParamsType>(params).*kMember =
+      std::get<typename Member::ValueType>(std::move(value));
+}
+
+// The attribute `name` of kind `kKind`, stored in `kMember`; the member's
+// type must be the kind's value type.
+template <AttributeKind kKind, auto kMember>
+constexpr ModuleAttribute Attr(const char* name) {
+  static_assert(
+      std::is_same_v<
+          typename MemberOf<decltype(kMember)>::ValueType,
+          std::variant_alternative_t<AlternativeOf(kKind), AttributeValue>>,
+      "the member's type is not the attribute kind's value type");
+  return {.name = name, .kind = kKind, .store = StoreMember<kMember>};
+}
+
+using enum AttributeKind;
+
 template <typename T>
 const T& Params(const FormulaArgs& args) {
   return ParamsOf<T>(args.module);
@@ -92,13 +125,16 @@ Py<ExactCount> ElementwiseModuleFlops(const FormulaArgs& args) {
   return ElementwiseFlops(args.inputs, kFactor);
 }
 
-// NOTE: one row per family, in ModuleFamily's order (checked below). The
+// NOTE: one row per family, in ModuleFamily's order (checked below), which
+// is upstream's describe order (TorchScan 0.2's FLOPs isinstance checks,
+// which Python's describe_module and the native description follow). The
 // families are disjoint for torch's classes, so upstream's per-metric
 // isinstance order does not matter once a front end has picked the family.
 constexpr ModuleFamilyRow kRows[] = {
     {.family = ModuleFamily::kUnsupported},
     {
         .family = ModuleFamily::kIdentity,
+        .torch_class = "torch.nn.modules.linear.Identity",
         .flops = NoCount,
         .macs = NoCount,
         .dmas =
@@ -109,6 +145,7 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kFlatten,
+        .torch_class = "torch.nn.modules.flatten.Flatten",
         .flops = NoCount,
         .macs = NoCount,
         .dmas =
@@ -119,7 +156,14 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kLinear,
+        .torch_class = "torch.nn.modules.linear.Linear",
         .read_params = Reads<params_json::ReadLinear>,
+        .attributes =
+            {
+                Attr<kInt, &LinearParams::in_features>("in_features"),
+                Attr<kInt, &LinearParams::out_features>("out_features"),
+                Attr<kIsNotNone, &LinearParams::bias>("bias"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return LinearFlops(Params<LinearParams>(a), a.inputs);
@@ -136,7 +180,9 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kReLU,
+        .torch_class = "torch.nn.modules.activation.ReLU",
         .read_params = Reads<params_json::ReadActivation>,
+        .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<1>,
         .macs = NoCount,
         .dmas = ActivationDmas<0>,
@@ -144,7 +190,9 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kELU,
+        .torch_class = "torch.nn.modules.activation.ELU",
         .read_params = Reads<params_json::ReadActivation>,
+        .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<6>,
         .macs = NoCount,
         .dmas = ActivationDmas<1>,
@@ -152,7 +200,9 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kLeakyReLU,
+        .torch_class = "torch.nn.modules.activation.LeakyReLU",
         .read_params = Reads<params_json::ReadActivation>,
+        .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<4>,
         .macs = NoCount,
         .dmas = ActivationDmas<1>,
@@ -160,7 +210,9 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kReLU6,
+        .torch_class = "torch.nn.modules.activation.ReLU6",
         .read_params = Reads<params_json::ReadActivation>,
+        .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<2>,
         .macs = NoCount,
         .dmas = ActivationDmas<0>,
@@ -168,6 +220,7 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kTanh,
+        .torch_class = "torch.nn.modules.activation.Tanh",
         .flops = ElementwiseModuleFlops<6>,
         .macs = NoCount,
         // The input is read for both exponentials.
@@ -179,6 +232,7 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kSigmoid,
+        .torch_class = "torch.nn.modules.activation.Sigmoid",
         .flops = ElementwiseModuleFlops<4>,
         .macs = NoCount,
         .dmas =
@@ -189,7 +243,18 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kConvTranspose,
+        .torch_class = "torch.nn.modules.conv._ConvTransposeNd",
         .read_params = Reads<params_json::ReadConv>,
+        .attributes =
+            {
+                Attr<kInt, &ConvParams::in_channels>("in_channels"),
+                Attr<kHyper, &ConvParams::kernel_size>("kernel_size"),
+                Attr<kHyper, &ConvParams::stride>("stride"),
+                Attr<kHyperOrString, &ConvParams::padding>("padding"),
+                Attr<kHyper, &ConvParams::dilation>("dilation"),
+                Attr<kInt, &ConvParams::groups>("groups"),
+                Attr<kIsNotNone, &ConvParams::bias>("bias"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return ConvTransposeFlops(Params<ConvParams>(a), a.inputs, a.out);
@@ -210,7 +275,18 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kConv,
+        .torch_class = "torch.nn.modules.conv._ConvNd",
         .read_params = Reads<params_json::ReadConv>,
+        .attributes =
+            {
+                Attr<kInt, &ConvParams::in_channels>("in_channels"),
+                Attr<kHyper, &ConvParams::kernel_size>("kernel_size"),
+                Attr<kHyper, &ConvParams::stride>("stride"),
+                Attr<kHyperOrString, &ConvParams::padding>("padding"),
+                Attr<kHyper, &ConvParams::dilation>("dilation"),
+                Attr<kInt, &ConvParams::groups>("groups"),
+                Attr<kIsNotNone, &ConvParams::bias>("bias"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return ConvFlops(Params<ConvParams>(a), a.inputs, a.out);
@@ -228,7 +304,23 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kBatchNorm,
+        .torch_class = "torch.nn.modules.batchnorm._BatchNorm",
         .read_params = Reads<params_json::ReadBatchNorm>,
+        .attributes =
+            {
+                Attr<kInt, &BatchNormParams::num_features>("num_features"),
+                Attr<kTruth, &BatchNormParams::affine>("affine"),
+                Attr<kTruth, &BatchNormParams::track_running_stats>(
+                    "track_running_stats"),
+                Attr<kTruth, &BatchNormParams::training>("training"),
+                Attr<kNumberOrNone, &BatchNormParams::momentum>("momentum"),
+                Attr<kNumelOrNone, &BatchNormParams::running_mean_numel>(
+                    "running_mean"),
+                Attr<kNumelOrNone, &BatchNormParams::running_var_numel>(
+                    "running_var"),
+                Attr<kNumelOrNone, &BatchNormParams::weight_numel>("weight"),
+                Attr<kNumelOrNone, &BatchNormParams::bias_numel>("bias"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return BatchNormFlops(Params<BatchNormParams>(a), a.inputs);
@@ -245,7 +337,15 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kMaxPool,
+        .torch_class = "torch.nn.modules.pooling._MaxPoolNd",
         .read_params = Reads<params_json::ReadPool>,
+        .attributes =
+            {
+                Attr<kHyper, &PoolParams::kernel_size>("kernel_size"),
+                Attr<kHyper, &PoolParams::stride>("stride"),
+                Attr<kHyper, &PoolParams::padding>("padding"),
+                Attr<kHyperIfPresent, &PoolParams::dilation>("dilation"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return MaxPoolFlops(Params<PoolParams>(a), a.out);
@@ -262,7 +362,15 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kAvgPool,
+        .torch_class = "torch.nn.modules.pooling._AvgPoolNd",
         .read_params = Reads<params_json::ReadPool>,
+        .attributes =
+            {
+                Attr<kHyper, &PoolParams::kernel_size>("kernel_size"),
+                Attr<kHyper, &PoolParams::stride>("stride"),
+                Attr<kHyper, &PoolParams::padding>("padding"),
+                Attr<kHyperIfPresent, &PoolParams::dilation>("dilation"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return AvgPoolFlops(Params<PoolParams>(a), a.inputs, a.out);
@@ -279,6 +387,7 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kAdaptiveMaxPool,
+        .torch_class = "torch.nn.modules.pooling._AdaptiveMaxPoolNd",
         .flops =
             [](const FormulaArgs& a) {
               return AdaptivePoolFlops(a.inputs, a.out, /*average=*/false);
@@ -296,6 +405,7 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kAdaptiveAvgPool,
+        .torch_class = "torch.nn.modules.pooling._AdaptiveAvgPoolNd",
         .flops =
             [](const FormulaArgs& a) {
               return AdaptivePoolFlops(a.inputs, a.out, /*average=*/true);
@@ -313,7 +423,14 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kDropout,
+        .torch_class = "torch.nn.modules.dropout.Dropout",
         .read_params = Reads<params_json::ReadDropout>,
+        .attributes =
+            {
+                Attr<kNumber, &DropoutParams::p>("p"),
+                Attr<kTruth, &DropoutParams::inplace>("inplace"),
+                Attr<kTruth, &DropoutParams::training>("training"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return DropoutFlops(Params<DropoutParams>(a), a.inputs);
@@ -329,7 +446,25 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kMultiheadAttention,
+        .torch_class = "torch.nn.modules.activation.MultiheadAttention",
         .read_params = Reads<params_json::ReadMultiheadAttention>,
+        .attributes =
+            {
+                Attr<kInt, &MultiheadAttentionParams::embed_dim>("embed_dim"),
+                Attr<kInt, &MultiheadAttentionParams::num_heads>("num_heads"),
+                Attr<kInt, &MultiheadAttentionParams::head_dim>("head_dim"),
+                Attr<kTruth, &MultiheadAttentionParams::batch_first>(
+                    "batch_first"),
+                Attr<kIsNotNone, &MultiheadAttentionParams::in_proj_bias>(
+                    "in_proj_bias"),
+                Attr<kIsNotNone, &MultiheadAttentionParams::bias_k>("bias_k"),
+                Attr<kIsNotNone, &MultiheadAttentionParams::bias_v>("bias_v"),
+                Attr<kTruth, &MultiheadAttentionParams::add_zero_attn>(
+                    "add_zero_attn"),
+                Attr<kNumber, &MultiheadAttentionParams::dropout>("dropout"),
+                Attr<kTruth, &MultiheadAttentionParams::training>("training"),
+                Attr<kLinear, &MultiheadAttentionParams::out_proj>("out_proj"),
+            },
         // The only formula that sees the whole output: a returned 3-D
         // attention-weights tensor adds the head averaging.
         .flops =
@@ -340,7 +475,15 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kLayerNorm,
+        .torch_class = "torch.nn.modules.normalization.LayerNorm",
         .read_params = Reads<params_json::ReadLayerNorm>,
+        .attributes =
+            {
+                Attr<kIntTuple, &LayerNormParams::normalized_shape>(
+                    "normalized_shape"),
+                Attr<kIsNotNone, &LayerNormParams::weight>("weight"),
+                Attr<kSetAndNotNone, &LayerNormParams::bias>("bias"),
+            },
         .flops =
             [](const FormulaArgs& a) {
               return LayerNormFlops(Params<LayerNormParams>(a), a.inputs);
@@ -348,6 +491,7 @@ constexpr ModuleFamilyRow kRows[] = {
     },
     {
         .family = ModuleFamily::kTransformer,
+        .torch_class = "torch.nn.modules.transformer.Transformer",
         .read_params = Reads<params_json::ReadTransformer>,
         .flops =
             [](const FormulaArgs& a) {

@@ -1,14 +1,24 @@
 // The module family table: one row per ModuleFamily with everything the
-// family means to the formulas: how its hyper-parameters are read from a
-// description's JSON, and its TorchScan 0.2 FLOPs, MACs, DMAs and receptive
-// field formulas (each the small function of module_family_formulas.h).
+// family means to the formulas: the torch class upstream's isinstance check
+// names, the module attributes its hyper-parameters are read from (by a
+// front end holding the live module: python/operators/module_attributes.h),
+// how they are read from a description's JSON, and its TorchScan 0.2 FLOPs,
+// MACs, DMAs and receptive field formulas (each the small function of
+// module_family_formulas.h).
 //
 // Adding a family is its enum value and JSON name (module_description.h/.cc)
 // plus one row in module_families.cc; ModuleFlops, ModuleMacs, ModuleDmas,
-// ModuleReceptiveField and ModuleDescriptionFromJson look the row up.
+// ModuleReceptiveField, ModuleDescriptionFromJson and the crawl's native
+// module description look the row up.
 
 #ifndef TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
 #define TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <variant>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "formulas/exact_count.h"
@@ -35,10 +45,84 @@ using ParamsReader =
 using CountFormula = pycompat::Py<ExactCount> (*)(const FormulaArgs& args);
 using FieldFormula = pycompat::Py<ReceptiveField> (*)(const FormulaArgs& args);
 
+// How one hyper-parameter is read from the module's attribute of the same
+// name, as Python's describe_module (python/torchscan_dispatch/_describe.py)
+// reads it. A value of another type than the kind names is not converted:
+// the front end leaves the module to describe_module, which has the last
+// word (and raises where it raises).
+enum class AttributeKind {
+  kInt,             // an int, as stored: in_features, groups
+  kTruth,           // bool(value) of a bool: inplace, training
+  kIsNotNone,       // value is not None: Linear's bias (it must exist)
+  kSetAndNotNone,   // getattr(module, name, None) is not None
+  kNumber,          // float(value) of a float or an int
+  kNumberOrNone,    // None, or float(value): BatchNorm's momentum
+  kNumelOrNone,     // None, or a tensor's numel(): BatchNorm's buffers
+  kHyper,           // an int or a tuple of ints, as stored (tuples: lists)
+  kHyperOrString,   // the same, or a string: Conv's padding "same"
+  kHyperIfPresent,  // kHyper, or unset when there is no such attribute
+  kIntTuple,        // a tuple of ints, as a list: normalized_shape
+  kLinear,          // a submodule, read by the Linear row's attributes
+};
+
+// One attribute's value, the alternative AlternativeOf(kind) names.
+using AttributeValue =
+    std::variant<std::int64_t, bool, double, std::optional<double>,
+                 std::optional<std::int64_t>, HyperParameter,
+                 std::optional<HyperParameter>, std::vector<std::int64_t>,
+                 LinearParams>;
+
+constexpr std::size_t AlternativeOf(AttributeKind kind) {
+  switch (kind) {
+    case AttributeKind::kInt:
+      return 0;
+    case AttributeKind::kTruth:
+    case AttributeKind::kIsNotNone:
+    case AttributeKind::kSetAndNotNone:
+      return 1;
+    case AttributeKind::kNumber:
+      return 2;
+    case AttributeKind::kNumberOrNone:
+      return 3;
+    case AttributeKind::kNumelOrNone:
+      return 4;
+    case AttributeKind::kHyper:
+    case AttributeKind::kHyperOrString:
+      return 5;
+    case AttributeKind::kHyperIfPresent:
+      return 6;
+    case AttributeKind::kIntTuple:
+      return 7;
+    case AttributeKind::kLinear:
+      return 8;
+  }
+  return 0;
+}
+
+// One hyper-parameter of a family: the module attribute it is read from and
+// where it goes in the family's params.
+struct ModuleAttribute {
+  const char* name = nullptr;  // torch's attribute name; nullptr ends a list
+  AttributeKind kind = AttributeKind::kInt;
+  // Stores a value of the kind's alternative in `params`, which it first
+  // makes the family's alternative when they hold another.
+  void (*store)(ModuleParams& params, AttributeValue value) = nullptr;
+};
+
+inline constexpr std::size_t kMaxModuleAttributes = 12;
+
 struct ModuleFamilyRow {
   ModuleFamily family;
+  // The class upstream's isinstance check names, by qualified name
+  // ("torch.nn.modules.conv._ConvNd"); the rows are in upstream's check
+  // order. nullptr for kUnsupported.
+  const char* torch_class = nullptr;
   // nullptr: the family has no hyper-parameters (std::monostate).
   ParamsReader read_params;
+  // The attributes read_params' members come from. A family that has
+  // hyper-parameters and declares none here (kTransformer: whole encoder and
+  // decoder stacks) is described by the front end's own code.
+  ModuleAttribute attributes[kMaxModuleAttributes] = {};
   // nullptr: upstream has no formula of this metric for the family, so it
   // warns "Module type not supported: <type>" and returns 0, or (1.0, 1.0,
   // 0.0) for the receptive field.
@@ -50,6 +134,12 @@ struct ModuleFamilyRow {
 
 // The row of `family`; every ModuleFamily has one.
 const ModuleFamilyRow& ModuleFamilyRowFor(ModuleFamily family);
+
+// True when the row's attributes give all of its family's hyper-parameters
+// (a family without any included).
+constexpr bool DescribedByAttributes(const ModuleFamilyRow& row) {
+  return row.read_params == nullptr || row.attributes[0].name != nullptr;
+}
 
 }  // namespace torchscan::formulas
 

@@ -14,10 +14,11 @@
 // Python keeps what only Python can do, once per module rather than once per
 // call: the module tree and forward signatures (at registration), a
 // module's parameters and buffers (its first call, after lazy modules have
-// initialised), its hyper-parameters for the formulas (describe_module, its
-// first metric-leaf call), and the values the native description declines
-// (tensor subclasses, mappings, subclasses of tuples and lists, other
-// objects), described by Python's describe_value with the same rules.
+// initialised), the hyper-parameters of the modules the native description
+// declines (module_attributes.h: describe_module, at the first metric-leaf
+// call), and the values the native description declines (tensor
+// subclasses, mappings, subclasses of tuples and lists, other objects),
+// described by Python's describe_value with the same rules.
 
 #include "python/operators/crawl_recorder.h"  // Python.h first
 
@@ -39,6 +40,7 @@
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
 #include "formulas/module_json.h"
+#include "python/operators/module_attributes.h"
 #include "python/operators/open_measurements.h"
 #include "python/operators/python_objects.h"
 #include "python/operators/report_objects.h"
@@ -97,6 +99,8 @@ struct RegisteredModule {
   bool claimed = false;                  // its parameters and buffers were read
   bool has_parameters = false;
   bool has_buffers = false;
+  // The numel of every tensor module.parameters(recurse) gave when claimed.
+  std::int64_t parameter_count = 0;
   std::optional<formulas::ModuleDescription> description;
 };
 
@@ -356,12 +360,13 @@ class CrawlRecorder {
     for (Py_ssize_t i = 0, n = PyList_Size(parameter_list.get()); i < n; ++i) {
       PyObject* parameter = PyList_GetItem(parameter_list.get(), i);
       registered->has_parameters = true;
+      TensorSize size;
+      if (!SizeOf(parameter, &size)) return false;
+      registered->parameter_count += size.numel;
       if (!seen_tensors_.insert(parameter).second) {
         parameters->shared = true;
         continue;
       }
-      TensorSize size;
-      if (!SizeOf(parameter, &size)) return false;
       (size.requires_grad ? parameters->trainable : parameters->frozen) +=
           size.numel;
       parameters->bytes += size.numel * size.element_size;
@@ -533,9 +538,18 @@ class CrawlRecorder {
     return &cache.emplace(key, std::move(name)).first->second;
   }
 
-  // The module's hyper-parameters, described by Python once per crawl.
+  // The module's hyper-parameters, described once per crawl: natively
+  // where the family table covers the module, else by Python.
   bool Description(PyObject* module, RegisteredModule* registered,
                    formulas::ModuleDescription* out) {
+    if (!registered->description) {
+      formulas::ModuleDescription native;
+      if (DescribeModuleNatively(module, registered->type_name,
+                                 ClaimedParameterCount(module, registered),
+                                 &native)) {
+        registered->description = std::move(native);
+      }
+    }
     if (!registered->description) {
       if (describe_module_ == nullptr) return RaiseCleared();
       OwnedRef described(
@@ -549,6 +563,26 @@ class CrawlRecorder {
     }
     *out = *registered->description;
     return true;
+  }
+
+  // sum(p.numel() for p in module.parameters()) from the claimed list, when
+  // that list was the recursive one: claimed with `recurse`, or of a module
+  // without submodules (every metric leaf but MultiheadAttention and a
+  // Transformer root, which claim recursively); nullopt otherwise.
+  static std::optional<std::int64_t> ClaimedParameterCount(
+      PyObject* module, const RegisteredModule* registered) {
+    if (!registered->claimed) return std::nullopt;
+    if (registered->recurse) return registered->parameter_count;
+    static PyObject* const kModules = PyUnicode_InternFromString("_modules");
+    OwnedRef children(PyObject_GetAttr(module, kModules));
+    if (!children) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    const bool leaf =
+        PyDict_Check(children.get()) && PyDict_Size(children.get()) == 0;
+    return leaf ? std::optional<std::int64_t>(registered->parameter_count)
+                : std::nullopt;
   }
 
   // The call's arguments in forward-signature order (TorchScan 0.2's

@@ -4,7 +4,8 @@
 // crawl_recorder.h), the control of a measurement (counting_functions.h)
 // and what is read of it (measurement_functions.h), the report functions
 // (report_functions.h), the evaluation of recorded crawls
-// (crawl_functions.h), the peak memory measurement (memory_functions.h),
+// (crawl_functions.h), the native module description's test hook
+// (module_attributes.h), the peak memory measurement (memory_functions.h),
 // the calls around compiled code (compiled_region_calls.h) and eager
 // flex attention (flex_attention_calls.h), and the command line's parser
 // and listings (cli_functions.h).
@@ -29,6 +30,7 @@
 #include "python/operators/flex_attention_calls.h"
 #include "python/operators/measurement_functions.h"
 #include "python/operators/memory_functions.h"
+#include "python/operators/module_attributes.h"
 #include "python/operators/module_scope_hooks.h"
 #include "python/operators/python_objects.h"
 #include "python/operators/report_functions.h"
@@ -56,7 +58,8 @@ PyMODINIT_FUNC PyInit__hooks() {
       !AddMeasurementFunctions(module.get()) ||
       !AddCompiledRegionFunctions(module.get()) ||
       !AddFlexAttentionFunctions(module.get()) ||
-      !AddCliFunctions(module.get())) {
+      !AddCliFunctions(module.get()) ||
+      !AddModuleAttributeFunctions(module.get())) {
     return nullptr;
   }
   return module.release();

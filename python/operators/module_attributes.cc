@@ -1,0 +1,389 @@
+#include "python/operators/module_attributes.h"  // Python.h first
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "formulas/module_families.h"
+#include "formulas/module_json.h"
+
+namespace torchscan::dispatch {
+namespace {
+
+using formulas::AttributeKind;
+using formulas::AttributeValue;
+using formulas::HyperParameter;
+using formulas::ModuleAttribute;
+using formulas::ModuleFamily;
+using formulas::ModuleFamilyRow;
+using formulas::ModuleFamilyRowFor;
+using formulas::ModuleParams;
+
+constexpr std::size_t kFamilies =
+    static_cast<std::size_t>(ModuleFamily::kTransformer) + 1;
+
+// NOTE [Classes resolved once]
+// The family rows name torch's classes by qualified name; they are looked
+// up once per process (torch has imported them all by the time a crawl
+// runs: torchscan_dispatch._describe imports them too) and kept for the
+// life of the process. A class that cannot be found turns the native
+// description off, so describe_module decides every module, as before.
+struct TorchClasses {
+  bool found = false;
+  std::array<PyObject*, kFamilies> families = {};  // [kUnsupported] unused
+  PyObject* tensor = nullptr;                      // torch.Tensor
+  PyObject* parameter = nullptr;                   // torch.nn.Parameter
+};
+
+// `qualified` ("torch.nn.modules.conv._ConvNd") as a new reference, or
+// nullptr with the error cleared.
+PyObject* ResolveClass(absl::string_view qualified) {
+  const std::size_t dot = qualified.rfind('.');
+  const std::string owner(qualified.substr(0, dot));
+  const std::string name(qualified.substr(dot + 1));
+  OwnedRef module(PyImport_ImportModule(owner.c_str()));
+  PyObject* found =
+      module ? PyObject_GetAttrString(module.get(), name.c_str()) : nullptr;
+  if (found == nullptr) PyErr_Clear();
+  return found;
+}
+
+const TorchClasses& Classes() {
+  static const TorchClasses* const classes = [] {
+    auto* resolved = new TorchClasses;
+    resolved->found = true;
+    for (std::size_t i = 1; i < kFamilies; ++i) {
+      const char* name =
+          ModuleFamilyRowFor(static_cast<ModuleFamily>(i)).torch_class;
+      resolved->families[i] = name == nullptr ? nullptr : ResolveClass(name);
+      resolved->found = resolved->found && resolved->families[i] != nullptr;
+    }
+    resolved->tensor = ResolveClass("torch.Tensor");
+    resolved->parameter = ResolveClass("torch.nn.Parameter");
+    resolved->found = resolved->found && resolved->tensor != nullptr &&
+                      resolved->parameter != nullptr;
+    return resolved;
+  }();
+  return *classes;
+}
+
+// The interned name of a row's attribute (NOTE [Attribute names made once]
+// in python_objects.h), made at its first use.
+PyObject* AttributeName(const char* name) {
+  static auto* const names = new absl::flat_hash_map<const char*, PyObject*>;
+  auto [it, inserted] = names->try_emplace(name, nullptr);
+  if (inserted) it->second = PyUnicode_InternFromString(name);
+  return it->second;
+}
+
+// The first family whose class `module` is an instance of, in the rows'
+// order (upstream's); kUnsupported when none. False when isinstance raised.
+bool FamilyOf(PyObject* module, const TorchClasses& classes,
+              ModuleFamily* family) {
+  *family = ModuleFamily::kUnsupported;
+  for (std::size_t i = 1; i < kFamilies; ++i) {
+    const int match = PyObject_IsInstance(module, classes.families[i]);
+    if (match < 0) return false;
+    if (match > 0) {
+      *family = static_cast<ModuleFamily>(i);
+      return true;
+    }
+  }
+  return true;
+}
+
+bool IsPlainTensor(PyObject* value, const TorchClasses& classes) {
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value));
+  return type == classes.tensor || type == classes.parameter;
+}
+
+// Every function below returns false, with no Python error set, where the
+// value is not of the kind's type: describe_module decides then.
+
+bool ExactInt(PyObject* value, std::int64_t* out) {
+  if (!PyLong_CheckExact(value)) return false;
+  int overflow = 0;
+  const long long result = PyLong_AsLongLongAndOverflow(value, &overflow);
+  if (overflow != 0 || (result == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = result;
+  return true;
+}
+
+// float(value) of a float or an int, finite (the JSON describe_module's
+// description becomes holds no other).
+bool Number(PyObject* value, double* out) {
+  if (!PyFloat_CheckExact(value) && !PyLong_CheckExact(value)) return false;
+  const double result = PyFloat_AsDouble(value);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  if (!std::isfinite(result)) return false;
+  *out = result;
+  return true;
+}
+
+// A tuple or list of ints.
+bool IntItems(PyObject* value, std::vector<std::int64_t>* out) {
+  const bool tuple = PyTuple_CheckExact(value);
+  if (!tuple && !PyList_CheckExact(value)) return false;
+  const Py_ssize_t size = tuple ? PyTuple_Size(value) : PyList_Size(value);
+  out->resize(size);
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    PyObject* item =
+        tuple ? PyTuple_GetItem(value, i) : PyList_GetItem(value, i);
+    if (item == nullptr || !ExactInt(item, &(*out)[i])) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Hyper(PyObject* value, bool allow_string, HyperParameter* out) {
+  std::int64_t number = 0;
+  if (ExactInt(value, &number)) {
+    *out = HyperParameter::Int(number);
+    return true;
+  }
+  std::vector<std::int64_t> items;
+  if (IntItems(value, &items)) {
+    *out = HyperParameter::Tuple(std::move(items));
+    return true;
+  }
+  if (allow_string && PyUnicode_CheckExact(value)) {
+    std::string text;
+    if (!Utf8(value, &text)) {
+      PyErr_Clear();
+      return false;
+    }
+    *out = HyperParameter::String(std::move(text));
+    return true;
+  }
+  return false;
+}
+
+bool NumelOf(PyObject* tensor, const TorchClasses& classes, std::int64_t* out) {
+  if (!IsPlainTensor(tensor, classes)) return false;
+  c10::TensorImpl* impl = TensorImplOf(tensor);
+  if (impl == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  try {
+    *out = impl->numel();
+  } catch (const c10::Error&) {
+    return false;
+  }
+  return true;
+}
+
+bool ReadAttributes(PyObject* object, const ModuleFamilyRow& row,
+                    const TorchClasses& classes, ModuleParams* params);
+
+// One attribute as its kind reads it.
+bool ReadAttribute(PyObject* object, const ModuleAttribute& attribute,
+                   const TorchClasses& classes, AttributeValue* out) {
+  OwnedRef value(PyObject_GetAttr(object, AttributeName(attribute.name)));
+  if (!value) {
+    const bool absent = PyErr_ExceptionMatches(PyExc_AttributeError);
+    PyErr_Clear();
+    if (absent && attribute.kind == AttributeKind::kSetAndNotNone) {
+      *out = false;
+      return true;
+    }
+    if (absent && attribute.kind == AttributeKind::kHyperIfPresent) {
+      *out = std::optional<HyperParameter>();
+      return true;
+    }
+    return false;
+  }
+  PyObject* v = value.get();
+  switch (attribute.kind) {
+    case AttributeKind::kInt: {
+      std::int64_t number = 0;
+      if (!ExactInt(v, &number)) return false;
+      *out = number;
+      return true;
+    }
+    case AttributeKind::kTruth:
+      if (v != Py_True && v != Py_False) return false;
+      *out = v == Py_True;
+      return true;
+    case AttributeKind::kIsNotNone:
+    case AttributeKind::kSetAndNotNone:
+      *out = v != Py_None;
+      return true;
+    case AttributeKind::kNumber: {
+      double number = 0;
+      if (!Number(v, &number)) return false;
+      *out = number;
+      return true;
+    }
+    case AttributeKind::kNumberOrNone: {
+      double number = 0;
+      if (v == Py_None) {
+        *out = std::optional<double>();
+        return true;
+      }
+      if (!Number(v, &number)) return false;
+      *out = std::optional<double>(number);
+      return true;
+    }
+    case AttributeKind::kNumelOrNone: {
+      std::int64_t numel = 0;
+      if (v == Py_None) {
+        *out = std::optional<std::int64_t>();
+        return true;
+      }
+      if (!NumelOf(v, classes, &numel)) return false;
+      *out = std::optional<std::int64_t>(numel);
+      return true;
+    }
+    case AttributeKind::kHyper:
+    case AttributeKind::kHyperOrString: {
+      HyperParameter hyper;
+      if (!Hyper(v, attribute.kind == AttributeKind::kHyperOrString, &hyper)) {
+        return false;
+      }
+      *out = std::move(hyper);
+      return true;
+    }
+    case AttributeKind::kHyperIfPresent: {
+      HyperParameter hyper;
+      if (!Hyper(v, /*allow_string=*/false, &hyper)) return false;
+      *out = std::optional<HyperParameter>(std::move(hyper));
+      return true;
+    }
+    case AttributeKind::kIntTuple: {
+      std::vector<std::int64_t> items;
+      if (!IntItems(v, &items)) return false;
+      *out = std::move(items);
+      return true;
+    }
+    case AttributeKind::kLinear: {
+      ModuleParams linear;
+      if (!ReadAttributes(v, ModuleFamilyRowFor(ModuleFamily::kLinear), classes,
+                          &linear)) {
+        return false;
+      }
+      *out = std::get<formulas::LinearParams>(std::move(linear));
+      return true;
+    }
+  }
+  return false;
+}
+
+// The row's attributes of `object`, stored in *params.
+bool ReadAttributes(PyObject* object, const ModuleFamilyRow& row,
+                    const TorchClasses& classes, ModuleParams* params) {
+  for (const ModuleAttribute& attribute : row.attributes) {
+    if (attribute.name == nullptr) break;
+    AttributeValue value;
+    if (!ReadAttribute(object, attribute, classes, &value)) return false;
+    attribute.store(*params, std::move(value));
+  }
+  return true;
+}
+
+// sum(p.numel() for p in module.parameters()), natively for plain tensors.
+bool ParameterCount(PyObject* module, const TorchClasses& classes,
+                    std::int64_t* out) {
+  static PyObject* const kParameters = PyUnicode_InternFromString("parameters");
+  OwnedRef iterable(PyObject_CallMethodObjArgs(module, kParameters, nullptr));
+  OwnedRef list(iterable ? PySequence_List(iterable.get()) : nullptr);
+  if (!list) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = 0;
+  for (Py_ssize_t i = 0, n = PyList_Size(list.get()); i < n; ++i) {
+    std::int64_t numel = 0;
+    if (!NumelOf(PyList_GetItem(list.get(), i), classes, &numel)) return false;
+    *out += numel;
+  }
+  return true;
+}
+
+// native_module_description_matches(module, description) -> bool | None
+PyObject* NativeModuleDescriptionMatches(PyObject*, PyObject* const* args,
+                                         Py_ssize_t nargs) {
+  if (!CheckArguments(kExtensionModule, "native_module_description_matches",
+                      nargs, 2)) {
+    return nullptr;
+  }
+  static PyObject* const kName = PyUnicode_InternFromString("__name__");
+  OwnedRef name(
+      PyObject_GetAttr(reinterpret_cast<PyObject*>(Py_TYPE(args[0])), kName));
+  std::string type_name;
+  if (!name || !Utf8(name.get(), &type_name)) return nullptr;
+  formulas::ModuleDescription native;
+  if (!DescribeModuleNatively(args[0], type_name, std::nullopt, &native)) {
+    Py_RETURN_NONE;
+  }
+  report::Json json;
+  if (!ToJson(args[1], "description", &json)) return nullptr;
+  absl::StatusOr<formulas::ModuleDescription> described =
+      formulas::ModuleDescriptionFromJson(json, "description");
+  if (!described.ok()) {
+    RaiseValueError(described.status());
+    return nullptr;
+  }
+  return PyBool_FromLong(native == *described);
+}
+
+PyMethodDef kFunctions[] = {
+    {"native_module_description_matches",
+     AsCFunction(NativeModuleDescriptionMatches), METH_FASTCALL,
+     "native_module_description_matches(module, description) -> bool | None: "
+     "whether the native description of module equals describe_module's "
+     "(None: the native description declines). For tests."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool DescribeModuleNatively(PyObject* module, const std::string& type_name,
+                            std::optional<std::int64_t> parameter_count,
+                            formulas::ModuleDescription* out) {
+  const TorchClasses& classes = Classes();
+  if (!classes.found) return false;
+  formulas::ModuleDescription description;
+  if (!FamilyOf(module, classes, &description.family)) {
+    PyErr_Clear();
+    return false;
+  }
+  const ModuleFamilyRow& row = ModuleFamilyRowFor(description.family);
+  if (!formulas::DescribedByAttributes(row) ||
+      !ReadAttributes(module, row, classes, &description.params)) {
+    return false;
+  }
+  std::int64_t count = 0;
+  if (parameter_count) {
+    count = *parameter_count;
+  } else if (!ParameterCount(module, classes, &count)) {
+    return false;
+  }
+  description.parameter_count = count;
+  description.type = type_name;
+  if (!formulas::ValidateModuleDescription(description).ok()) return false;
+  *out = std::move(description);
+  return true;
+}
+
+bool AddModuleAttributeFunctions(PyObject* module) {
+  return PyModule_AddFunctions(module, kFunctions) == 0;
+}
+
+}  // namespace torchscan::dispatch
