@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "python/operators/report_from_objects.h"
 #include "python/operators/report_objects.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
@@ -75,41 +76,120 @@ bool OptionalReportArgument(PyObject* value, absl::string_view name,
   return ReportArgument(value, name, &out->emplace());
 }
 
+// NOTE [Report arguments read from their objects]
+// A report argument whose record is known (a summary's AnalysisReport,
+// compare's ComparableReports, a merge's RankReports, a roofline's
+// FlopReport) is read straight from its Python objects by its field table
+// (report_from_objects.h), not converted to JSON first. Every argument is
+// checked as JSON data before any is read, so a value no JSON report can
+// hold is the ValueError it was, whichever argument holds it; the reading
+// errors then come in the order the JSON path gave them. The reading needs
+// the GIL; the library's work after it runs without.
+
+// `value` checked as JSON data, its bad values named from `name`.
+bool CheckReportArgument(PyObject* value, absl::string_view name) {
+  return CheckJsonData(value, name,
+                       absl::StrCat(name, " is not a JSON report: "));
+}
+
+// `value` (checked) read as T; a ValueError with the reader's message.
+template <typename T>
+bool ReadReport(PyObject* value, absl::string_view name,
+                std::optional<T>* out) {
+  absl::StatusOr<T> record = FromPython<T>(value, name);
+  if (!record.ok()) return RaiseValueError(record.status());
+  out->emplace(*std::move(record));
+  return true;
+}
+
+// A report's schema_version, read before anything else (compare.h's
+// CompareReportDocuments): "<name>: expected an object, got list",
+// "<name>.schema_version: is missing".
+absl::StatusOr<report::Count> SchemaVersionOf(PyObject* value,
+                                              absl::string_view name) {
+  const PythonValue report(value, name);
+  if (!report.is_dict()) return report.Expected("an object");
+  static constexpr char kKey[] = "schema_version";
+  PyObject* version = report_from_objects_internal::MemberOf(report, kKey);
+  if (version == nullptr) {
+    if (PyErr_Occurred())
+      return report_from_objects_internal::TakePythonError();
+    return report::FieldError(report::MemberPath(name, kKey), "is missing");
+  }
+  return PythonValue(version, report, kKey).Integer();
+}
+
+// What report::CheckRooflineDocument asks of a document (checked): an
+// object of its keys, each null but "kind"; null for anything else.
+Json ShapeOf(PyObject* value) {
+  const PythonValue document(value, "report");
+  if (!document.is_dict()) return Json();
+  Json shape = report_from_objects_internal::KeysOf(document);
+  if (PyObject* kind =
+          report_from_objects_internal::MemberOf(document, "kind")) {
+    Json converted;
+    if (ToJson(kind, "report.kind", &converted)) shape["kind"] = converted;
+  }
+  PyErr_Clear();
+  return shape;
+}
+
 PyObject* Text(const std::string& text) {
   return PyUnicode_FromStringAndSize(text.data(), text.size());
 }
 
 PyObject* RenderSummary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json report, options;
+  Json options;
+  std::optional<report::AnalysisReport> parsed;
   if (!CheckArguments(kExtensionModule, "render_summary", nargs, 2) ||
-      !ReportArgument(args[0], "report", &report) ||
-      !ToJson(args[1], "options", &options)) {
+      !CheckReportArgument(args[0], "report") ||
+      !ToJson(args[1], "options", &options) ||
+      !ReadReport(args[0], "report", &parsed)) {
     return nullptr;
   }
   std::string text;
   const bool ok = WithoutGil(
       [&]() -> absl::StatusOr<std::string> {
-        TS_ASSIGN_OR_RETURN(report::AnalysisReport parsed,
-                            report::AnalysisReportFromJson(report));
         TS_ASSIGN_OR_RETURN(report::SummaryOptions summary,
                             ReadSummaryOptions(options));
-        return report::RenderSummary(parsed, summary);
+        return report::RenderSummary(*parsed, summary);
       },
       &text, RaiseValueError);
   return ok ? Text(text) : nullptr;
 }
 
+// report::CompareReportDocuments' steps: both versions, their check, both
+// reports.
 PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json before, after;
   if (!CheckArguments(kExtensionModule, "compare_reports", nargs, 2) ||
-      !ReportArgument(args[0], "before", &before) ||
-      !ReportArgument(args[1], "after", &after)) {
+      !CheckReportArgument(args[0], "before") ||
+      !CheckReportArgument(args[1], "after")) {
+    return nullptr;
+  }
+  absl::StatusOr<report::Count> before_version =
+      SchemaVersionOf(args[0], "before");
+  if (!before_version.ok()) {
+    return NoneOrRaise(RaiseValueError(before_version.status()));
+  }
+  absl::StatusOr<report::Count> after_version =
+      SchemaVersionOf(args[1], "after");
+  if (!after_version.ok()) {
+    return NoneOrRaise(RaiseValueError(after_version.status()));
+  }
+  if (absl::Status versions =
+          report::CheckSchemaVersions(*before_version, *after_version);
+      !versions.ok()) {
+    return NoneOrRaise(RaiseValueError(versions));
+  }
+  std::optional<report::ComparableReport> before, after;
+  if (!ReadReport(args[0], "before", &before) ||
+      !ReadReport(args[1], "after", &after)) {
     return nullptr;
   }
   report::ReportDiff diff;
   const bool ok =
-      WithoutGil([&] { return report::CompareReportDocuments(before, after); },
-                 &diff, RaiseValueError);
+      WithoutGil([&] { return report::CompareReports(*before, *after); }, &diff,
+                 RaiseValueError);
   return ok ? ToPython(diff) : nullptr;
 }
 
@@ -201,16 +281,24 @@ PyObject* MergeRankReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   std::vector<std::string> names(count);
-  std::vector<Json> reports(count);
   for (Py_ssize_t i = 0; i < count; ++i) {
     if (!Utf8(PyList_GetItem(args[1], i), &names[i]) ||
-        !ReportArgument(PyList_GetItem(args[0], i), names[i], &reports[i])) {
+        !CheckReportArgument(PyList_GetItem(args[0], i), names[i])) {
       return nullptr;
     }
   }
+  std::vector<report::RankReport> ranks;
+  ranks.reserve(count);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    std::optional<report::RankReport> rank;
+    if (!ReadReport(PyList_GetItem(args[0], i), names[i], &rank)) {
+      return nullptr;
+    }
+    ranks.push_back(*std::move(rank));
+  }
   report::JobReport job;
   const bool ok =
-      WithoutGil([&] { return report::MergeRankReportsJson(reports, names); },
+      WithoutGil([&] { return report::MergeRankReportsNamed(ranks, names); },
                  &job, RaiseValueError);
   return ok ? ToPython(job) : nullptr;
 }
@@ -232,25 +320,28 @@ PyObject* DeviceModel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // `device`: a device table name, or a device document ({name, peak_flops,
 // memory_bandwidth, source?}).
 PyObject* Roofline(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document, device;
+  Json device;
   if (!CheckArguments(kExtensionModule, "roofline", nargs, 2) ||
-      !ReportArgument(args[0], "report", &document) ||
+      !CheckReportArgument(args[0], "report") ||
       !ToJson(args[1], "device", &device)) {
     return nullptr;
   }
+  // report::FlopReportForRoofline's steps, after the device's.
+  absl::StatusOr<report::RooflineDevice> spec =
+      device.is_string()
+          ? report::RooflineDeviceNamed(device.get<std::string>())
+          : report::RooflineDeviceFromJson(device);
+  if (!spec.ok()) return NoneOrRaise(RaiseValueError(spec.status()));
+  if (absl::Status shape = report::CheckRooflineDocument(ShapeOf(args[0]));
+      !shape.ok()) {
+    return NoneOrRaise(RaiseValueError(shape));
+  }
+  std::optional<report::FlopReport> flops;
+  if (!ReadReport(args[0], "report", &flops)) return nullptr;
   Json result;
   const bool ok = WithoutGil(
       [&]() -> absl::StatusOr<Json> {
-        report::RooflineDevice spec;
-        if (device.is_string()) {
-          TS_ASSIGN_OR_RETURN(
-              spec, report::RooflineDeviceNamed(device.get<std::string>()));
-        } else {
-          TS_ASSIGN_OR_RETURN(spec, report::RooflineDeviceFromJson(device));
-        }
-        TS_ASSIGN_OR_RETURN(report::FlopReport flops,
-                            report::FlopReportForRoofline(document));
-        return report::ToJson(report::ComputeRoofline(flops, spec));
+        return report::ToJson(report::ComputeRoofline(*flops, *spec));
       },
       &result, RaiseValueError);
   return ok ? FromJson(result) : nullptr;
