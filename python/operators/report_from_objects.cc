@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/container/inlined_vector.h"
 
 namespace torchscan::dispatch {
 
@@ -13,10 +16,26 @@ using report::Count;
 using report::Json;
 using report::JsonValue;
 
+// report::MemberPath and report::IndexPath from the root down, into one
+// string: a path is spelled for every metric (its checks take it), so
+// without the copies of each level's prefix.
 std::string PythonValue::path() const {
-  if (parent_ == nullptr) return std::string(key_);
-  if (member_) return report::MemberPath(parent_->path(), key_);
-  return report::IndexPath(parent_->path(), index_);
+  absl::InlinedVector<const PythonValue*, 16> steps;
+  for (const PythonValue* step = this; step != nullptr; step = step->parent_) {
+    steps.push_back(step);
+  }
+  std::string path(steps.back()->key_);
+  for (auto it = std::next(steps.rbegin()); it != steps.rend(); ++it) {
+    const PythonValue& step = **it;
+    if (!step.member_) {
+      absl::StrAppend(&path, "[", step.index_, "]");
+    } else if (path.empty()) {
+      path.assign(step.key_.data(), step.key_.size());
+    } else {
+      absl::StrAppend(&path, ".", step.key_);
+    }
+  }
+  return path;
 }
 
 absl::string_view PythonValue::Kind() const {
@@ -209,8 +228,11 @@ absl::StatusOr<report::MetricMap> PythonReader<report::MetricMap>::Read(
       [&](absl::string_view name, const PythonValue& entry) -> absl::Status {
         TS_ASSIGN_OR_RETURN(report::MetricResult result,
                             PythonReader<report::MetricResult>::Read(entry));
-        TS_RETURN_IF_ERROR(
-            report::ValidateMetricValue(name, result, entry.path()));
+        // NOTE [Paths spelled for errors only] in report_from_objects.h.
+        if (!report::ValidateMetricValue(name, result, absl::string_view())
+                 .ok()) {
+          return report::ValidateMetricValue(name, result, entry.path());
+        }
         metrics.Set(std::string(name), std::move(result));
         return absl::OkStatus();
       }));
