@@ -63,19 +63,6 @@ absl::StatusOr<report::SummaryOptions> ReadSummaryOptions(
   return summary;
 }
 
-// A report argument as JSON; `name` starts the path of a bad value.
-bool ReportArgument(PyObject* value, absl::string_view name, Json* out) {
-  return ToJson(value, name, out,
-                absl::StrCat(name, " is not a JSON report: "));
-}
-
-// `before` / `after`: None (nullopt) or a report.
-bool OptionalReportArgument(PyObject* value, absl::string_view name,
-                            std::optional<Json>* out) {
-  if (value == Py_None) return true;
-  return ReportArgument(value, name, &out->emplace());
-}
-
 // NOTE [Report arguments read from their objects]
 // A report argument whose record is known (a summary's AnalysisReport,
 // compare's ComparableReports, a merge's RankReports, a roofline's
@@ -119,19 +106,79 @@ absl::StatusOr<report::Count> SchemaVersionOf(PyObject* value,
   return PythonValue(version, report, kKey).Integer();
 }
 
-// What report::CheckRooflineDocument asks of a document (checked): an
-// object of its keys, each null but "kind"; null for anything else.
+// What report::CheckRooflineDocument and report::render::CheckDocument
+// ask of a document (checked): an object of its keys, each null but "kind"
+// (its value) and "layers" (an empty array or object when it is one); for
+// anything else, a value of its JSON type.
 Json ShapeOf(PyObject* value) {
   const PythonValue document(value, "report");
-  if (!document.is_dict()) return Json();
+  if (document.is_array()) return Json::array();
+  if (!document.is_dict()) {
+    Json scalar;
+    if (!document.ToJsonStatus(&scalar).ok()) PyErr_Clear();
+    return scalar;
+  }
   Json shape = report_from_objects_internal::KeysOf(document);
   if (PyObject* kind =
           report_from_objects_internal::MemberOf(document, "kind")) {
     Json converted;
     if (ToJson(kind, "report.kind", &converted)) shape["kind"] = converted;
   }
+  if (PyObject* layers =
+          report_from_objects_internal::MemberOf(document, "layers")) {
+    const PythonValue list(layers, document, "layers");
+    if (list.is_array()) shape["layers"] = Json::array();
+    if (list.is_dict()) shape["layers"] = Json::object();
+  }
   PyErr_Clear();
   return shape;
+}
+
+// report/render/report_documents.h's ParseDocument on Python objects: the
+// document (checked) read as the record of its kind, and `before` and
+// `after` (nullptr when None) as the reports a diff was computed from.
+bool ReadDocument(PyObject* document, PyObject* before, PyObject* after,
+                  std::optional<report::render::ParsedDocument>* out) {
+  using report::render::DocumentKind;
+  absl::StatusOr<DocumentKind> kind = report::render::CheckDocument(
+      ShapeOf(document), before != nullptr, after != nullptr);
+  if (!kind.ok()) return RaiseValueError(kind.status());
+  report::render::ParsedDocument parsed;
+  switch (*kind) {
+    case DocumentKind::kAnalysis: {
+      std::optional<report::AnalysisReport> report;
+      if (!ReadReport(document, "report", &report)) return false;
+      parsed.report = *std::move(report);
+      break;
+    }
+    case DocumentKind::kFlops: {
+      std::optional<report::FlopReport> report;
+      if (!ReadReport(document, "flop_report", &report)) return false;
+      parsed.report = *std::move(report);
+      break;
+    }
+    case DocumentKind::kDiff: {
+      std::optional<report::ReportDiff> diff;
+      if (!ReadReport(document, "diff", &diff)) return false;
+      parsed.report = *std::move(diff);
+      break;
+    }
+  }
+  if (before != nullptr && (!ReadReport(before, "before", &parsed.before) ||
+                            !ReadReport(after, "after", &parsed.after))) {
+    return false;
+  }
+  out->emplace(std::move(parsed));
+  return true;
+}
+
+// An optional report argument (checked): nullptr for None.
+bool CheckOptionalReportArgument(PyObject* value, absl::string_view name) {
+  return value == Py_None || CheckReportArgument(value, name);
+}
+
+PyObject* NoneToNull(PyObject* value) {
+  return value == Py_None ? nullptr : value;
 }
 
 PyObject* Text(const std::string& text) {
@@ -194,49 +241,49 @@ PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
-  std::optional<Json> before, after;
   std::optional<Json> device;
   report::render::HtmlOptions options;
   if (!CheckArguments(kExtensionModule, "render_html", nargs, 5) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !OptionalReportArgument(args[1], "before", &before) ||
-      !OptionalReportArgument(args[2], "after", &after) ||
+      !CheckReportArgument(args[0], "report") ||
+      !CheckOptionalReportArgument(args[1], "before") ||
+      !CheckOptionalReportArgument(args[2], "after") ||
       !Utf8(args[3], &options.title) ||
       (args[4] != Py_None && !ToJson(args[4], "device", &device.emplace()))) {
     return nullptr;
   }
+  // The device first, then the document, as HtmlOfDocument's caller did.
+  if (device) {
+    absl::StatusOr<report::render::RooflineDevice> roofline =
+        report::render::RooflineDeviceFromJson(*device);
+    if (!roofline.ok()) return NoneOrRaise(RaiseValueError(roofline.status()));
+    options.roofline = *std::move(roofline);
+  }
+  std::optional<report::render::ParsedDocument> parsed;
+  if (!ReadDocument(args[0], NoneToNull(args[1]), NoneToNull(args[2]),
+                    &parsed)) {
+    return nullptr;
+  }
   std::string html;
-  const bool ok = WithoutGil(
-      [&]() -> absl::StatusOr<std::string> {
-        if (device) {
-          TS_ASSIGN_OR_RETURN(options.roofline,
-                              report::render::RooflineDeviceFromJson(*device));
-        }
-        return report::render::HtmlOfDocument(
-            document, before ? &*before : nullptr, after ? &*after : nullptr,
-            options);
-      },
-      &html, RaiseValueError);
+  const bool ok =
+      WithoutGil([&] { return report::render::HtmlOfParsed(*parsed, options); },
+                 &html, RaiseValueError);
   return ok ? Text(html) : nullptr;
 }
 
 PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
-  std::optional<Json> before, after;
+  std::optional<report::render::ParsedDocument> parsed;
   if (!CheckArguments(kExtensionModule, "folded_stacks", nargs, 3) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !OptionalReportArgument(args[1], "before", &before) ||
-      !OptionalReportArgument(args[2], "after", &after)) {
+      !CheckReportArgument(args[0], "report") ||
+      !CheckOptionalReportArgument(args[1], "before") ||
+      !CheckOptionalReportArgument(args[2], "after") ||
+      !ReadDocument(args[0], NoneToNull(args[1]), NoneToNull(args[2]),
+                    &parsed)) {
     return nullptr;
   }
   report::render::FoldedStacks folded;
-  const bool ok = WithoutGil(
-      [&] {
-        return report::render::FoldedOfDocument(
-            document, before ? &*before : nullptr, after ? &*after : nullptr);
-      },
-      &folded, RaiseValueError);
+  const bool ok =
+      WithoutGil([&] { return report::render::FoldedOfParsed(*parsed); },
+                 &folded, RaiseValueError);
   if (!ok) return nullptr;
   OwnedRef notes(PyList_New(0));
   if (!notes) return nullptr;
@@ -251,16 +298,16 @@ PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* ListDiagnostics(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
   std::string summary;
+  std::optional<report::render::ParsedDocument> parsed;
   if (!CheckArguments(kExtensionModule, "list_diagnostics", nargs, 2) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !Utf8(args[1], &summary)) {
+      !CheckReportArgument(args[0], "report") || !Utf8(args[1], &summary) ||
+      !ReadDocument(args[0], nullptr, nullptr, &parsed)) {
     return nullptr;
   }
   std::string listing;
   const bool ok = WithoutGil(
-      [&] { return report::render::DiagnosticsOfDocument(document, summary); },
+      [&] { return report::render::DiagnosticsOfParsed(*parsed, summary); },
       &listing, RaiseValueError);
   return ok ? Text(listing) : nullptr;
 }
@@ -349,17 +396,35 @@ PyObject* Roofline(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 // `torchscan roofline`'s output for python -m torchscan_dispatch, so that
 // both command lines print the same bytes.
+// report::render::RooflineOfDocument's steps: the device, then a job report
+// or a FlopReport.
 PyObject* RooflineListing(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
   std::string device;
   if (!CheckArguments(kExtensionModule, "roofline_listing", nargs, 2) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !Utf8(args[1], &device)) {
+      !CheckReportArgument(args[0], "report") || !Utf8(args[1], &device)) {
     return nullptr;
+  }
+  absl::StatusOr<report::RooflineDevice> spec =
+      report::RooflineDeviceNamed(device);
+  if (!spec.ok()) return NoneOrRaise(RaiseValueError(spec.status()));
+  const Json shape = ShapeOf(args[0]);
+  std::optional<report::JobReport> job;
+  std::optional<report::FlopReport> flops;
+  if (shape.is_object() && shape.value("kind", Json()) == "job_report") {
+    if (!ReadReport(args[0], "job", &job)) return nullptr;
+  } else {
+    if (absl::Status checked = report::CheckRooflineDocument(shape);
+        !checked.ok()) {
+      return NoneOrRaise(RaiseValueError(checked));
+    }
+    if (!ReadReport(args[0], "report", &flops)) return nullptr;
   }
   report::render::RooflineOutput output;
   const bool ok = WithoutGil(
-      [&] { return report::render::RooflineOfDocument(document, device); },
+      [&]() -> absl::StatusOr<report::render::RooflineOutput> {
+        return job ? report::render::RooflineOutputOf(*job, *spec)
+                   : report::render::RooflineOutputOf(*flops, *spec);
+      },
       &output, RaiseValueError);
   if (!ok) return nullptr;
   OwnedRef listing(Text(output.listing));
