@@ -172,3 +172,31 @@ def test_tuples_read_as_arrays_and_big_ints_exactly(check, documents):
     assert (None, None) == check.read_errors("MetricResult", metric)
     equal, equal_to_json, objects = check.round_trip("MetricResult", metric)
     assert (True, True, value) == (equal, equal_to_json, objects["value"])
+
+
+# --- The extension module's report functions read their arguments so.
+
+
+def test_report_functions_give_the_json_readers_errors(check, documents):
+    """format_summary's and compare_reports' reading errors on mutated crawl
+    reports are the JSON reader's, at the argument's path."""
+    from torchscan_dispatch._library import hooks
+
+    rng = random.Random(29)
+    report = smallest(documents["AnalysisReport"], 1)[0]
+    compared = 0
+    for what, path, mutated in mutations(report, rng, 40):
+        json_error, _ = check.read_errors("AnalysisReport", mutated)
+        if json_error is not None:
+            with pytest.raises(ValueError) as caught:
+                hooks().render_summary(mutated, {})
+            assert json_error.replace("AnalysisReport", "report", 1) == str(caught.value), (what, path)
+        if path[:1] == ("schema_version",):
+            continue  # compare reads both versions first
+        json_error, _ = check.read_errors("ComparableReport", mutated)
+        if json_error is not None:
+            compared += 1
+            with pytest.raises(ValueError) as caught:
+                hooks().compare_reports(report, mutated)
+            assert json_error.replace("ComparableReport", "after", 1) == str(caught.value), (what, path)
+    assert compared > 0
