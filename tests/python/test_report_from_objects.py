@@ -200,3 +200,14 @@ def test_report_functions_give_the_json_readers_errors(check, documents):
                 hooks().compare_reports(report, mutated)
             assert json_error.replace("ComparableReport", "after", 1) == str(caught.value), (what, path)
     assert compared > 0
+
+
+def test_nesting_beyond_the_records_limit_is_refused_alike(check):
+    """ValueMetadata's kMaxNesting (200): the same guard, the same error."""
+    for depth in (199, 200, 201, 205):
+        value = {"kind": "none"}
+        for _ in range(depth):
+            value = {"kind": "list", "items": [value]}
+        json_error, python_error = check.read_errors("ValueMetadata", value)
+        assert json_error == python_error, depth
+    assert python_error is not None and python_error.endswith("nesting deeper than 200 levels")
