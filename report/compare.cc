@@ -14,13 +14,8 @@
 #include "report/json_reader.h"
 
 namespace torchscan::report {
-namespace {
 
-using LayerKey = std::pair<std::string, std::int64_t>;
-using LayerIndex = std::map<LayerKey, const ComparableLayer*>;
-using MetricDiffs = std::map<std::string, MetricDiff>;
-
-absl::Status CheckVersions(Count before, Count after) {
+absl::Status CheckSchemaVersions(Count before, Count after) {
   if (before != after) {
     return absl::InvalidArgumentError(
         absl::StrCat("schema versions differ: ", CountToString(before),
@@ -32,6 +27,12 @@ absl::Status CheckVersions(Count before, Count after) {
   }
   return absl::OkStatus();
 }
+
+namespace {
+
+using LayerKey = std::pair<std::string, std::int64_t>;
+using LayerIndex = std::map<LayerKey, const ComparableLayer*>;
+using MetricDiffs = std::map<std::string, MetricDiff>;
 
 absl::StatusOr<LayerIndex> IndexLayers(const ComparableReport& report,
                                        absl::string_view name) {
@@ -174,7 +175,7 @@ absl::StatusOr<ComparableReport> ComparableReportFromJson(
 absl::StatusOr<ReportDiff> CompareReports(const ComparableReport& before,
                                           const ComparableReport& after) {
   TS_RETURN_IF_ERROR(
-      CheckVersions(before.schema_version, after.schema_version));
+      CheckSchemaVersions(before.schema_version, after.schema_version));
   TS_ASSIGN_OR_RETURN(LayerIndex before_layers, IndexLayers(before, "before"));
   TS_ASSIGN_OR_RETURN(LayerIndex after_layers, IndexLayers(after, "after"));
 
@@ -214,7 +215,7 @@ absl::StatusOr<ReportDiff> CompareReportDocuments(const Json& before,
                                                   const Json& after) {
   TS_ASSIGN_OR_RETURN(Count before_version, VersionOf(before, "before"));
   TS_ASSIGN_OR_RETURN(Count after_version, VersionOf(after, "after"));
-  TS_RETURN_IF_ERROR(CheckVersions(before_version, after_version));
+  TS_RETURN_IF_ERROR(CheckSchemaVersions(before_version, after_version));
   TS_ASSIGN_OR_RETURN(ComparableReport before_report,
                       ComparableReportFromJson(before, "before"));
   TS_ASSIGN_OR_RETURN(ComparableReport after_report,

@@ -63,6 +63,11 @@ ComparableReport ComparableView(const AnalysisReport& report);
 absl::StatusOr<ComparableReport> ComparableReportFromJson(
     const Json& node, absl::string_view field);
 
+// Upstream's check of two reports' schema versions, made before anything
+// else is read: "schema versions differ: 1 != 2", "unsupported schema
+// version: 99".
+absl::Status CheckSchemaVersions(Count before, Count after);
+
 // InvalidArgument with upstream's message for a version mismatch, a
 // duplicate layer call, incompatible unit/scope/method or non-numeric
 // complete values; OutOfRange if an integer delta overflows 128 bits.

@@ -173,7 +173,12 @@
 //
 // The table is a static constexpr member named kFields: a std::tuple of
 // Field values. Records with a table also get the round-trip tests of
-// report/field_table_testing.h for free.
+// report/field_table_testing.h for free. The same tables write a record as
+// Python objects and read it back from them, with these rules and errors
+// (python/operators/report_objects.h and report_from_objects.h, above
+// report/, which stays free of Python); a new kind of row or a new record
+// option needs its overloads there too, and
+// tests/python/test_report_from_objects.py holds the readers equal.
 
 #ifndef TORCHSCAN_REPORT_FIELD_TABLE_H_
 #define TORCHSCAN_REPORT_FIELD_TABLE_H_

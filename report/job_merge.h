@@ -246,6 +246,10 @@ struct JobReport {
 // there are none. A mesh dimension whose index one rank could not tell takes
 // the index another rank gives.
 absl::StatusOr<JobReport> MergeRankReports(absl::Span<const RankReport> ranks);
+// The same with `names` labelling the reports in errors (file names; a
+// report without a name is "report <i>").
+absl::StatusOr<JobReport> MergeRankReportsNamed(
+    absl::Span<const RankReport> ranks, absl::Span<const std::string> names);
 // The same from JSON documents; `names` label them in errors (file names).
 absl::StatusOr<JobReport> MergeRankReportsJson(
     absl::Span<const Json> reports, absl::Span<const std::string> names);

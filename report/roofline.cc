@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "pycompat/python_text.h"
 #include "report/diagnostic.h"
 #include "report/metric_result.h"
@@ -236,6 +237,11 @@ absl::StatusOr<RooflineDevice> RooflineDeviceFromJson(const Json& node,
 }
 
 absl::StatusOr<FlopReport> FlopReportForRoofline(const Json& document) {
+  TS_RETURN_IF_ERROR(CheckRooflineDocument(document));
+  return FlopReportFromJson(document, "report");
+}
+
+absl::Status CheckRooflineDocument(const Json& document) {
   if (!document.is_object()) {
     return absl::InvalidArgumentError(
         "roofline: not a FlopReport (measure_flops, FlopCounter.report(), a "
@@ -256,7 +262,7 @@ absl::StatusOr<FlopReport> FlopReportForRoofline(const Json& document) {
         "roofline: not a FlopReport (measure_flops, FlopCounter.report(), a "
         "StepMeter step's report): it has no total and by_operator");
   }
-  return FlopReportFromJson(document, "report");
+  return absl::OkStatus();
 }
 
 std::vector<std::string> MissingPeaks(

@@ -202,6 +202,11 @@ Roofline ComputeRoofline(const FlopReport& report,
 // workload with measure_flops for a roofline"), anything else that is not a
 // FlopReport, and a FlopReport that does not read.
 absl::StatusOr<FlopReport> FlopReportForRoofline(const Json& document);
+// FlopReportForRoofline's refusals of a document that is not a FlopReport,
+// made before it is read: they ask only whether it is an object, its
+// top-level keys and its "kind", so `document` may hold only those (the
+// other keys' values null).
+absl::Status CheckRooflineDocument(const Json& document);
 
 // The precisions of `flops` with a nonzero count that `device` has no peak
 // for, in name order: why a split point is unavailable.

@@ -84,13 +84,15 @@ class PythonToJson {
   PythonToJson(absl::string_view name, absl::string_view prefix)
       : name_(name), prefix_(prefix) {}
 
+  // Converts `value` into *out, or only checks it when `out` is nullptr
+  // (CheckJsonData).
   bool Convert(PyObject* value, const PathStep* step, std::size_t depth,
                report::Json* out) const {
     PyTypeObject* type = Py_TYPE(value);
     if (value == Py_None) {
-      *out = nullptr;
+      if (out != nullptr) *out = nullptr;
     } else if (type == &PyBool_Type) {
-      *out = value == Py_True;
+      if (out != nullptr) *out = value == Py_True;
     } else if (PyLong_Check(value)) {
       return Int(value, step, out);
     } else if (PyFloat_Check(value)) {
@@ -101,8 +103,9 @@ class PythonToJson {
                                                             : "-inf",
                                          " is not a JSON number"));
       }
-      *out = number;
+      if (out != nullptr) *out = number;
     } else if (PyUnicode_Check(value)) {
+      if (out == nullptr) return Text(value, step, nullptr);
       std::string text;
       if (!Text(value, step, &text)) return false;
       *out = std::move(text);
@@ -125,7 +128,7 @@ class PythonToJson {
     const long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (number == -1 && PyErr_Occurred()) return false;
     if (overflow == 0) {
-      *out = static_cast<std::int64_t>(number);
+      if (out != nullptr) *out = static_cast<std::int64_t>(number);
       return true;
     }
     OwnedRef exact(PyNumber_Index(value));  // int.__str__, not a subclass's
@@ -143,12 +146,20 @@ class PythonToJson {
                     "an int outside 128 bits (JSON reports hold -2^127 to "
                     "2^127 - 1)");
     }
-    *out = report::CountToJson(*count);
+    if (out != nullptr) *out = report::CountToJson(*count);
     return true;
   }
 
+  // Checks that `value` has UTF-8 text (which CPython then keeps with it,
+  // so a reader asks for it again at no cost) and copies it to *out unless
+  // `out` is nullptr.
   bool Text(PyObject* value, const PathStep* step, std::string* out) const {
-    if (Utf8(value, out)) return true;
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(value, &size);
+    if (utf8 != nullptr) {
+      if (out != nullptr) out->assign(utf8, size);
+      return true;
+    }
     if (!PyErr_ExceptionMatches(PyExc_UnicodeError)) return false;
     PyErr_Clear();
     return Refuse(step, "a str that is not valid Unicode (a lone surrogate)");
@@ -159,13 +170,19 @@ class PythonToJson {
     if (!CheckDepth(step, depth)) return false;
     const bool list = PyList_Check(value);
     const Py_ssize_t size = list ? PyList_Size(value) : PyTuple_Size(value);
-    *out = report::Json::array();
-    out->get_ref<report::Json::array_t&>().reserve(size);
+    if (out != nullptr) {
+      *out = report::Json::array();
+      out->get_ref<report::Json::array_t&>().reserve(size);
+    }
     for (Py_ssize_t i = 0; i < size; ++i) {
       // Borrowed: converting runs no Python code that could change `value`.
       PyObject* item =
           list ? PyList_GetItem(value, i) : PyTuple_GetItem(value, i);
       const PathStep here{step, nullptr, i};
+      if (out == nullptr) {
+        if (!Convert(item, &here, depth + 1, nullptr)) return false;
+        continue;
+      }
       report::Json converted;
       if (!Convert(item, &here, depth + 1, &converted)) return false;
       out->push_back(std::move(converted));
@@ -176,11 +193,13 @@ class PythonToJson {
   bool Object(PyObject* value, const PathStep* step, std::size_t depth,
               report::Json* out) const {
     if (!CheckDepth(step, depth)) return false;
-    *out = report::Json::object();
+    report::Json::object_t ignored;
+    if (out != nullptr) *out = report::Json::object();
     // Appended, not inserted: a dict's keys are distinct already, and the
     // ordered map's insert searches every key before it.
-    auto& object = out->get_ref<report::Json::object_t&>();
-    object.reserve(PyDict_Size(value));
+    auto& object =
+        out == nullptr ? ignored : out->get_ref<report::Json::object_t&>();
+    if (out != nullptr) object.reserve(PyDict_Size(value));
     PyObject *key, *item;
     Py_ssize_t position = 0;
     while (PyDict_Next(value, &position, &key, &item)) {
@@ -191,11 +210,14 @@ class PythonToJson {
       const PathStep here{step, key, 0};
       std::string name;
       report::Json converted;
-      if (!Text(key, &here, &name) ||
-          !Convert(item, &here, depth + 1, &converted)) {
+      if (!Text(key, &here, out == nullptr ? nullptr : &name) ||
+          !Convert(item, &here, depth + 1,
+                   out == nullptr ? nullptr : &converted)) {
         return false;
       }
-      object.emplace_back(std::move(name), std::move(converted));
+      if (out != nullptr) {
+        object.emplace_back(std::move(name), std::move(converted));
+      }
     }
     return true;
   }
@@ -249,6 +271,11 @@ class PythonToJson {
 bool ToJson(PyObject* value, absl::string_view name, report::Json* out,
             absl::string_view prefix) {
   return PythonToJson(name, prefix).Convert(value, nullptr, 0, out);
+}
+
+bool CheckJsonData(PyObject* value, absl::string_view name,
+                   absl::string_view prefix) {
+  return PythonToJson(name, prefix).Convert(value, nullptr, 0, nullptr);
 }
 
 PyObject* FromJson(const report::Json& value) {

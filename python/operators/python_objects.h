@@ -144,6 +144,13 @@ c10::TensorImpl* TensorImplOf(PyObject* tensor);
 bool ToJson(PyObject* value, absl::string_view name, report::Json* out,
             absl::string_view prefix = "");
 
+// Whether ToJson would accept `value`, without building the JSON: true, or
+// false with ToJson's ValueError set. What a reader of Python objects
+// (report_from_objects.h) checks first, so that a value no JSON report can
+// hold is refused as before, wherever it stands.
+bool CheckJsonData(PyObject* value, absl::string_view name,
+                   absl::string_view prefix = "");
+
 // A JSON document as Python data (dict, list, str, int, float, bool, None),
 // keys in document order: what json.loads gives for the document's text
 // (DumpJson), without the text; integers beyond 64 bits are exact ints. A

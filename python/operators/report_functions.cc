@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "python/operators/report_from_objects.h"
 #include "python/operators/report_objects.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
@@ -62,17 +63,122 @@ absl::StatusOr<report::SummaryOptions> ReadSummaryOptions(
   return summary;
 }
 
-// A report argument as JSON; `name` starts the path of a bad value.
-bool ReportArgument(PyObject* value, absl::string_view name, Json* out) {
-  return ToJson(value, name, out,
-                absl::StrCat(name, " is not a JSON report: "));
+// NOTE [Report arguments read from their objects]
+// A report argument whose record is known (a summary's AnalysisReport,
+// compare's ComparableReports, a merge's RankReports, a roofline's
+// FlopReport) is read straight from its Python objects by its field table
+// (report_from_objects.h), not converted to JSON first. Every argument is
+// checked as JSON data before any is read, so a value no JSON report can
+// hold is the ValueError it was, whichever argument holds it; the reading
+// errors then come in the order the JSON path gave them. The reading needs
+// the GIL; the library's work after it runs without.
+
+// `value` checked as JSON data, its bad values named from `name`.
+bool CheckReportArgument(PyObject* value, absl::string_view name) {
+  return CheckJsonData(value, name,
+                       absl::StrCat(name, " is not a JSON report: "));
 }
 
-// `before` / `after`: None (nullopt) or a report.
-bool OptionalReportArgument(PyObject* value, absl::string_view name,
-                            std::optional<Json>* out) {
-  if (value == Py_None) return true;
-  return ReportArgument(value, name, &out->emplace());
+// `value` (checked) read as T; a ValueError with the reader's message.
+template <typename T>
+bool ReadReport(PyObject* value, absl::string_view name,
+                std::optional<T>* out) {
+  absl::StatusOr<T> record = FromPython<T>(value, name);
+  if (!record.ok()) return RaiseValueError(record.status());
+  out->emplace(*std::move(record));
+  return true;
+}
+
+// A report's schema_version, read before anything else (compare.h's
+// CompareReportDocuments): "<name>: expected an object, got list",
+// "<name>.schema_version: is missing".
+absl::StatusOr<report::Count> SchemaVersionOf(PyObject* value,
+                                              absl::string_view name) {
+  const PythonValue report(value, name);
+  if (!report.is_dict()) return report.Expected("an object");
+  static constexpr char kKey[] = "schema_version";
+  PyObject* version = report_from_objects_internal::MemberOf(report, kKey);
+  if (version == nullptr) {
+    if (PyErr_Occurred())
+      return report_from_objects_internal::TakePythonError();
+    return report::FieldError(report::MemberPath(name, kKey), "is missing");
+  }
+  return PythonValue(version, report, kKey).Integer();
+}
+
+// What report::CheckRooflineDocument and report::render::CheckDocument
+// ask of a document (checked): an object of its keys, each null but "kind"
+// (its value) and "layers" (an empty array or object when it is one); for
+// anything else, a value of its JSON type.
+Json ShapeOf(PyObject* value) {
+  const PythonValue document(value, "report");
+  if (document.is_array()) return Json::array();
+  if (!document.is_dict()) {
+    Json scalar;
+    if (!document.ToJsonStatus(&scalar).ok()) PyErr_Clear();
+    return scalar;
+  }
+  Json shape = report_from_objects_internal::KeysOf(document);
+  if (PyObject* kind =
+          report_from_objects_internal::MemberOf(document, "kind")) {
+    Json converted;
+    if (ToJson(kind, "report.kind", &converted)) shape["kind"] = converted;
+  }
+  if (PyObject* layers =
+          report_from_objects_internal::MemberOf(document, "layers")) {
+    const PythonValue list(layers, document, "layers");
+    if (list.is_array()) shape["layers"] = Json::array();
+    if (list.is_dict()) shape["layers"] = Json::object();
+  }
+  PyErr_Clear();
+  return shape;
+}
+
+// report/render/report_documents.h's ParseDocument on Python objects: the
+// document (checked) read as the record of its kind, and `before` and
+// `after` (nullptr when None) as the reports a diff was computed from.
+bool ReadDocument(PyObject* document, PyObject* before, PyObject* after,
+                  std::optional<report::render::ParsedDocument>* out) {
+  using report::render::DocumentKind;
+  absl::StatusOr<DocumentKind> kind = report::render::CheckDocument(
+      ShapeOf(document), before != nullptr, after != nullptr);
+  if (!kind.ok()) return RaiseValueError(kind.status());
+  report::render::ParsedDocument parsed;
+  switch (*kind) {
+    case DocumentKind::kAnalysis: {
+      std::optional<report::AnalysisReport> report;
+      if (!ReadReport(document, "report", &report)) return false;
+      parsed.report = *std::move(report);
+      break;
+    }
+    case DocumentKind::kFlops: {
+      std::optional<report::FlopReport> report;
+      if (!ReadReport(document, "flop_report", &report)) return false;
+      parsed.report = *std::move(report);
+      break;
+    }
+    case DocumentKind::kDiff: {
+      std::optional<report::ReportDiff> diff;
+      if (!ReadReport(document, "diff", &diff)) return false;
+      parsed.report = *std::move(diff);
+      break;
+    }
+  }
+  if (before != nullptr && (!ReadReport(before, "before", &parsed.before) ||
+                            !ReadReport(after, "after", &parsed.after))) {
+    return false;
+  }
+  out->emplace(std::move(parsed));
+  return true;
+}
+
+// An optional report argument (checked): nullptr for None.
+bool CheckOptionalReportArgument(PyObject* value, absl::string_view name) {
+  return value == Py_None || CheckReportArgument(value, name);
+}
+
+PyObject* NoneToNull(PyObject* value) {
+  return value == Py_None ? nullptr : value;
 }
 
 PyObject* Text(const std::string& text) {
@@ -80,83 +186,104 @@ PyObject* Text(const std::string& text) {
 }
 
 PyObject* RenderSummary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json report, options;
+  Json options;
+  std::optional<report::AnalysisReport> parsed;
   if (!CheckArguments(kExtensionModule, "render_summary", nargs, 2) ||
-      !ReportArgument(args[0], "report", &report) ||
-      !ToJson(args[1], "options", &options)) {
+      !CheckReportArgument(args[0], "report") ||
+      !ToJson(args[1], "options", &options) ||
+      !ReadReport(args[0], "report", &parsed)) {
     return nullptr;
   }
   std::string text;
   const bool ok = WithoutGil(
       [&]() -> absl::StatusOr<std::string> {
-        TS_ASSIGN_OR_RETURN(report::AnalysisReport parsed,
-                            report::AnalysisReportFromJson(report));
         TS_ASSIGN_OR_RETURN(report::SummaryOptions summary,
                             ReadSummaryOptions(options));
-        return report::RenderSummary(parsed, summary);
+        return report::RenderSummary(*parsed, summary);
       },
       &text, RaiseValueError);
   return ok ? Text(text) : nullptr;
 }
 
+// report::CompareReportDocuments' steps: both versions, their check, both
+// reports.
 PyObject* CompareReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json before, after;
   if (!CheckArguments(kExtensionModule, "compare_reports", nargs, 2) ||
-      !ReportArgument(args[0], "before", &before) ||
-      !ReportArgument(args[1], "after", &after)) {
+      !CheckReportArgument(args[0], "before") ||
+      !CheckReportArgument(args[1], "after")) {
+    return nullptr;
+  }
+  absl::StatusOr<report::Count> before_version =
+      SchemaVersionOf(args[0], "before");
+  if (!before_version.ok()) {
+    return NoneOrRaise(RaiseValueError(before_version.status()));
+  }
+  absl::StatusOr<report::Count> after_version =
+      SchemaVersionOf(args[1], "after");
+  if (!after_version.ok()) {
+    return NoneOrRaise(RaiseValueError(after_version.status()));
+  }
+  if (absl::Status versions =
+          report::CheckSchemaVersions(*before_version, *after_version);
+      !versions.ok()) {
+    return NoneOrRaise(RaiseValueError(versions));
+  }
+  std::optional<report::ComparableReport> before, after;
+  if (!ReadReport(args[0], "before", &before) ||
+      !ReadReport(args[1], "after", &after)) {
     return nullptr;
   }
   report::ReportDiff diff;
   const bool ok =
-      WithoutGil([&] { return report::CompareReportDocuments(before, after); },
-                 &diff, RaiseValueError);
+      WithoutGil([&] { return report::CompareReports(*before, *after); }, &diff,
+                 RaiseValueError);
   return ok ? ToPython(diff) : nullptr;
 }
 
 PyObject* RenderHtml(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
-  std::optional<Json> before, after;
   std::optional<Json> device;
   report::render::HtmlOptions options;
   if (!CheckArguments(kExtensionModule, "render_html", nargs, 5) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !OptionalReportArgument(args[1], "before", &before) ||
-      !OptionalReportArgument(args[2], "after", &after) ||
+      !CheckReportArgument(args[0], "report") ||
+      !CheckOptionalReportArgument(args[1], "before") ||
+      !CheckOptionalReportArgument(args[2], "after") ||
       !Utf8(args[3], &options.title) ||
       (args[4] != Py_None && !ToJson(args[4], "device", &device.emplace()))) {
     return nullptr;
   }
+  // The device first, then the document, as HtmlOfDocument's caller did.
+  if (device) {
+    absl::StatusOr<report::render::RooflineDevice> roofline =
+        report::render::RooflineDeviceFromJson(*device);
+    if (!roofline.ok()) return NoneOrRaise(RaiseValueError(roofline.status()));
+    options.roofline = *std::move(roofline);
+  }
+  std::optional<report::render::ParsedDocument> parsed;
+  if (!ReadDocument(args[0], NoneToNull(args[1]), NoneToNull(args[2]),
+                    &parsed)) {
+    return nullptr;
+  }
   std::string html;
-  const bool ok = WithoutGil(
-      [&]() -> absl::StatusOr<std::string> {
-        if (device) {
-          TS_ASSIGN_OR_RETURN(options.roofline,
-                              report::render::RooflineDeviceFromJson(*device));
-        }
-        return report::render::HtmlOfDocument(
-            document, before ? &*before : nullptr, after ? &*after : nullptr,
-            options);
-      },
-      &html, RaiseValueError);
+  const bool ok =
+      WithoutGil([&] { return report::render::HtmlOfParsed(*parsed, options); },
+                 &html, RaiseValueError);
   return ok ? Text(html) : nullptr;
 }
 
 PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
-  std::optional<Json> before, after;
+  std::optional<report::render::ParsedDocument> parsed;
   if (!CheckArguments(kExtensionModule, "folded_stacks", nargs, 3) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !OptionalReportArgument(args[1], "before", &before) ||
-      !OptionalReportArgument(args[2], "after", &after)) {
+      !CheckReportArgument(args[0], "report") ||
+      !CheckOptionalReportArgument(args[1], "before") ||
+      !CheckOptionalReportArgument(args[2], "after") ||
+      !ReadDocument(args[0], NoneToNull(args[1]), NoneToNull(args[2]),
+                    &parsed)) {
     return nullptr;
   }
   report::render::FoldedStacks folded;
-  const bool ok = WithoutGil(
-      [&] {
-        return report::render::FoldedOfDocument(
-            document, before ? &*before : nullptr, after ? &*after : nullptr);
-      },
-      &folded, RaiseValueError);
+  const bool ok =
+      WithoutGil([&] { return report::render::FoldedOfParsed(*parsed); },
+                 &folded, RaiseValueError);
   if (!ok) return nullptr;
   OwnedRef notes(PyList_New(0));
   if (!notes) return nullptr;
@@ -171,16 +298,16 @@ PyObject* FoldedStacks(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* ListDiagnostics(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
   std::string summary;
+  std::optional<report::render::ParsedDocument> parsed;
   if (!CheckArguments(kExtensionModule, "list_diagnostics", nargs, 2) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !Utf8(args[1], &summary)) {
+      !CheckReportArgument(args[0], "report") || !Utf8(args[1], &summary) ||
+      !ReadDocument(args[0], nullptr, nullptr, &parsed)) {
     return nullptr;
   }
   std::string listing;
   const bool ok = WithoutGil(
-      [&] { return report::render::DiagnosticsOfDocument(document, summary); },
+      [&] { return report::render::DiagnosticsOfParsed(*parsed, summary); },
       &listing, RaiseValueError);
   return ok ? Text(listing) : nullptr;
 }
@@ -201,16 +328,24 @@ PyObject* MergeRankReports(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   std::vector<std::string> names(count);
-  std::vector<Json> reports(count);
   for (Py_ssize_t i = 0; i < count; ++i) {
     if (!Utf8(PyList_GetItem(args[1], i), &names[i]) ||
-        !ReportArgument(PyList_GetItem(args[0], i), names[i], &reports[i])) {
+        !CheckReportArgument(PyList_GetItem(args[0], i), names[i])) {
       return nullptr;
     }
   }
+  std::vector<report::RankReport> ranks;
+  ranks.reserve(count);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    std::optional<report::RankReport> rank;
+    if (!ReadReport(PyList_GetItem(args[0], i), names[i], &rank)) {
+      return nullptr;
+    }
+    ranks.push_back(*std::move(rank));
+  }
   report::JobReport job;
   const bool ok =
-      WithoutGil([&] { return report::MergeRankReportsJson(reports, names); },
+      WithoutGil([&] { return report::MergeRankReportsNamed(ranks, names); },
                  &job, RaiseValueError);
   return ok ? ToPython(job) : nullptr;
 }
@@ -232,25 +367,28 @@ PyObject* DeviceModel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // `device`: a device table name, or a device document ({name, peak_flops,
 // memory_bandwidth, source?}).
 PyObject* Roofline(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document, device;
+  Json device;
   if (!CheckArguments(kExtensionModule, "roofline", nargs, 2) ||
-      !ReportArgument(args[0], "report", &document) ||
+      !CheckReportArgument(args[0], "report") ||
       !ToJson(args[1], "device", &device)) {
     return nullptr;
   }
+  // report::FlopReportForRoofline's steps, after the device's.
+  absl::StatusOr<report::RooflineDevice> spec =
+      device.is_string()
+          ? report::RooflineDeviceNamed(device.get<std::string>())
+          : report::RooflineDeviceFromJson(device);
+  if (!spec.ok()) return NoneOrRaise(RaiseValueError(spec.status()));
+  if (absl::Status shape = report::CheckRooflineDocument(ShapeOf(args[0]));
+      !shape.ok()) {
+    return NoneOrRaise(RaiseValueError(shape));
+  }
+  std::optional<report::FlopReport> flops;
+  if (!ReadReport(args[0], "report", &flops)) return nullptr;
   Json result;
   const bool ok = WithoutGil(
       [&]() -> absl::StatusOr<Json> {
-        report::RooflineDevice spec;
-        if (device.is_string()) {
-          TS_ASSIGN_OR_RETURN(
-              spec, report::RooflineDeviceNamed(device.get<std::string>()));
-        } else {
-          TS_ASSIGN_OR_RETURN(spec, report::RooflineDeviceFromJson(device));
-        }
-        TS_ASSIGN_OR_RETURN(report::FlopReport flops,
-                            report::FlopReportForRoofline(document));
-        return report::ToJson(report::ComputeRoofline(flops, spec));
+        return report::ToJson(report::ComputeRoofline(*flops, *spec));
       },
       &result, RaiseValueError);
   return ok ? FromJson(result) : nullptr;
@@ -258,17 +396,35 @@ PyObject* Roofline(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 // `torchscan roofline`'s output for python -m torchscan_dispatch, so that
 // both command lines print the same bytes.
+// report::render::RooflineOfDocument's steps: the device, then a job report
+// or a FlopReport.
 PyObject* RooflineListing(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json document;
   std::string device;
   if (!CheckArguments(kExtensionModule, "roofline_listing", nargs, 2) ||
-      !ReportArgument(args[0], "report", &document) ||
-      !Utf8(args[1], &device)) {
+      !CheckReportArgument(args[0], "report") || !Utf8(args[1], &device)) {
     return nullptr;
+  }
+  absl::StatusOr<report::RooflineDevice> spec =
+      report::RooflineDeviceNamed(device);
+  if (!spec.ok()) return NoneOrRaise(RaiseValueError(spec.status()));
+  const Json shape = ShapeOf(args[0]);
+  std::optional<report::JobReport> job;
+  std::optional<report::FlopReport> flops;
+  if (shape.is_object() && shape.value("kind", Json()) == "job_report") {
+    if (!ReadReport(args[0], "job", &job)) return nullptr;
+  } else {
+    if (absl::Status checked = report::CheckRooflineDocument(shape);
+        !checked.ok()) {
+      return NoneOrRaise(RaiseValueError(checked));
+    }
+    if (!ReadReport(args[0], "report", &flops)) return nullptr;
   }
   report::render::RooflineOutput output;
   const bool ok = WithoutGil(
-      [&] { return report::render::RooflineOfDocument(document, device); },
+      [&]() -> absl::StatusOr<report::render::RooflineOutput> {
+        return job ? report::render::RooflineOutputOf(*job, *spec)
+                   : report::render::RooflineOutputOf(*flops, *spec);
+      },
       &output, RaiseValueError);
   if (!ok) return nullptr;
   OwnedRef listing(Text(output.listing));

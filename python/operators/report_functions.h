@@ -7,9 +7,15 @@
 // report/render/report_documents.h).
 //
 // Python data in, Python data out: a report is the dict crawl_module,
-// measure_flops or compare_reports returned (or json.load read), converted
-// to report::Json directly (ToJson in python_objects.h), never through JSON
-// text. A value no JSON report can hold is a ValueError naming its path
+// measure_flops or compare_reports returned (or json.load read), never
+// JSON text. The summary's, compare's, the merge's and the roofline's
+// reports are read straight from their objects as their records
+// (report_from_objects.h, NOTE [Report arguments read from their objects]
+// in report_functions.cc); the documents of the HTML page, folded stacks
+// and the diagnostics listing, whose kind is told from their keys, are
+// converted to report::Json (ToJson in python_objects.h) and read there.
+// Either way the errors are the same. A value no JSON report can hold is a
+// ValueError naming its path
 // ("report is not a JSON report: report.layers[3].extra: a value of type
 // Tensor is not JSON data"); a report the report library cannot read is a
 // ValueError with that library's message, which names the field

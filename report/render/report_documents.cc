@@ -21,14 +21,6 @@ constexpr char kExpected[] =
     "expected a report: crawl_module's or summary's (with 'layers'), "
     "measure_flops' (with 'by_operator') or compare_reports' diff";
 
-// A document parsed with the parser of its kind, and the reports a diff
-// was computed from, when given.
-struct Document {
-  std::variant<AnalysisReport, FlopReport, ReportDiff> report;
-  std::optional<AnalysisReport> before;
-  std::optional<AnalysisReport> after;
-};
-
 }  // namespace
 
 absl::StatusOr<DocumentKind> KindOfDocument(const Json& document) {
@@ -56,22 +48,31 @@ absl::StatusOr<DocumentKind> KindOfDocument(const Json& document) {
                    keys.empty() ? "(none)" : absl::StrJoin(keys, ", ")));
 }
 
-namespace {
-
-absl::StatusOr<Document> ParseDocument(const Json& document, const Json* before,
-                                       const Json* after) {
+absl::StatusOr<DocumentKind> CheckDocument(const Json& document,
+                                           bool has_before, bool has_after) {
   TS_ASSIGN_OR_RETURN(DocumentKind kind, KindOfDocument(document));
-  if ((before != nullptr || after != nullptr) && kind != DocumentKind::kDiff) {
+  if ((has_before || has_after) && kind != DocumentKind::kDiff) {
     return absl::InvalidArgumentError(
         "before and after go with a report diff (compare_reports), not with "
         "a single report");
   }
-  if ((before == nullptr) != (after == nullptr)) {
+  if (has_before != has_after) {
     return absl::InvalidArgumentError(
         "pass both reports a diff was computed from (before and after), or "
         "neither");
   }
-  Document parsed;
+  return kind;
+}
+
+namespace {
+
+absl::StatusOr<ParsedDocument> ParseDocument(const Json& document,
+                                             const Json* before,
+                                             const Json* after) {
+  TS_ASSIGN_OR_RETURN(
+      DocumentKind kind,
+      CheckDocument(document, before != nullptr, after != nullptr));
+  ParsedDocument parsed;
   switch (kind) {
     case DocumentKind::kAnalysis: {
       TS_ASSIGN_OR_RETURN(AnalysisReport report,
@@ -107,7 +108,13 @@ absl::StatusOr<std::string> HtmlOfDocument(const Json& document,
                                            const Json* before,
                                            const Json* after,
                                            const HtmlOptions& options) {
-  TS_ASSIGN_OR_RETURN(Document parsed, ParseDocument(document, before, after));
+  TS_ASSIGN_OR_RETURN(ParsedDocument parsed,
+                      ParseDocument(document, before, after));
+  return HtmlOfParsed(parsed, options);
+}
+
+absl::StatusOr<std::string> HtmlOfParsed(const ParsedDocument& parsed,
+                                         const HtmlOptions& options) {
   if (const auto* report = std::get_if<AnalysisReport>(&parsed.report)) {
     return RenderHtml(*report, options);
   }
@@ -122,7 +129,12 @@ absl::StatusOr<std::string> HtmlOfDocument(const Json& document,
 absl::StatusOr<FoldedStacks> FoldedOfDocument(const Json& document,
                                               const Json* before,
                                               const Json* after) {
-  TS_ASSIGN_OR_RETURN(Document parsed, ParseDocument(document, before, after));
+  TS_ASSIGN_OR_RETURN(ParsedDocument parsed,
+                      ParseDocument(document, before, after));
+  return FoldedOfParsed(parsed);
+}
+
+absl::StatusOr<FoldedStacks> FoldedOfParsed(const ParsedDocument& parsed) {
   if (const auto* report = std::get_if<AnalysisReport>(&parsed.report)) {
     return FoldedOperatorFlops(*report);
   }
@@ -141,8 +153,13 @@ absl::StatusOr<FoldedStacks> FoldedOfDocument(const Json& document,
 
 absl::StatusOr<std::string> DiagnosticsOfDocument(const Json& document,
                                                   absl::string_view summary) {
-  TS_ASSIGN_OR_RETURN(Document parsed,
+  TS_ASSIGN_OR_RETURN(ParsedDocument parsed,
                       ParseDocument(document, nullptr, nullptr));
+  return DiagnosticsOfParsed(parsed, summary);
+}
+
+absl::StatusOr<std::string> DiagnosticsOfParsed(const ParsedDocument& parsed,
+                                                absl::string_view summary) {
   const std::vector<Diagnostic>* diagnostics = nullptr;
   if (const auto* report = std::get_if<AnalysisReport>(&parsed.report)) {
     diagnostics = &report->diagnostics;

@@ -8,13 +8,18 @@
 #ifndef TORCHSCAN_REPORT_RENDER_REPORT_DOCUMENTS_H_
 #define TORCHSCAN_REPORT_RENDER_REPORT_DOCUMENTS_H_
 
+#include <optional>
 #include <string>
+#include <variant>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "report/analysis_report.h"
+#include "report/flop_report.h"
 #include "report/json_io.h"
 #include "report/render/folded_stacks.h"
 #include "report/render/html_report.h"
+#include "report/report_diff.h"
 
 namespace torchscan::report::render {
 
@@ -29,6 +34,31 @@ enum class DocumentKind {
 };
 
 absl::StatusOr<DocumentKind> KindOfDocument(const Json& document);
+
+// What KindOfDocument and the checks of `before` and `after` below ask of a
+// document, made before anything is read: the kind, or the error that it
+// has none or that `before` and `after` do not go with it. They read only
+// the document's type, its top-level keys and the type of its "layers", so
+// `document` may hold only those (a JSON front end reading the document by
+// other means).
+absl::StatusOr<DocumentKind> CheckDocument(const Json& document,
+                                           bool has_before, bool has_after);
+
+// A document read with the reader of its kind (the paths of its errors:
+// "report", "flop_report" or "diff"), and the reports a diff was computed
+// from ("before", "after"), when given.
+struct ParsedDocument {
+  std::variant<AnalysisReport, FlopReport, ReportDiff> report;
+  std::optional<AnalysisReport> before;
+  std::optional<AnalysisReport> after;
+};
+
+// The functions below on a document already read.
+absl::StatusOr<std::string> HtmlOfParsed(const ParsedDocument& parsed,
+                                         const HtmlOptions& options = {});
+absl::StatusOr<FoldedStacks> FoldedOfParsed(const ParsedDocument& parsed);
+absl::StatusOr<std::string> DiagnosticsOfParsed(const ParsedDocument& parsed,
+                                                absl::string_view summary);
 
 // The page of an analysis, a FlopReport or a diff. `before` and `after` are
 // both null, or (with a diff only) the reports the diff was computed from,

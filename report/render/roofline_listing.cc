@@ -188,19 +188,26 @@ absl::StatusOr<RooflineOutput> RooflineOfDocument(
     const Json& document, absl::string_view device_name) {
   TS_ASSIGN_OR_RETURN(const RooflineDevice device,
                       RooflineDeviceNamed(device_name));
-  RooflineOutput output;
   if (document.is_object() && document.value("kind", Json()) == "job_report") {
     TS_ASSIGN_OR_RETURN(const JobReport job, JobReportFromJson(document));
-    const JobRoofline roofline = ComputeJobRoofline(job, device);
-    output.listing = JobRooflineListing(roofline);
-    output.json = pycompat::DumpPythonJson(ToJson(roofline), 2) + "\n";
-    return output;
+    return RooflineOutputOf(job, device);
   }
   TS_ASSIGN_OR_RETURN(const FlopReport report, FlopReportForRoofline(document));
+  return RooflineOutputOf(report, device);
+}
+
+RooflineOutput RooflineOutputOf(const JobReport& job,
+                                const RooflineDevice& device) {
+  const JobRoofline roofline = ComputeJobRoofline(job, device);
+  return RooflineOutput{JobRooflineListing(roofline),
+                        pycompat::DumpPythonJson(ToJson(roofline), 2) + "\n"};
+}
+
+RooflineOutput RooflineOutputOf(const FlopReport& report,
+                                const RooflineDevice& device) {
   const Roofline roofline = ComputeRoofline(report, device);
-  output.listing = RooflineListing(roofline);
-  output.json = pycompat::DumpPythonJson(ToJson(roofline), 2) + "\n";
-  return output;
+  return RooflineOutput{RooflineListing(roofline),
+                        pycompat::DumpPythonJson(ToJson(roofline), 2) + "\n"};
 }
 
 }  // namespace torchscan::report::render

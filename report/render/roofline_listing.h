@@ -71,6 +71,12 @@ struct RooflineOutput {
 };
 absl::StatusOr<RooflineOutput> RooflineOfDocument(
     const Json& document, absl::string_view device_name);
+// The same on a report already read (RooflineOfDocument reads a job report
+// at path "job", else report::FlopReportForRoofline's FlopReport).
+RooflineOutput RooflineOutputOf(const JobReport& job,
+                                const RooflineDevice& device);
+RooflineOutput RooflineOutputOf(const FlopReport& report,
+                                const RooflineDevice& device);
 
 }  // namespace torchscan::report::render
 

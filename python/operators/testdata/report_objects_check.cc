@@ -9,10 +9,22 @@
 //                               FromJson(report::ToJson(record)))
 //   time_conversion(name, document, number) -> (json_seconds, old_seconds,
 //                                               new_seconds)
+//   round_trip(name, document) -> (back == record, back == via_json,
+//                                  ToPython(back))
+//   read_errors(name, document) -> (json_error, python_error)
+//   time_reading(name, document, number) -> (old_seconds, new_seconds,
+//                                            check_seconds)
 // where record is the document read as the record (ToJson then
 // report::FromJson<T>; a ValueError names a bad document's path), and the
 // times are per conversion over `number` conversions: ToJson alone, ToJson
 // then FromJson (the path the extension module took before), ToPython.
+// round_trip reads ToPython(record) back with FromPython<T>
+// (report_from_objects.h) as `back`, and report::ToJson(record) back with
+// report::FromJson<T> as `via_json`. read_errors reads the document both
+// ways, ToJson then report::FromJson<T> and FromPython<T>, each error's
+// text or None. time_reading times reading the document as the record:
+// ToJson then report::FromJson<T> (the extension module's old path),
+// CheckJsonData then FromPython<T> (its new one), and CheckJsonData alone.
 
 // Python.h before any standard header (python_objects.h) ...
 #include "python/operators/python_objects.h"
@@ -25,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "python/operators/report_from_objects.h"
 #include "python/operators/report_objects.h"
 #include "report/analysis_report.h"
 #include "report/communication.h"
@@ -52,6 +65,9 @@ struct Record {
   PyObject* (*field_names)();
   PyObject* (*convert)(PyObject* document);
   PyObject* (*time)(PyObject* document, Py_ssize_t number);
+  PyObject* (*round_trip)(PyObject* document);
+  PyObject* (*read_errors)(PyObject* document);
+  PyObject* (*time_reading)(PyObject* document, Py_ssize_t number);
 };
 
 template <typename T>
@@ -126,14 +142,84 @@ PyObject* Time(PyObject* document, Py_ssize_t number) {
   return sink == 0 ? nullptr : Py_BuildValue("(ddd)", json, old, fresh);
 }
 
+template <typename T, const char* kName>
+PyObject* RoundTrip(PyObject* document) {
+  std::optional<T> record;
+  if (!Read(kName, document, &record)) return nullptr;
+  OwnedRef objects(ToPython(*record));
+  if (!objects) return nullptr;
+  absl::StatusOr<T> back = FromPython<T>(objects.get(), kName);
+  if (!back.ok()) return NoneOrRaise(RaiseValueError(back.status()));
+  const Json json = report::ToJson(*record);
+  absl::StatusOr<T> via_json =
+      report::FromJson<T>(report::JsonValue(json, kName));
+  if (!via_json.ok()) return NoneOrRaise(RaiseValueError(via_json.status()));
+  OwnedRef written(ToPython(*back));
+  if (!written) return nullptr;
+  return Py_BuildValue("(OOO)", *back == *record ? Py_True : Py_False,
+                       *back == *via_json ? Py_True : Py_False, written.get());
+}
+
+// The text of `status`'s error as a str, or None when it is OK.
+PyObject* ErrorText(const absl::Status& status) {
+  if (status.ok()) return Py_NewRef(Py_None);
+  return PythonText(status.message());
+}
+
+template <typename T, const char* kName>
+PyObject* ReadErrors(PyObject* document) {
+  Json json;
+  if (!ToJson(document, kName, &json)) return nullptr;
+  OwnedRef json_error(
+      ErrorText(report::FromJson<T>(report::JsonValue(json, kName)).status()));
+  OwnedRef python_error(ErrorText(FromPython<T>(document, kName).status()));
+  if (!json_error || !python_error) return nullptr;
+  return PyTuple_Pack(2, json_error.get(), python_error.get());
+}
+
+template <typename T, const char* kName>
+PyObject* TimeReading(PyObject* document, Py_ssize_t number) {
+  double old = 0, fresh = 0, check = 0;
+  const bool ok =
+      Seconds(
+          number,
+          [&] {
+            Json json;
+            return ToJson(document, kName, &json) &&
+                   report::FromJson<T>(report::JsonValue(json, kName)).ok();
+          },
+          &old) &&
+      Seconds(
+          number,
+          [&] {
+            return CheckJsonData(document, kName) &&
+                   FromPython<T>(document, kName).ok();
+          },
+          &fresh) &&
+      Seconds(
+          number, [&] { return CheckJsonData(document, kName); }, &check);
+  if (!ok) {
+    if (!PyErr_Occurred()) {
+      PyErr_SetString(PyExc_ValueError, "the document is not the record");
+    }
+    return nullptr;
+  }
+  return Py_BuildValue("(ddd)", old, fresh, check);
+}
+
 // NOTE [Record names as template arguments]
 // Convert and Time name the record in errors and need the name as a
 // constant: each has a static array of its own.
-#define TORCHSCAN_RECORD(Type, Name)                               \
-  [] {                                                             \
-    static constexpr char kName[] = Name;                          \
-    return Record{kName, &FieldNames<Type>, &Convert<Type, kName>, \
-                  &Time<Type, kName>};                             \
+#define TORCHSCAN_RECORD(Type, Name)          \
+  [] {                                        \
+    static constexpr char kName[] = Name;     \
+    return Record{kName,                      \
+                  &FieldNames<Type>,          \
+                  &Convert<Type, kName>,      \
+                  &Time<Type, kName>,         \
+                  &RoundTrip<Type, kName>,    \
+                  &ReadErrors<Type, kName>,   \
+                  &TimeReading<Type, kName>}; \
   }()
 
 const std::vector<Record>& Records() {
@@ -238,6 +324,38 @@ PyObject* TimeConversion(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return record->time(args[1], number);
 }
 
+PyObject* RoundTripDocument(PyObject*, PyObject* const* args,
+                            Py_ssize_t nargs) {
+  if (!CheckArguments("_report_objects_check", "round_trip", nargs, 2)) {
+    return nullptr;
+  }
+  const Record* record = Find(args[0]);
+  return record == nullptr ? nullptr : record->round_trip(args[1]);
+}
+
+PyObject* ReadErrorsOf(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!CheckArguments("_report_objects_check", "read_errors", nargs, 2)) {
+    return nullptr;
+  }
+  const Record* record = Find(args[0]);
+  return record == nullptr ? nullptr : record->read_errors(args[1]);
+}
+
+PyObject* TimeReadingOf(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!CheckArguments("_report_objects_check", "time_reading", nargs, 3)) {
+    return nullptr;
+  }
+  const Record* record = Find(args[0]);
+  if (record == nullptr) return nullptr;
+  const Py_ssize_t number = PyLong_AsSsize_t(args[2]);
+  if (number == -1 && PyErr_Occurred()) return nullptr;
+  if (number <= 0) {
+    PyErr_SetString(PyExc_ValueError, "number must be positive");
+    return nullptr;
+  }
+  return record->time_reading(args[1], number);
+}
+
 PyMethodDef kFunctions[] = {
     {"records", AsCFunction(RecordNames), METH_FASTCALL,
      "records() -> list: the names of the records held."},
@@ -249,6 +367,15 @@ PyMethodDef kFunctions[] = {
     {"time_conversion", AsCFunction(TimeConversion), METH_FASTCALL,
      "time_conversion(name, document, number) -> (json, old, new): seconds "
      "per conversion."},
+    {"round_trip", AsCFunction(RoundTripDocument), METH_FASTCALL,
+     "round_trip(name, document) -> (equal, equal_to_json, objects): the "
+     "record's Python objects read back by FromPython."},
+    {"read_errors", AsCFunction(ReadErrorsOf), METH_FASTCALL,
+     "read_errors(name, document) -> (json_error, python_error): each "
+     "reader's error text, or None."},
+    {"time_reading", AsCFunction(TimeReadingOf), METH_FASTCALL,
+     "time_reading(name, document, number) -> (old, new, check): seconds "
+     "per reading."},
     {nullptr, nullptr, 0, nullptr},
 };
 
