@@ -2,7 +2,7 @@
 
 #include <c10/core/impl/TorchDispatchModeTLS.h>
 
-#include <array>
+#include <algorithm>
 #include <vector>
 
 namespace torchscan::dispatch {
@@ -49,80 +49,70 @@ void AddTensor(const c10::TensorImpl& tensor, std::int64_t& into,
   }
 }
 
-// NOTE [Wrapped numbers]
-// A Python number passed where a tensor is expected (`x * 2`) reaches the
-// dispatcher as a 0-d "wrapped number" tensor. It is no tensor the workload
-// holds in memory, and a dispatch mode (FlopCounterMode's level) sees it as
-// the Python number again: it moves nothing.
-bool Counts(const at::Tensor& tensor) {
-  return tensor.defined() && !tensor.unsafeGetTensorImpl()->is_wrapped_number();
-}
-
 // Calls `visit` on every tensor of `value` (a tensor or a list) that counts.
 template <typename Visit>
 void ForEachTensor(const c10::IValue& value, Visit visit) {
   if (value.isTensor()) {
     const at::Tensor& tensor = value.toTensor();
-    if (Counts(tensor)) visit(*tensor.unsafeGetTensorImpl());
+    if (CountsBytes(tensor)) visit(*tensor.unsafeGetTensorImpl());
   } else if (value.isList()) {
     for (const c10::IValue& item : value.toListRef()) {
-      if (item.isTensor() && Counts(item.toTensor())) {
+      if (item.isTensor() && CountsBytes(item.toTensor())) {
         visit(*item.toTensor().unsafeGetTensorImpl());
       }
     }
   }
 }
 
-// The tensors a call has read so far, by identity: the first kInline in
-// place; a call with more (a long TensorList) spills to the heap.
-class DistinctTensors {
- public:
-  // Whether `tensor` was not seen before (and now is).
-  bool Insert(const c10::TensorImpl* tensor) {
-    const std::size_t in_place = std::min(count_, kInline);
-    for (std::size_t i = 0; i < in_place; ++i) {
-      if (seen_[i] == tensor) return false;
-    }
-    for (const c10::TensorImpl* other : spilled_) {
-      if (other == tensor) return false;
-    }
-    if (count_ < kInline) {
-      seen_[count_] = tensor;
-    } else {
-      spilled_.push_back(tensor);
-    }
-    ++count_;
-    return true;
-  }
-
- private:
-  static constexpr std::size_t kInline = 32;
-  std::array<const c10::TensorImpl*, kInline> seen_;
-  std::size_t count_ = 0;
-  std::vector<const c10::TensorImpl*> spilled_;
-};
-
 }  // namespace
+
+bool ReadsArgumentBytes(const OperatorInfo& info, std::size_t count,
+                        CallBytes& bytes) {
+  if (info.bytes.moves_nothing) return false;
+  if (!info.bytes.decided || info.bytes.arguments.size() != count) {
+    bytes.unknown = "the operator has no schema to say what it reads";
+    return false;
+  }
+  return true;
+}
+
+bool ReadsResultBytes(const OperatorInfo& info, std::size_t count,
+                      CallBytes& bytes) {
+  if (info.bytes.moves_nothing) return false;
+  if (!info.bytes.decided || info.bytes.results.size() != count) {
+    if (bytes.unknown == nullptr) {
+      bytes.unknown = "the operator has no schema to say what it writes";
+    }
+    return false;
+  }
+  return true;
+}
+
+void AddArgumentTensor(ArgumentBytes role, const c10::TensorImpl& tensor,
+                       DistinctTensors& read, CallBytes& bytes) {
+  if (role != ArgumentBytes::kWritten && read.Insert(&tensor)) {
+    AddTensor(tensor, bytes.read, bytes);
+  }
+  if (role != ArgumentBytes::kRead) {
+    AddTensor(tensor, bytes.written, bytes);
+  }
+}
+
+void AddResultTensor(ResultBytes role, const c10::TensorImpl& tensor,
+                     CallBytes& bytes) {
+  if (role == ResultBytes::kWritten) AddTensor(tensor, bytes.written, bytes);
+}
 
 CallBytes ArgumentBytesOf(const OperatorInfo& info,
                           c10::ArrayRef<c10::IValue> arguments) {
   CallBytes bytes;
-  if (info.bytes.moves_nothing) return bytes;
-  if (!info.bytes.decided || info.bytes.arguments.size() != arguments.size()) {
-    bytes.unknown = "the operator has no schema to say what it reads";
-    return bytes;
-  }
+  if (!ReadsArgumentBytes(info, arguments.size(), bytes)) return bytes;
   DistinctTensors read;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const ArgumentBytes role = info.bytes.arguments[i];
     if (role == ArgumentBytes::kNone) continue;
     ForEachTensor(arguments[i], [&](const c10::TensorImpl& tensor) {
-      if (role != ArgumentBytes::kWritten && read.Insert(&tensor)) {
-        AddTensor(tensor, bytes.read, bytes);
-      }
-      if (role != ArgumentBytes::kRead) {
-        AddTensor(tensor, bytes.written, bytes);
-      }
+      AddArgumentTensor(role, tensor, read, bytes);
     });
   }
   return bytes;
@@ -130,17 +120,12 @@ CallBytes ArgumentBytesOf(const OperatorInfo& info,
 
 void AddResultBytes(const OperatorInfo& info,
                     c10::ArrayRef<c10::IValue> results, CallBytes& bytes) {
-  if (info.bytes.moves_nothing) return;
-  if (!info.bytes.decided || info.bytes.results.size() != results.size()) {
-    if (bytes.unknown == nullptr) {
-      bytes.unknown = "the operator has no schema to say what it writes";
-    }
-    return;
-  }
+  if (!ReadsResultBytes(info, results.size(), bytes)) return;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    if (info.bytes.results[i] != ResultBytes::kWritten) continue;
+    const ResultBytes role = info.bytes.results[i];
+    if (role != ResultBytes::kWritten) continue;
     ForEachTensor(results[i], [&](const c10::TensorImpl& tensor) {
-      AddTensor(tensor, bytes.written, bytes);
+      AddResultTensor(role, tensor, bytes);
     });
   }
 }

@@ -31,19 +31,29 @@ absl::StatusOr<Count> Evaluate(const Formula& formula,
 // Evaluates `formula` on the reduced arguments and the call's results, and
 // records the outcome, in `precision`, through this thread's session slot.
 template <typename Formula>
+void CountReduced(const OperatorInfo& info, const Formula& formula,
+                  absl::Span<const formulas::OperatorValue> arguments,
+                  absl::Span<const formulas::OperatorValue> results,
+                  Precision precision, const CallBytes& bytes,
+                  CountingSession& session, SessionSlot& slot) {
+  absl::StatusOr<Count> flops =
+      Evaluate(formula, formulas::OperatorCall{arguments, results});
+  if (flops.ok()) {
+    session.RecordCounted(info, *flops, precision, slot, bytes);
+  } else {
+    session.RecordFailed(info, flops.status(), bytes);
+  }
+}
+
+template <typename Formula>
 void CountValues(const OperatorInfo& info, const Formula& formula,
                  absl::Span<const formulas::OperatorValue> arguments,
                  c10::ArrayRef<c10::IValue> results, Precision precision,
                  const CallBytes& bytes, CountingSession& session,
                  SessionSlot& slot) {
   const OperatorValues result_values = ToOperatorValues(results);
-  absl::StatusOr<Count> flops =
-      Evaluate(formula, formulas::OperatorCall{arguments, result_values});
-  if (flops.ok()) {
-    session.RecordCounted(info, *flops, precision, slot, bytes);
-  } else {
-    session.RecordFailed(info, flops.status(), bytes);
-  }
+  CountReduced(info, formula, arguments, result_values, precision, bytes,
+               session, slot);
 }
 
 template <typename Formula>
@@ -113,6 +123,15 @@ void RecordFormulaCall(const OperatorInfo& info,
                        SessionSlot& slot) {
   CountValues(info, FormulaFor(info, session)->formula, arguments, results,
               precision, bytes, session, slot);
+}
+
+void RecordFormulaCall(const OperatorInfo& info,
+                       absl::Span<const formulas::OperatorValue> arguments,
+                       absl::Span<const formulas::OperatorValue> results,
+                       Precision precision, const CallBytes& bytes,
+                       CountingSession& session, SessionSlot& slot) {
+  CountReduced(info, FormulaFor(info, session)->formula, arguments, results,
+               precision, bytes, session, slot);
 }
 
 void RecordFinishedCall(const OperatorInfo& info,

@@ -72,6 +72,14 @@ void RecordFormulaCall(const OperatorInfo& info,
                        const CallBytes& bytes, CountingSession& session,
                        SessionSlot& slot);
 
+// The same, with the results reduced too (an unboxed kernel reads them
+// typed: unboxed_kernels.h).
+void RecordFormulaCall(const OperatorInfo& info,
+                       absl::Span<const formulas::OperatorValue> arguments,
+                       absl::Span<const formulas::OperatorValue> results,
+                       Precision precision, const CallBytes& bytes,
+                       CountingSession& session, SessionSlot& slot);
+
 // Records the finished call: the session's custom formula for the operator,
 // else a deferred (caller-evaluated) record, else the formula table's
 // formula, else the call by name. Arguments are in schema order, results as

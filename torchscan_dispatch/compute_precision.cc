@@ -90,27 +90,33 @@ Precision OfWidth(int width) {
   }
 }
 
-// Reads the dtype, rank and device through the TensorImpl, by reference.
-void AddTensor(const at::Tensor& tensor, PrecisionEvidence& evidence,
-               bool& on_cuda) {
+void AddValue(const c10::IValue& value, PrecisionEvidence& evidence,
+              bool& on_cuda) {
+  if (value.isTensor()) {
+    AddPrecisionTensor(value.toTensor(), evidence, on_cuda);
+  } else if (value.isList()) {
+    for (const c10::IValue& item : value.toListRef()) {
+      if (item.isTensor())
+        AddPrecisionTensor(item.toTensor(), evidence, on_cuda);
+    }
+  }
+}
+
+}  // namespace
+
+void AddPrecisionTensor(const at::Tensor& tensor, PrecisionEvidence& evidence,
+                        bool& on_cuda) {
   if (!tensor.defined()) return;
   const c10::TensorImpl& impl = *tensor.unsafeGetTensorImpl();
   evidence.Add(impl.dtype().toScalarType(), impl.dim() == 0);
   on_cuda = on_cuda || impl.is_cuda();
 }
 
-void AddValue(const c10::IValue& value, PrecisionEvidence& evidence,
-              bool& on_cuda) {
-  if (value.isTensor()) {
-    AddTensor(value.toTensor(), evidence, on_cuda);
-  } else if (value.isList()) {
-    for (const c10::IValue& item : value.toListRef()) {
-      if (item.isTensor()) AddTensor(item.toTensor(), evidence, on_cuda);
-    }
-  }
+Precision DecidePrecision(const OperatorInfo& info,
+                          const PrecisionEvidence& evidence, bool on_cuda) {
+  return evidence.Decide(
+      info, on_cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU);
 }
-
-}  // namespace
 
 void PrecisionEvidence::Add(c10::ScalarType dtype, bool zero_dim) {
   if (c10::isFloat8Type(dtype)) {
@@ -158,8 +164,7 @@ Precision ComputePrecision(const OperatorInfo& info,
   for (std::size_t i = 64; i < count; ++i) {
     AddValue(arguments[i], evidence, on_cuda);
   }
-  return evidence.Decide(
-      info, on_cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU);
+  return DecidePrecision(info, evidence, on_cuda);
 }
 
 }  // namespace torchscan::dispatch

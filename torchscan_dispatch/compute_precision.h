@@ -32,6 +32,7 @@
 #ifndef TORCHSCAN_DISPATCH_COMPUTE_PRECISION_H_
 #define TORCHSCAN_DISPATCH_COMPUTE_PRECISION_H_
 
+#include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
@@ -64,6 +65,17 @@ class PrecisionEvidence {
   bool fp4_ = false;
   bool int8_ = false;
 };
+
+// ComputePrecision one tensor at a time, for calls read from typed arguments
+// (unboxed_kernels.h): adds tensor argument `tensor` (undefined: nothing),
+// reading its dtype, rank and device through the TensorImpl, by reference;
+// `on_cuda` becomes true for a CUDA tensor.
+void AddPrecisionTensor(const at::Tensor& tensor, PrecisionEvidence& evidence,
+                        bool& on_cuda);
+// The precision of a call of `info` whose tensors were added to `evidence`.
+report::Precision DecidePrecision(const OperatorInfo& info,
+                                  const PrecisionEvidence& evidence,
+                                  bool on_cuda);
 
 // The precision of a call of `info` with these arguments (schema order).
 report::Precision ComputePrecision(const OperatorInfo& info,

@@ -21,16 +21,29 @@
 // scaled_dot_product_attention front end) are called as the operators they
 // decompose into, which the fallback counts: convolution and the CPU flash
 // attention kernel.
+//
+// Those operators now have unboxed kernels on the key (unboxed_kernels.h):
+// a boxed call is unboxed once, for our kernel, as it would be for the CPU
+// kernel. The Unboxed tests below call them as C++ callers do (at::mm), which
+// before the unboxed kernels made the counted call box itself (one stack, a
+// c10::List per int[] argument); now the counted call allocates nothing more
+// than the plain one either way.
 
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/ones.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +53,7 @@
 #include "report/flop_report.h"
 #include "torchscan_dispatch/allocation_counting.h"
 #include "torchscan_dispatch/flop_counting_guard.h"
+#include "torchscan_dispatch/unboxed_kernels.h"
 
 namespace torchscan {
 namespace {
@@ -185,6 +199,71 @@ TEST_F(CountedCallAllocationTest, AttentionAllocatesNothingMore) {
   EXPECT_EQ(report::Count(kCountedCalls * 2 * 2 * 8 * 8 * 8),
             FlopsOf(measured.report,
                     "aten._scaled_dot_product_flash_attention_for_cpu"));
+}
+
+// An unboxed call (at::mm), as C++ code makes it, plainly and under one
+// guard; `unboxed` is what the unboxed kernels took of the counted loop.
+struct MeasuredUnboxed {
+  double plain = 0;
+  double counted = 0;
+  std::uint64_t unboxed = 0;
+};
+
+MeasuredUnboxed MeasureUnboxed(const std::function<void()>& call) {
+  MeasuredUnboxed measured;
+  auto loop = [&] {
+    return dispatch::OperatorNewCallsOf([&] {
+             for (int i = 0; i < kCalls; ++i) call();
+           }) /
+           double{kCalls};
+  };
+  for (int i = 0; i < 4; ++i) call();
+  measured.plain = loop();
+  EXPECT_GT(measured.plain, 0);
+  FlopCountingGuard guard;
+  for (int i = 0; i < 4; ++i) call();
+  const std::uint64_t before = dispatch::UnboxedCallsOnThisThread();
+  measured.counted = loop();
+  measured.unboxed = dispatch::UnboxedCallsOnThisThread() - before;
+  return measured;
+}
+
+TEST_F(CountedCallAllocationTest, UnboxedMmAllocatesNothingMore) {
+  const at::Tensor a = at::ones({8, 8}), b = at::ones({8, 8});
+  const MeasuredUnboxed measured = MeasureUnboxed([&] { at::mm(a, b); });
+  EXPECT_EQ(measured.plain, measured.counted);
+  EXPECT_EQ(std::uint64_t{kCalls}, measured.unboxed);
+}
+
+TEST_F(CountedCallAllocationTest, UnboxedAddmmAllocatesNothingMore) {
+  const at::Tensor bias = at::ones({8}), a = at::ones({8, 8}),
+                   b = at::ones({8, 8});
+  const MeasuredUnboxed measured =
+      MeasureUnboxed([&] { at::addmm(bias, a, b); });
+  EXPECT_EQ(measured.plain, measured.counted);
+  EXPECT_EQ(std::uint64_t{kCalls}, measured.unboxed);
+}
+
+TEST_F(CountedCallAllocationTest, UnboxedBmmAllocatesNothingMore) {
+  const at::Tensor a = at::ones({2, 8, 8}), b = at::ones({2, 8, 8});
+  const MeasuredUnboxed measured = MeasureUnboxed([&] { at::bmm(a, b); });
+  EXPECT_EQ(measured.plain, measured.counted);
+  EXPECT_EQ(std::uint64_t{kCalls}, measured.unboxed);
+}
+
+TEST_F(CountedCallAllocationTest, UnboxedConv2dAllocatesNothingMore) {
+  const at::Tensor x = at::ones({1, 2, 8, 8}), w = at::ones({2, 2, 3, 3});
+  const MeasuredUnboxed measured = MeasureUnboxed([&] { at::conv2d(x, w); });
+  EXPECT_EQ(measured.plain, measured.counted);
+  // conv2d passed on, its convolution counted.
+  EXPECT_EQ(std::uint64_t{2 * kCalls}, measured.unboxed);
+}
+
+TEST_F(CountedCallAllocationTest, UnboxedAddAllocatesNothingMore) {
+  const at::Tensor a = at::ones({16}), b = at::ones({16});
+  const MeasuredUnboxed measured = MeasureUnboxed([&] { at::add(a, b); });
+  EXPECT_EQ(measured.plain, measured.counted);
+  EXPECT_EQ(std::uint64_t{kCalls}, measured.unboxed);
 }
 
 }  // namespace

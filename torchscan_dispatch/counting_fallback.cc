@@ -15,6 +15,8 @@
 //    calls are invisible (nothing is counted twice), then is counted once.
 // docs/design.md ("Execution paths") has the whole matrix and its tests.
 
+#include "torchscan_dispatch/counting_fallback.h"
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -39,6 +41,7 @@
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/operator_values.h"
 #include "torchscan_dispatch/thread_state.h"
+#include "torchscan_dispatch/unboxed_kernels.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -126,6 +129,14 @@ bool HasSubclassArgument(c10::DispatchKeySet keys,
 // autograd keys excluded from the thread-local set: calls arriving in that
 // state while a forward-AD call is open are that kernel's internals and are
 // not counted.
+bool InsidePrimalOfForwardAdCall(const ExecutionState& state) {
+  return state.forward_ad_depth > 0 &&
+         c10::impl::tls_is_dispatch_key_excluded(
+             c10::DispatchKey::AutogradFunctionality);
+}
+
+}  // namespace
+
 bool HasForwardGrad(const at::Tensor& tensor) {
   const torch::autograd::AutogradMeta* meta =
       torch::autograd::impl::get_autograd_meta(tensor);
@@ -133,11 +144,14 @@ bool HasForwardGrad(const at::Tensor& tensor) {
          !meta->fw_grad_->empty();
 }
 
-bool InsidePrimalOfForwardAdCall(const ExecutionState& state) {
-  return state.forward_ad_depth > 0 &&
-         c10::impl::tls_is_dispatch_key_excluded(
-             c10::DispatchKey::AutogradFunctionality);
+bool CountsDirectlyByKeys(c10::DispatchKeySet keys,
+                          const ExecutionState& state) {
+  return !InsideFunctorchTransform(keys) && !HasLegacyBatchedArgument(keys) &&
+         !keys.has(c10::DispatchKey::Python) && state.compiling_depth == 0 &&
+         state.compiled_graph_depth == 0 && !InsidePrimalOfForwardAdCall(state);
 }
+
+namespace {
 
 // Runs the call and counts it. Arguments a formula reads are reduced before
 // the call when nothing can change them (NOTE [The counted path] in
@@ -204,6 +218,8 @@ void RunUncounted(const c10::OperatorHandle& op, c10::DispatchKeySet below,
   op.redispatchBoxed(below, stack);
 }
 
+}  // namespace
+
 void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                       torch::jit::Stack* stack) {
   const c10::DispatchKeySet below =
@@ -256,6 +272,8 @@ void CountingFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   RunAndCount(info, op, below, stack, *session, thread.session);
 }
 
+namespace {
+
 class Registration {
  public:
   Registration() {
@@ -273,7 +291,11 @@ class Registration {
                        __LINE__);
       library_->fallback(
           torch::CppFunction::makeFromBoxedFunction<&CountingFallback>());
+      aten_.emplace(torch::Library::IMPL, "aten", kCountingKey, __FILE__,
+                    __LINE__);
+      RegisterUnboxedKernels(*aten_);
     } catch (const c10::Error& error) {
+      aten_.reset();
       library_.reset();
       status_ = absl::FailedPreconditionError(
           absl::StrCat("registering the counting fallback failed: ",
@@ -285,6 +307,8 @@ class Registration {
 
  private:
   std::optional<torch::Library> library_;
+  // The unboxed kernels of the hot operators (unboxed_kernels.h).
+  std::optional<torch::Library> aten_;
   absl::Status status_;
 };
 

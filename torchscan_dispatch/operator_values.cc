@@ -43,15 +43,6 @@ std::optional<Shape> ConcreteShape(const at::Tensor& tensor) {
   return shape;
 }
 
-void TensorIn(const at::Tensor& tensor, OperatorValue& converted) {
-  if (!tensor.defined()) {
-    converted.kind = OperatorValue::Kind::kNone;
-    return;
-  }
-  converted.kind = OperatorValue::Kind::kTensor;
-  converted.shape_unknown = !ReadConcreteShape(tensor, converted.shape);
-}
-
 // The rarer kinds, as whole values (they may allocate).
 OperatorValue ToOtherOperatorValue(const c10::IValue& value) {
   if (value.isSymInt()) {
@@ -97,9 +88,20 @@ OperatorValue ToOtherOperatorValue(const c10::IValue& value) {
 
 }  // namespace
 
+void TensorToOperatorValueIn(const at::Tensor& tensor,
+                             OperatorValue& converted) {
+  if (!tensor.defined()) {
+    converted.kind = OperatorValue::Kind::kNone;
+    return;
+  }
+  converted.kind = OperatorValue::Kind::kTensor;
+  converted.shape_unknown = !ReadConcreteShape(tensor, converted.shape);
+}
+
 void ToOperatorValueIn(const c10::IValue& value, OperatorValue& converted) {
   // `converted` holds the defaults: each kind sets only its own fields.
-  if (value.isTensor()) return TensorIn(value.toTensor(), converted);
+  if (value.isTensor())
+    return TensorToOperatorValueIn(value.toTensor(), converted);
   if (value.isNone()) {
     converted.kind = OperatorValue::Kind::kNone;
     return;

@@ -27,6 +27,11 @@ formulas::OperatorValue ToOperatorValue(const c10::IValue& value);
 void ToOperatorValueIn(const c10::IValue& value,
                        formulas::OperatorValue& converted);
 
+// The same for a tensor argument or result read typed (unboxed_kernels.h):
+// an undefined tensor is None, as on a stack.
+void TensorToOperatorValueIn(const at::Tensor& tensor,
+                             formulas::OperatorValue& converted);
+
 OperatorValues ToOperatorValues(c10::ArrayRef<c10::IValue> values);
 
 // `value` with every tensor (also inside lists and tuples) replaced by a meta

@@ -54,6 +54,10 @@ struct ExecutionState {
   std::uint64_t observer_handle = 0;
   // Inside a call the hidden-region observer counts.
   int observed_depth = 0;
+  // Calls the unboxed kernels took without the fallback (unboxed_kernels.h).
+  std::uint64_t unboxed_calls = 0;
+  // Held UnboxedKernelsOff guards.
+  int unboxed_off_depth = 0;
 };
 
 struct ThreadState {
