@@ -83,7 +83,6 @@ bool Plain(const std::optional<at::Tensor>& tensor) {
   return !tensor.has_value() || Plain(*tensor);
 }
 bool Plain(bool) { return true; }
-bool Plain(std::int64_t) { return true; }
 bool Plain(double) { return true; }
 bool Plain(std::optional<double>) { return true; }
 bool Plain(const c10::SymInt& value) { return !value.is_heap_allocated(); }

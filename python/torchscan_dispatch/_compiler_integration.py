@@ -26,9 +26,10 @@ import sys
 import threading
 
 import torch
+from torch.nn.modules import module as _nn_module
 
 from torchscan_dispatch import _compilation_marks, _compiled_calls, _global_hooks, _tally_pass
-from torchscan_dispatch._compiler_patches import unpatch_all
+from torchscan_dispatch._compiler_patches import patch, unpatch_all
 from torchscan_dispatch._library import load_library
 
 # Reentrant: importing Dynamo under it runs install() (the import hook).
@@ -68,7 +69,8 @@ def _install_patches() -> None:
     _compiled_calls.wrap_aot_compiled_models()
     _compilation_marks.mark_compilation()
     _compilation_marks.watch_hook_guards()
-    _global_hooks.quiet_compiled_module_warning()
+    # NOTE [The compiled-module warning] in _global_hooks.py.
+    patch(_nn_module, "_has_any_global_hook", _global_hooks.leaving_ours_out(_nn_module._has_any_global_hook))
     _compilation_marks.mark_never_compiled()
 
 

@@ -45,8 +45,6 @@ from typing import Any, Callable
 from torch.nn.modules import module as _nn_module
 from torch.utils.hooks import RemovableHandle
 
-from torchscan_dispatch._compiler_patches import patch
-
 _lock = threading.Lock()
 # Our registered hooks: handle id -> (the dict it lives in, the hook).
 _ours: dict[int, tuple[OrderedDict, Callable[..., Any]]] = {}
@@ -113,15 +111,15 @@ def _program_has_any_global_hook() -> bool:
 # and raise under warnings-as-errors (`-W error`, pytest's filterwarnings),
 # as FlopCounterMode's module tracker does. The warning is about the
 # program's hooks: the check is replaced by one that leaves ours out.
-def quiet_compiled_module_warning() -> None:
-    """Makes torch.nn's _has_any_global_hook see only the program's hooks.
+def leaving_ours_out(has_any_global_hook: Callable[[], Any]) -> Callable[[], bool]:
+    """torch.nn's _has_any_global_hook, seeing only the program's hooks; the
+    compiler integration puts it in place (_compiler_integration.py).
     NOTE [The compiled-module warning]."""
-    original = _nn_module._has_any_global_hook
 
     def _has_any_global_hook():
-        return bool(original()) and (not _ours or _program_has_any_global_hook())
+        return bool(has_any_global_hook()) and (not _ours or _program_has_any_global_hook())
 
-    patch(_nn_module, "_has_any_global_hook", _has_any_global_hook)
+    return _has_any_global_hook
 
 
 def hook_dicts_guarded() -> bool:
