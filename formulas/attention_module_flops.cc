@@ -16,8 +16,8 @@ namespace torchscan::formulas {
 namespace module_internal {
 namespace {
 
-using pycompat::Py;
-using pycompat::PyTuple;
+using python::Py;
+using python::PyTuple;
 
 constexpr absl::string_view kBatched3d =
     "MultiheadAttention FLOPs only support batched 3D inputs.";
@@ -47,11 +47,11 @@ bool IsNotNone(const CallValue* value) { return !value->is_none(); }
 template <typename Layer>
 Py<ExactCount> FeedForwardFlops(const Layer& layer, const PyTuple& inputs) {
   if (!layer.activation_is_relu)
-    return pycompat::Raise("NotImplementedError", kReluOnly);
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(*x));
+    return python::Raise("NotImplementedError", kReluOnly);
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, python::ShapeOf(*x));
   const ExactCount hidden =
-      ExactProduct(pycompat::AllButLast(*shape)) * layer.linear1.out_features;
+      ExactProduct(python::AllButLast(*shape)) * layer.linear1.out_features;
   const ExactCount dropout =
       layer.dropout.training && layer.dropout.p > 0 ? hidden : ExactCount(0);
   TS_PY_ASSIGN_OR_RAISE(ExactCount first, LinearFlops(layer.linear1, inputs));
@@ -90,18 +90,18 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
                                        const CallValue* out) {
   // `q, k, v = inputs[:3]`
   if (inputs.size() < 3) {
-    return pycompat::Raise(
+    return python::Raise(
         "ValueError",
         absl::StrCat("not enough values to unpack (expected 3, got ",
                      inputs.size(), ")"));
   }
   const std::array<const CallValue*, 3> qkv = {inputs[0], inputs[1], inputs[2]};
   for (const CallValue* tensor : qkv) {
-    TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, pycompat::NdimOf(*tensor));
-    if (ndim != 3) return pycompat::Raise("NotImplementedError", kBatched3d);
+    TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, python::NdimOf(*tensor));
+    if (ndim != 3) return python::Raise("NotImplementedError", kBatched3d);
   }
   if (mha.bias_k || mha.bias_v || mha.add_zero_attn) {
-    return pycompat::Raise("NotImplementedError", kBiasKvOrZeroAttn);
+    return python::Raise("NotImplementedError", kBiasKvOrZeroAttn);
   }
   const Dims& q = qkv[0]->shape;
   const Dims& k = qkv[1]->shape;
@@ -118,7 +118,7 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
   // Input projections, with their bias when present.
   for (const CallValue* tensor : qkv) {
     flops +=
-        ExactProduct(pycompat::AllButLast(tensor->shape)) * mha.embed_dim *
+        ExactProduct(python::AllButLast(tensor->shape)) * mha.embed_dim *
         (ExactCount(2) * tensor->shape.back() - 1 + (mha.in_proj_bias ? 1 : 0));
   }
   // One reciprocal square root, then one scaling multiplication per element.
@@ -140,12 +140,12 @@ Py<ExactCount> MultiheadAttentionFlops(const MultiheadAttentionParams& mha,
 
 Py<ExactCount> TransformerEncoderLayerFlops(
     const TransformerEncoderLayerParams& layer, const PyTuple& inputs) {
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(ExactCount input_flops, pycompat::NumelOf(*x));
-  const CallValue* src_mask = pycompat::ItemOrNone(inputs, 1);
-  const CallValue* key_padding_mask = pycompat::ItemOrNone(inputs, 2);
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount input_flops, python::NumelOf(*x));
+  const CallValue* src_mask = python::ItemOrNone(inputs, 1);
+  const CallValue* key_padding_mask = python::ItemOrNone(inputs, 2);
   const PyTuple attention_inputs = {
-      x, x, x, key_padding_mask, &pycompat::FalseValue(), src_mask};
+      x, x, x, key_padding_mask, &python::FalseValue(), src_mask};
   const ExactCount residual = input_flops;
   return SumInOrder({
       [&] {
@@ -162,23 +162,23 @@ Py<ExactCount> TransformerEncoderLayerFlops(
 
 Py<ExactCount> TransformerDecoderLayerFlops(
     const TransformerDecoderLayerParams& layer, const PyTuple& inputs) {
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(ExactCount input_flops, pycompat::NumelOf(*x));
-  const CallValue* tgt_mask = pycompat::ItemOrNone(inputs, 2);
-  const CallValue* memory_mask = pycompat::ItemOrNone(inputs, 3);
-  const CallValue* tgt_key_padding_mask = pycompat::ItemOrNone(inputs, 4);
-  const CallValue* memory_key_padding_mask = pycompat::ItemOrNone(inputs, 5);
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount input_flops, python::NumelOf(*x));
+  const CallValue* tgt_mask = python::ItemOrNone(inputs, 2);
+  const CallValue* memory_mask = python::ItemOrNone(inputs, 3);
+  const CallValue* tgt_key_padding_mask = python::ItemOrNone(inputs, 4);
+  const CallValue* memory_key_padding_mask = python::ItemOrNone(inputs, 5);
   const PyTuple self_attention = {
-      x, x, x, tgt_key_padding_mask, &pycompat::FalseValue(), tgt_mask};
+      x, x, x, tgt_key_padding_mask, &python::FalseValue(), tgt_mask};
   const ExactCount residual = input_flops;
   // Cross-attention reads inputs[1], the memory, only when it gets there.
   auto cross_attention = [&]() -> Py<ExactCount> {
-    TS_PY_ASSIGN_OR_RAISE(const CallValue* memory, pycompat::ItemAt(inputs, 1));
+    TS_PY_ASSIGN_OR_RAISE(const CallValue* memory, python::ItemAt(inputs, 1));
     const PyTuple attention_inputs = {x,
                                       memory,
                                       memory,
                                       memory_key_padding_mask,
-                                      &pycompat::FalseValue(),
+                                      &python::FalseValue(),
                                       memory_mask};
     return MultiheadAttentionFlops(layer.multihead_attn, attention_inputs,
                                    nullptr);
@@ -202,17 +202,17 @@ Py<ExactCount> TransformerDecoderLayerFlops(
 Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
                                 const PyTuple& inputs) {
   if (!transformer.native_stacks) {
-    return pycompat::Raise("NotImplementedError", kNativeStacks);
+    return python::Raise("NotImplementedError", kNativeStacks);
   }
   // Ordered inputs: src, tgt, then the six masks.
-  const CallValue* src_mask = pycompat::ItemOrNone(inputs, 2);
-  const CallValue* tgt_mask = pycompat::ItemOrNone(inputs, 3);
-  const CallValue* memory_mask = pycompat::ItemOrNone(inputs, 4);
-  const CallValue* src_key_padding_mask = pycompat::ItemOrNone(inputs, 5);
-  const CallValue* tgt_key_padding_mask = pycompat::ItemOrNone(inputs, 6);
-  const CallValue* memory_key_padding_mask = pycompat::ItemOrNone(inputs, 7);
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* src, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* tgt, pycompat::ItemAt(inputs, 1));
+  const CallValue* src_mask = python::ItemOrNone(inputs, 2);
+  const CallValue* tgt_mask = python::ItemOrNone(inputs, 3);
+  const CallValue* memory_mask = python::ItemOrNone(inputs, 4);
+  const CallValue* src_key_padding_mask = python::ItemOrNone(inputs, 5);
+  const CallValue* tgt_key_padding_mask = python::ItemOrNone(inputs, 6);
+  const CallValue* memory_key_padding_mask = python::ItemOrNone(inputs, 7);
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* src, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* tgt, python::ItemAt(inputs, 1));
   const PyTuple encoder_inputs = {src, src_mask, src_key_padding_mask};
   // The decoder's memory is the raw src, not the encoder output (quirk 14).
   const PyTuple decoder_inputs = {tgt,
@@ -253,7 +253,7 @@ absl::StatusOr<FormulaOutcome<Count>> TransformerEncoderLayerFlops(
     const TransformerEncoderLayerParams& layer,
     absl::Span<const CallValue> inputs) {
   return module_internal::Finish(module_internal::TransformerEncoderLayerFlops(
-                                     layer, pycompat::TupleOf(inputs)),
+                                     layer, python::TupleOf(inputs)),
                                  "TransformerEncoderLayer FLOPs");
 }
 
@@ -261,7 +261,7 @@ absl::StatusOr<FormulaOutcome<Count>> TransformerDecoderLayerFlops(
     const TransformerDecoderLayerParams& layer,
     absl::Span<const CallValue> inputs) {
   return module_internal::Finish(module_internal::TransformerDecoderLayerFlops(
-                                     layer, pycompat::TupleOf(inputs)),
+                                     layer, python::TupleOf(inputs)),
                                  "TransformerDecoderLayer FLOPs");
 }
 

@@ -9,22 +9,20 @@
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
 #include "formulas/module_family_formulas.h"
-#include "pycompat/python_semantics.h"
+#include "formulas/python_semantics.h"
 
 namespace torchscan::formulas::module_internal {
 
 // flops_mha(module, inputs, out); `out` nullptr stands for the default None.
-pycompat::Py<ExactCount> MultiheadAttentionFlops(
-    const MultiheadAttentionParams& mha, const pycompat::PyTuple& inputs,
+python::Py<ExactCount> MultiheadAttentionFlops(
+    const MultiheadAttentionParams& mha, const python::PyTuple& inputs,
     const CallValue* out);
-pycompat::Py<ExactCount> TransformerEncoderLayerFlops(
-    const TransformerEncoderLayerParams& layer,
-    const pycompat::PyTuple& inputs);
-pycompat::Py<ExactCount> TransformerDecoderLayerFlops(
-    const TransformerDecoderLayerParams& layer,
-    const pycompat::PyTuple& inputs);
-pycompat::Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
-                                          const pycompat::PyTuple& inputs);
+python::Py<ExactCount> TransformerEncoderLayerFlops(
+    const TransformerEncoderLayerParams& layer, const python::PyTuple& inputs);
+python::Py<ExactCount> TransformerDecoderLayerFlops(
+    const TransformerDecoderLayerParams& layer, const python::PyTuple& inputs);
+python::Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
+                                        const python::PyTuple& inputs);
 
 }  // namespace torchscan::formulas::module_internal
 

@@ -46,7 +46,7 @@ using module_internal::ParamsOf;
 using module_internal::PoolDmas;
 using module_internal::ReadWriteDmas;
 using module_internal::TransformerFlops;
-using pycompat::Py;
+using python::Py;
 
 // A typed hyper-parameter reader as a ParamsReader.
 template <auto kRead>

@@ -25,7 +25,7 @@
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
 #include "formulas/module_formulas.h"
-#include "pycompat/python_semantics.h"
+#include "formulas/python_semantics.h"
 #include "report/json_reader.h"
 
 namespace torchscan::formulas {
@@ -34,7 +34,7 @@ namespace torchscan::formulas {
 // reads which value).
 struct FormulaArgs {
   const ModuleDescription& module;  // validated: params match the family
-  const pycompat::PyTuple& inputs;  // the ordered inputs as a Python tuple
+  const python::PyTuple& inputs;    // the ordered inputs as a Python tuple
   const CallValue& inp;             // the first input tensor, or None
   const CallValue& out;             // the first output tensor, or None
   const CallValue& output;          // the whole output
@@ -42,8 +42,8 @@ struct FormulaArgs {
 
 using ParamsReader =
     absl::StatusOr<ModuleParams> (*)(const report::JsonObject& object);
-using CountFormula = pycompat::Py<ExactCount> (*)(const FormulaArgs& args);
-using FieldFormula = pycompat::Py<ReceptiveField> (*)(const FormulaArgs& args);
+using CountFormula = python::Py<ExactCount> (*)(const FormulaArgs& args);
+using FieldFormula = python::Py<ReceptiveField> (*)(const FormulaArgs& args);
 
 // How one hyper-parameter is read from the module's attribute of the same
 // name, as Python's describe_module (python/torchscan_dispatch/_describe.py)

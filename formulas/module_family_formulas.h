@@ -15,7 +15,7 @@
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
 #include "formulas/module_formulas.h"
-#include "pycompat/python_semantics.h"
+#include "formulas/python_semantics.h"
 #include "report/count.h"
 
 namespace torchscan::formulas::module_internal {
@@ -24,84 +24,81 @@ namespace torchscan::formulas::module_internal {
 
 // inputs[0].numel() * factor: ReLU (1), ReLU6 (2), Sigmoid and LeakyReLU (4),
 // ELU and Tanh (6).
-pycompat::Py<ExactCount> ElementwiseFlops(const pycompat::PyTuple& inputs,
-                                          int factor);
-pycompat::Py<ExactCount> LinearFlops(const LinearParams& linear,
-                                     const pycompat::PyTuple& inputs);
-pycompat::Py<ExactCount> ConvFlops(const ConvParams& conv,
-                                   const pycompat::PyTuple& inputs,
-                                   const CallValue& out);
-pycompat::Py<ExactCount> ConvTransposeFlops(const ConvParams& conv,
-                                            const pycompat::PyTuple& inputs,
-                                            const CallValue& out);
-pycompat::Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
-                                        const pycompat::PyTuple& inputs);
-pycompat::Py<ExactCount> MaxPoolFlops(const PoolParams& pool,
-                                      const CallValue& out);
-pycompat::Py<ExactCount> AvgPoolFlops(const PoolParams& pool,
-                                      const pycompat::PyTuple& inputs,
-                                      const CallValue& out);
+python::Py<ExactCount> ElementwiseFlops(const python::PyTuple& inputs,
+                                        int factor);
+python::Py<ExactCount> LinearFlops(const LinearParams& linear,
+                                   const python::PyTuple& inputs);
+python::Py<ExactCount> ConvFlops(const ConvParams& conv,
+                                 const python::PyTuple& inputs,
+                                 const CallValue& out);
+python::Py<ExactCount> ConvTransposeFlops(const ConvParams& conv,
+                                          const python::PyTuple& inputs,
+                                          const CallValue& out);
+python::Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
+                                      const python::PyTuple& inputs);
+python::Py<ExactCount> MaxPoolFlops(const PoolParams& pool,
+                                    const CallValue& out);
+python::Py<ExactCount> AvgPoolFlops(const PoolParams& pool,
+                                    const python::PyTuple& inputs,
+                                    const CallValue& out);
 // `average` adds one division per spatial dimension.
-pycompat::Py<ExactCount> AdaptivePoolFlops(const pycompat::PyTuple& inputs,
-                                           const CallValue& out, bool average);
-pycompat::Py<ExactCount> DropoutFlops(const DropoutParams& dropout,
-                                      const pycompat::PyTuple& inputs);
-pycompat::Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
-                                        const pycompat::PyTuple& inputs);
+python::Py<ExactCount> AdaptivePoolFlops(const python::PyTuple& inputs,
+                                         const CallValue& out, bool average);
+python::Py<ExactCount> DropoutFlops(const DropoutParams& dropout,
+                                    const python::PyTuple& inputs);
+python::Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
+                                      const python::PyTuple& inputs);
 
 // MACs (torchscan/modules/macs.py).
 
-pycompat::Py<ExactCount> LinearMacs(const LinearParams& linear,
-                                    const CallValue& out);
-pycompat::Py<ExactCount> ConvMacs(const ConvParams& conv, const CallValue& inp,
+python::Py<ExactCount> LinearMacs(const LinearParams& linear,
                                   const CallValue& out);
-pycompat::Py<ExactCount> ConvTransposeMacs(const ConvParams& conv,
-                                           const CallValue& inp,
-                                           const CallValue& out);
-pycompat::Py<ExactCount> BatchNormMacs(const BatchNormParams& bn,
-                                       const CallValue& inp);
-pycompat::Py<ExactCount> MaxPoolMacs(const PoolParams& pool,
-                                     const CallValue& out);
-pycompat::Py<ExactCount> AvgPoolMacs(const PoolParams& pool,
-                                     const CallValue& inp,
-                                     const CallValue& out);
-pycompat::Py<ExactCount> AdaptivePoolMacs(const CallValue& inp,
-                                          const CallValue& out, bool average);
+python::Py<ExactCount> ConvMacs(const ConvParams& conv, const CallValue& inp,
+                                const CallValue& out);
+python::Py<ExactCount> ConvTransposeMacs(const ConvParams& conv,
+                                         const CallValue& inp,
+                                         const CallValue& out);
+python::Py<ExactCount> BatchNormMacs(const BatchNormParams& bn,
+                                     const CallValue& inp);
+python::Py<ExactCount> MaxPoolMacs(const PoolParams& pool,
+                                   const CallValue& out);
+python::Py<ExactCount> AvgPoolMacs(const PoolParams& pool, const CallValue& inp,
+                                   const CallValue& out);
+python::Py<ExactCount> AdaptivePoolMacs(const CallValue& inp,
+                                        const CallValue& out, bool average);
 
 // DMAs (torchscan/modules/memory.py).
 
 // inp.numel() * input_reads + extra + (0 if inplace else out.numel()).
-pycompat::Py<ExactCount> ReadWriteDmas(const CallValue& inp,
-                                       const CallValue& out, int input_reads,
-                                       int extra, bool inplace);
-pycompat::Py<ExactCount> LinearDmas(report::Count parameters,
-                                    const CallValue& inp, const CallValue& out);
-pycompat::Py<ExactCount> ConvDmas(const ConvParams& conv,
-                                  report::Count parameters,
-                                  const CallValue& out);
-pycompat::Py<ExactCount> ConvTransposeDmas(const ConvParams& conv,
-                                           report::Count parameters,
-                                           const CallValue& out);
-pycompat::Py<ExactCount> BatchNormDmas(const BatchNormParams& bn,
-                                       const CallValue& inp,
-                                       const CallValue& out);
-pycompat::Py<ExactCount> PoolDmas(const PoolParams& pool, const CallValue& inp,
-                                  const CallValue& out);
-pycompat::Py<ExactCount> AdaptivePoolDmas(const CallValue& inp,
-                                          const CallValue& out);
+python::Py<ExactCount> ReadWriteDmas(const CallValue& inp, const CallValue& out,
+                                     int input_reads, int extra, bool inplace);
+python::Py<ExactCount> LinearDmas(report::Count parameters,
+                                  const CallValue& inp, const CallValue& out);
+python::Py<ExactCount> ConvDmas(const ConvParams& conv,
+                                report::Count parameters, const CallValue& out);
+python::Py<ExactCount> ConvTransposeDmas(const ConvParams& conv,
+                                         report::Count parameters,
+                                         const CallValue& out);
+python::Py<ExactCount> BatchNormDmas(const BatchNormParams& bn,
+                                     const CallValue& inp,
+                                     const CallValue& out);
+python::Py<ExactCount> PoolDmas(const PoolParams& pool, const CallValue& inp,
+                                const CallValue& out);
+python::Py<ExactCount> AdaptivePoolDmas(const CallValue& inp,
+                                        const CallValue& out);
 
 // Receptive field (torchscan/modules/receptive.py).
 
 // (1.0, 1.0, 0.0): the field of every module that keeps positions.
 ReceptiveField IdentityField();
-pycompat::Py<ReceptiveField> ConvTransposeField(const ConvParams& conv);
+python::Py<ReceptiveField> ConvTransposeField(const ConvParams& conv);
 // `dilation` nullptr when the module has no dilation attribute (AvgPool).
-pycompat::Py<ReceptiveField> KernelField(const HyperParameter& kernel_size,
-                                         const HyperParameter* dilation,
-                                         const HyperParameter& stride,
-                                         const HyperParameter& padding);
-pycompat::Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
-                                               const CallValue& out);
+python::Py<ReceptiveField> KernelField(const HyperParameter& kernel_size,
+                                       const HyperParameter* dilation,
+                                       const HyperParameter& stride,
+                                       const HyperParameter& padding);
+python::Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
+                                             const CallValue& out);
 
 }  // namespace torchscan::formulas::module_internal
 

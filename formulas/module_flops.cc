@@ -12,18 +12,18 @@
 #include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
-#include "pycompat/python_semantics.h"
+#include "formulas/python_semantics.h"
 
 namespace torchscan::formulas::module_internal {
 
-using pycompat::Py;
-using pycompat::PyTuple;
+using python::Py;
+using python::PyTuple;
 
 // inputs[0].numel() * factor: ReLU (1), ReLU6 (2), Sigmoid and LeakyReLU (4),
 // ELU and Tanh (6).
 Py<ExactCount> ElementwiseFlops(const PyTuple& inputs, int factor) {
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, python::NumelOf(*x));
   return numel * factor;
 }
 
@@ -31,14 +31,14 @@ Py<ExactCount> ElementwiseFlops(const PyTuple& inputs, int factor) {
 // one, plus one for the bias, per output element.
 Py<ExactCount> ConvFlops(const ConvParams& conv, const PyTuple& inputs,
                          const CallValue& out) {
-  const ExactCount kernel = pycompat::ProductOf(conv.kernel_size);
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(*x));
-  TS_PY_ASSIGN_OR_RAISE(std::int64_t channels, pycompat::DimAt(*shape, 1));
+  const ExactCount kernel = python::ProductOf(conv.kernel_size);
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, python::ShapeOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t channels, python::DimAt(*shape, 1));
   TS_PY_ASSIGN_OR_RAISE(ExactCount grouped,
-                        pycompat::FloorDivide(channels, conv.groups));
+                        python::FloorDivide(channels, conv.groups));
   const ExactCount terms = kernel * grouped;
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
   return out_numel * (ExactCount(2) * terms - 1 + (conv.bias ? 1 : 0));
 }
 
@@ -47,13 +47,13 @@ Py<ExactCount> ConvTransposeFlops(const ConvParams& conv, const PyTuple& inputs,
   // Upstream adds eight operations per spatial dimension for the output
   // padding computation.
   TS_PY_ASSIGN_OR_RAISE(ExactCount conv_flops, ConvFlops(conv, inputs, out));
-  return ExactCount(8) * pycompat::LengthOf(conv.kernel_size) + conv_flops;
+  return ExactCount(8) * python::LengthOf(conv.kernel_size) + conv_flops;
 }
 
 Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
                               const PyTuple& inputs) {
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, python::NumelOf(*x));
   ExactCount flops = ExactCount(bn.num_features) * 2 + numel * 2;
   if (bn.affine) flops += numel * 2;
   if (bn.track_running_stats && bn.training) {
@@ -66,26 +66,26 @@ Py<ExactCount> BatchNormFlops(const BatchNormParams& bn,
 
 Py<ExactCount> MaxPoolFlops(const PoolParams& pool, const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
   return out_numel * (kernel - 1);
 }
 
 Py<ExactCount> AvgPoolFlops(const PoolParams& pool, const PyTuple& inputs,
                             const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, pycompat::NdimOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, python::NdimOf(*x));
   return out_numel * (kernel - 1 + ndim - 2);
 }
 
 // Adaptive pools: `extra` adds one division per spatial dimension (average).
 Py<ExactCount> AdaptivePoolFlops(const PyTuple& inputs, const CallValue& out,
                                  bool average) {
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
   TS_PY_ASSIGN_OR_RAISE(std::vector<ExactCount> kernel,
                         AdaptiveKernelSize(*x, out));
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
   ExactCount volume = 1;
   for (const ExactCount& size : kernel) volume = volume * size;
   ExactCount per_output = volume - 1;
@@ -101,10 +101,10 @@ Py<ExactCount> DropoutFlops(const DropoutParams& dropout,
 }
 
 Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, python::ShapeOf(*x));
   const ExactCount outputs = ExactCount(linear.out_features) *
-                             ExactProduct(pycompat::AllButLast(*shape));
+                             ExactProduct(python::AllButLast(*shape));
   const ExactCount products =
       outputs * (ExactCount(2) * linear.in_features - 1);
   return products + (linear.bias ? outputs : ExactCount(0));
@@ -112,11 +112,11 @@ Py<ExactCount> LinearFlops(const LinearParams& linear, const PyTuple& inputs) {
 
 Py<ExactCount> LayerNormFlops(const LayerNormParams& norm,
                               const PyTuple& inputs) {
-  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, pycompat::ItemAt(inputs, 0));
-  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(*x));
+  TS_PY_ASSIGN_OR_RAISE(const CallValue* x, python::ItemAt(inputs, 0));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, python::NumelOf(*x));
   TS_PY_ASSIGN_OR_RAISE(
       ExactCount rows,
-      pycompat::FloorDivide(numel, ExactProduct(norm.normalized_shape)));
+      python::FloorDivide(numel, ExactProduct(norm.normalized_shape)));
   return ExactCount(6) * numel + ExactCount(2) * rows +
          (norm.weight ? numel : ExactCount(0)) +
          (norm.bias ? numel : ExactCount(0));

@@ -7,21 +7,20 @@
 
 namespace torchscan::formulas::module_internal {
 
-using pycompat::Py;
+using python::Py;
 
 Py<std::vector<ExactCount>> AdaptiveKernelSize(const CallValue& inp,
                                                const CallValue& out) {
-  TS_PY_ASSIGN_OR_RAISE(const Dims* in_shape, pycompat::ShapeOf(inp));
-  TS_PY_ASSIGN_OR_RAISE(const Dims* out_shape, pycompat::ShapeOf(out));
-  absl::Span<const std::int64_t> in_dims = pycompat::DimsFrom(*in_shape, 2);
-  absl::Span<const std::int64_t> out_dims = pycompat::DimsFrom(*out_shape, 2);
+  TS_PY_ASSIGN_OR_RAISE(const Dims* in_shape, python::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* out_shape, python::ShapeOf(out));
+  absl::Span<const std::int64_t> in_dims = python::DimsFrom(*in_shape, 2);
+  absl::Span<const std::int64_t> out_dims = python::DimsFrom(*out_shape, 2);
   std::vector<ExactCount> kernel;
   for (std::size_t i = 0; i < std::min(in_dims.size(), out_dims.size()); ++i) {
     const ExactCount in_size = in_dims[i];
     const ExactCount out_size = out_dims[i];
     if (out_size.IsZero()) {
-      return pycompat::Raise("ZeroDivisionError",
-                             pycompat::kIntegerModuloByZero);
+      return python::Raise("ZeroDivisionError", python::kIntegerModuloByZero);
     }
     kernel.push_back(FloorMod(in_size, out_size).IsZero()
                          ? FloorDiv(in_size, out_size)
@@ -32,7 +31,7 @@ Py<std::vector<ExactCount>> AdaptiveKernelSize(const CallValue& inp,
 
 ExactCount PoolKernelVolume(const HyperParameter& kernel_size) {
   if (kernel_size.kind == HyperParameter::Kind::kTuple) {
-    return pycompat::ProductOf(kernel_size);
+    return python::ProductOf(kernel_size);
   }
   return kernel_size.ints.front();
 }

@@ -19,10 +19,10 @@ absl::StatusOr<FormulaOutcome<Count>> RunCountFormula(
   TS_RETURN_IF_ERROR(ValidateModuleDescription(module));
   const CountFormula formula = ModuleFamilyRowFor(module.family).*metric;
   if (formula == nullptr) return module_internal::UnsupportedCount(module);
-  const pycompat::PyTuple inputs = pycompat::TupleOf(call.inputs);
-  const FormulaArgs args{
-      module, inputs, pycompat::OrNone(FirstTensor(call.inputs)),
-      pycompat::OrNone(FirstTensor(call.output)), call.output};
+  const python::PyTuple inputs = python::TupleOf(call.inputs);
+  const FormulaArgs args{module, inputs,
+                         python::OrNone(FirstTensor(call.inputs)),
+                         python::OrNone(FirstTensor(call.output)), call.output};
   return module_internal::Finish(formula(args), what);
 }
 
@@ -53,11 +53,11 @@ absl::StatusOr<FormulaOutcome<ReceptiveField>> ModuleReceptiveField(
     return Outcome::Value(module_internal::IdentityField(),
                           {UnsupportedModuleWarning(module.type)});
   }
-  const pycompat::PyTuple inputs = pycompat::TupleOf(call.inputs);
-  const FormulaArgs args{
-      module, inputs, pycompat::OrNone(FirstTensor(call.inputs)),
-      pycompat::OrNone(FirstTensor(call.output)), call.output};
-  pycompat::Py<ReceptiveField> field = formula(args);
+  const python::PyTuple inputs = python::TupleOf(call.inputs);
+  const FormulaArgs args{module, inputs,
+                         python::OrNone(FirstTensor(call.inputs)),
+                         python::OrNone(FirstTensor(call.output)), call.output};
+  python::Py<ReceptiveField> field = formula(args);
   if (!field.ok()) return Outcome::Error(field.error());
   return Outcome::Value(*field);
 }

@@ -8,43 +8,43 @@
 #include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
-#include "pycompat/python_semantics.h"
+#include "formulas/python_semantics.h"
 
 namespace torchscan::formulas::module_internal {
 
-using pycompat::Py;
+using python::Py;
 
 // One multiply-accumulate per input feature and output element; the bias
 // rides along with the accumulation.
 Py<ExactCount> LinearMacs(const LinearParams& linear, const CallValue& out) {
-  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(out));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, python::ShapeOf(out));
   return ExactCount(linear.in_features) * ExactProduct(*shape);
 }
 
 Py<ExactCount> ConvMacs(const ConvParams& conv, const CallValue& inp,
                         const CallValue& out) {
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
-  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(inp));
-  TS_PY_ASSIGN_OR_RAISE(std::int64_t channels, pycompat::DimAt(*shape, 1));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, python::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t channels, python::DimAt(*shape, 1));
   TS_PY_ASSIGN_OR_RAISE(ExactCount grouped,
-                        pycompat::FloorDivide(channels, conv.groups));
-  return out_numel * grouped * pycompat::ProductOf(conv.kernel_size);
+                        python::FloorDivide(channels, conv.groups));
+  return out_numel * grouped * python::ProductOf(conv.kernel_size);
 }
 
 // Four more per spatial dimension for the output padding computation.
 Py<ExactCount> ConvTransposeMacs(const ConvParams& conv, const CallValue& inp,
                                  const CallValue& out) {
   TS_PY_ASSIGN_OR_RAISE(ExactCount conv_macs, ConvMacs(conv, inp, out));
-  return ExactCount(4) * pycompat::LengthOf(conv.kernel_size) + conv_macs;
+  return ExactCount(4) * python::LengthOf(conv.kernel_size) + conv_macs;
 }
 
 Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
-  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, pycompat::NumelOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount numel, python::NumelOf(inp));
   ExactCount macs = numel * (bn.affine ? 2 : 1);
   // Read unconditionally upstream, so a 0-d input fails even in eval mode.
-  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, pycompat::ShapeOf(inp));
-  TS_PY_ASSIGN_OR_RAISE(std::int64_t batch, pycompat::DimAt(*shape, 0));
-  const ExactCount spatial = ExactProduct(pycompat::DimsFrom(*shape, 2));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* shape, python::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t batch, python::DimAt(*shape, 0));
+  const ExactCount spatial = ExactProduct(python::DimsFrom(*shape, 2));
   if (bn.track_running_stats && bn.training) {
     const ExactCount active = ExactCount(batch) * spatial;
     macs += ExactCount(bn.num_features) * (active - 1);
@@ -56,15 +56,15 @@ Py<ExactCount> BatchNormMacs(const BatchNormParams& bn, const CallValue& inp) {
 
 Py<ExactCount> MaxPoolMacs(const PoolParams& pool, const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
   return out_numel * (kernel - 1);
 }
 
 Py<ExactCount> AvgPoolMacs(const PoolParams& pool, const CallValue& inp,
                            const CallValue& out) {
   const ExactCount kernel = PoolKernelVolume(pool.kernel_size);
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
-  TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, pycompat::NdimOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t ndim, python::NdimOf(inp));
   return out_numel * (kernel - 1 + ndim - 2);
 }
 
@@ -72,7 +72,7 @@ Py<ExactCount> AdaptivePoolMacs(const CallValue& inp, const CallValue& out,
                                 bool average) {
   TS_PY_ASSIGN_OR_RAISE(std::vector<ExactCount> kernel,
                         AdaptiveKernelSize(inp, out));
-  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, pycompat::NumelOf(out));
+  TS_PY_ASSIGN_OR_RAISE(ExactCount out_numel, python::NumelOf(out));
   ExactCount volume = 1;
   for (const ExactCount& size : kernel) volume = volume * size;
   ExactCount per_output = volume - 1;

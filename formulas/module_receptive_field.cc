@@ -10,11 +10,11 @@
 #include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
 #include "formulas/module_formulas.h"
-#include "pycompat/python_semantics.h"
+#include "formulas/python_semantics.h"
 
 namespace torchscan::formulas::module_internal {
 
-using pycompat::Py;
+using python::Py;
 using report::MetricValue;
 
 ReceptiveField IdentityField() { return {1.0, 1.0, 0.0}; }
@@ -32,12 +32,11 @@ MetricValue AsMetricValue(const HyperParameter& value) {
 
 // (-kernel, 1.0 / stride, 0.0): a negative kernel and a fractional stride.
 Py<ReceptiveField> ConvTransposeField(const ConvParams& conv) {
-  TS_PY_ASSIGN_OR_RAISE(HyperParameter kernel,
-                        pycompat::First(conv.kernel_size));
-  TS_PY_ASSIGN_OR_RAISE(HyperParameter stride, pycompat::First(conv.stride));
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter kernel, python::First(conv.kernel_size));
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter stride, python::First(conv.stride));
   const std::int64_t s = stride.ints.front();
   if (s == 0)
-    return pycompat::Raise("ZeroDivisionError", pycompat::kFloatDivisionByZero);
+    return python::Raise("ZeroDivisionError", python::kFloatDivisionByZero);
   return ReceptiveField{-Count(kernel.ints.front()),
                         1.0 / static_cast<double>(s), 0.0};
 }
@@ -49,14 +48,14 @@ Py<ReceptiveField> KernelField(const HyperParameter& kernel_size,
                                const HyperParameter* dilation,
                                const HyperParameter& stride,
                                const HyperParameter& padding) {
-  TS_PY_ASSIGN_OR_RAISE(HyperParameter kernel, pycompat::First(kernel_size));
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter kernel, python::First(kernel_size));
   Count field = kernel.ints.front();
   if (dilation != nullptr) {
-    TS_PY_ASSIGN_OR_RAISE(HyperParameter d, pycompat::First(*dilation));
+    TS_PY_ASSIGN_OR_RAISE(HyperParameter d, python::First(*dilation));
     field = Count(d.ints.front()) * (field - 1) + 1;
   }
-  TS_PY_ASSIGN_OR_RAISE(HyperParameter s, pycompat::First(stride));
-  TS_PY_ASSIGN_OR_RAISE(HyperParameter p, pycompat::First(padding));
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter s, python::First(stride));
+  TS_PY_ASSIGN_OR_RAISE(HyperParameter p, python::First(padding));
   return ReceptiveField{field, AsMetricValue(s), AsMetricValue(p)};
 }
 
@@ -64,12 +63,12 @@ Py<ReceptiveField> KernelField(const HyperParameter& kernel_size,
 // (in - kernel * stride) / 2, a float that may be negative.
 Py<ReceptiveField> AdaptivePoolField(const CallValue& inp,
                                      const CallValue& out) {
-  TS_PY_ASSIGN_OR_RAISE(const Dims* in_shape, pycompat::ShapeOf(inp));
-  TS_PY_ASSIGN_OR_RAISE(std::int64_t in_size, pycompat::DimAt(*in_shape, -1));
-  TS_PY_ASSIGN_OR_RAISE(const Dims* out_shape, pycompat::ShapeOf(out));
-  TS_PY_ASSIGN_OR_RAISE(std::int64_t out_size, pycompat::DimAt(*out_shape, -1));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* in_shape, python::ShapeOf(inp));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t in_size, python::DimAt(*in_shape, -1));
+  TS_PY_ASSIGN_OR_RAISE(const Dims* out_shape, python::ShapeOf(out));
+  TS_PY_ASSIGN_OR_RAISE(std::int64_t out_size, python::DimAt(*out_shape, -1));
   if (out_size == 0)
-    return pycompat::Raise("ZeroDivisionError", pycompat::kDivisionByZero);
+    return python::Raise("ZeroDivisionError", python::kDivisionByZero);
   // Python's true division then math.ceil; exact for sizes below 2^53.
   const double ratio =
       static_cast<double>(in_size) / static_cast<double>(out_size);

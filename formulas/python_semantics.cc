@@ -1,18 +1,11 @@
-#include "pycompat/python_semantics.h"
+#include "formulas/python_semantics.h"
 
 #include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 
-namespace torchscan::pycompat {
-
-using formulas::CallValue;
-using formulas::Dims;
-using formulas::ExactCount;
-using formulas::ExactProduct;
-using formulas::FormulaError;
-using formulas::HyperParameter;
+namespace torchscan::formulas::python {
 
 FormulaError Raise(absl::string_view type, absl::string_view message) {
   return FormulaError{std::string(type), std::string(message)};
@@ -111,4 +104,4 @@ Py<ExactCount> FloorDivide(ExactCount a, ExactCount b) {
   return FloorDiv(a, b);
 }
 
-}  // namespace torchscan::pycompat
+}  // namespace torchscan::formulas::python
