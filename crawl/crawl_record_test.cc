@@ -6,9 +6,9 @@
 #include "absl/status/statusor.h"
 #include "formulas/module_description.h"
 #include "gtest/gtest.h"
-#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/flop_report.h"
+#include "report/json_io.h"
 #include "report/metric_result.h"
 
 namespace torchscan::crawl {
@@ -125,7 +125,7 @@ TEST(CrawlRecordTest, ANegativeFormulaResultIsUnavailableAndReadsBack) {
   EXPECT_EQ(MetricStatus::kUnavailable,
             report->totals.Find("module_flops")->status());
   absl::StatusOr<report::AnalysisReport> again = report::ParseAnalysisReport(
-      pycompat::DumpPythonJson(report::AnalysisReportToJson(*report)));
+      report::DumpPythonJson(report::AnalysisReportToJson(*report)));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(*report, *again);
 }

@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "pycompat/python_text.h"
+#include "report/python_text.h"
 
 namespace torchscan::report {
 namespace {
@@ -106,10 +106,9 @@ absl::StatusOr<MetricResult> AggregateMetrics(
       TS_RETURN_IF_ERROR(AddCount(integer_sum, *count, what));
       continue;
     }
-    if (!float_sum) float_sum = pycompat::CountToDouble(integer_sum);
+    if (!float_sum) float_sum = CountToDouble(integer_sum);
     const Count* count = std::get_if<Count>(&value);
-    *float_sum +=
-        count ? pycompat::CountToDouble(*count) : std::get<double>(value);
+    *float_sum += count ? CountToDouble(*count) : std::get<double>(value);
   }
   if (!any_known) return MetricResult::Unavailable(std::move(kind));
   MetricValue total(integer_sum);

@@ -3,13 +3,11 @@
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "pycompat/python_json.h"
+#include "report/json_io.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
-
-using pycompat::DumpPythonJson;
 
 using testing::CompleteMetric;
 using testing::PartialMetric;

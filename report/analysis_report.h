@@ -1,7 +1,7 @@
 // AnalysisReport: what crawl_module / summary return (reference 2.3).
 //
 // The JSON keys come out in the order TorchScan 0.2 inserts them, so that
-// pycompat::DumpPythonJson(AnalysisReportToJson(report)) is byte-identical
+// DumpPythonJson(AnalysisReportToJson(report)) is byte-identical
 // to Python's json.dumps(report) for a report parsed from it. The records are
 // declared in field tables (field_table.h), whose order is that order.
 

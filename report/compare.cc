@@ -9,9 +9,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "pycompat/python_json.h"
-#include "pycompat/python_text.h"
+#include "report/json_io.h"
 #include "report/json_reader.h"
+#include "report/python_text.h"
 
 namespace torchscan::report {
 
@@ -41,7 +41,7 @@ absl::StatusOr<LayerIndex> IndexLayers(const ComparableReport& report,
     if (!calls.emplace(LayerKey(layer.path, layer.call_index), &layer).second) {
       return absl::InvalidArgumentError(absl::StrCat(
           name, " contains duplicate layer call (",
-          pycompat::PythonStringRepr(layer.path), ", ", layer.call_index, ")"));
+          PythonStringRepr(layer.path), ", ", layer.call_index, ")"));
     }
   }
   return calls;
@@ -55,7 +55,7 @@ absl::string_view PythonTypeName(const MetricValue& value) {
 
 double AsDouble(const MetricValue& value) {
   if (const Count* count = std::get_if<Count>(&value)) {
-    return pycompat::CountToDouble(*count);
+    return CountToDouble(*count);
   }
   return std::get<double>(value);
 }
@@ -77,7 +77,7 @@ absl::StatusOr<MetricValue> Subtract(const MetricValue& after,
     std::optional<Count> delta = CheckedSubtract(*a, *b);
     if (!delta) {
       return absl::OutOfRangeError(
-          absl::StrCat("metric ", pycompat::PythonStringRepr(name),
+          absl::StrCat("metric ", PythonStringRepr(name),
                        " delta overflows a 128-bit integer"));
     }
     return MetricValue(*delta);
@@ -129,9 +129,8 @@ absl::StatusOr<MetricDiffs> DiffMetrics(const MetricMap& before,
             std::tuple{"method", &before_metric->method(),
                        &after_metric->method()}}) {
         if (*left != *right) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("metric ", pycompat::PythonStringRepr(name),
-                           " has incompatible ", field));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "metric ", PythonStringRepr(name), " has incompatible ", field));
         }
       }
     }
@@ -246,7 +245,7 @@ absl::StatusOr<Json> CompareReportsJson(const Json& before, const Json& after) {
 absl::StatusOr<std::string> CompareReportsText(absl::string_view before,
                                                absl::string_view after) {
   TS_ASSIGN_OR_RETURN(ReportDiff diff, CompareReportTexts(before, after));
-  return pycompat::DumpPythonJson(ReportDiffToJson(diff));
+  return DumpPythonJson(ReportDiffToJson(diff));
 }
 
 }  // namespace torchscan::report

@@ -7,14 +7,12 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "pycompat/python_json.h"
 #include "report/field_table_testing.h"
+#include "report/json_io.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
-
-using pycompat::DumpPythonJson;
 
 using testing::CompleteMetric;
 using testing::ParseOrFail;

@@ -1,11 +1,15 @@
 #include "report/json_io.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "report/python_text.h"
+#include "report/utf8.h"
 
 namespace torchscan::report {
 namespace {
@@ -34,49 +38,141 @@ bool IsIntegerLiteral(absl::string_view text) {
   return true;
 }
 
-void Dump(const Json& node, int indent, int depth, std::string& out) {
-  const bool pretty = indent >= 0;
-  auto newline = [&](int level) {
-    if (!pretty) return;
+void AppendEscapedUnit(unsigned unit, std::string& out) {
+  absl::StrAppend(&out, absl::StrFormat("\\u%04x", unit));
+}
+
+// json.dumps with ensure_ascii=True: everything outside printable ASCII is a
+// \u escape (astral code points as surrogate pairs), malformed UTF-8 is
+// U+FFFD.
+void AppendAsciiString(absl::string_view text, std::string& out) {
+  out.push_back('"');
+  for (std::size_t i = 0; i < text.size();) {
+    const DecodedCodePoint decoded = DecodeUtf8(text, i);
+    i += decoded.length;
+    const char32_t c = decoded.value;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\b':
+        out += "\\b";
+        continue;
+      case '\f':
+        out += "\\f";
+        continue;
+      default:
+        break;
+    }
+    if (c >= 0x20 && c < 0x7F) {
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x10000) {
+      AppendEscapedUnit(static_cast<unsigned>(c), out);
+    } else {
+      const char32_t offset = c - 0x10000;
+      AppendEscapedUnit(0xD800 + static_cast<unsigned>(offset >> 10), out);
+      AppendEscapedUnit(0xDC00 + static_cast<unsigned>(offset & 0x3FF), out);
+    }
+  }
+  out.push_back('"');
+}
+
+void AppendString(const std::string& text, const JsonStyle& style,
+                  std::string& out) {
+  if (style.ensure_ascii) {
+    AppendAsciiString(text, out);
+  } else {
+    out += Json(text).dump();
+  }
+}
+
+void AppendFloat(const Json& node, const JsonStyle& style, std::string& out) {
+  if (!style.python_floats) {
+    out += node.dump();
+    return;
+  }
+  const double value = node.get<double>();
+  if (std::isnan(value)) {
+    out += "NaN";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "Infinity" : "-Infinity";
+  } else {
+    out += PythonFloatRepr(value);
+  }
+}
+
+// The one tree walker of both styles.
+void Dump(const Json& node, const JsonStyle& style, int depth,
+          std::string& out) {
+  const auto newline = [&](int level) {
+    if (style.indent < 0) return;
     out.push_back('\n');
-    out.append(static_cast<std::size_t>(indent * level), ' ');
+    out.append(static_cast<std::size_t>(style.indent) * level, ' ');
   };
   if (IsBigInteger(node)) {
     out += BigIntegerDigits(node);
-  } else if (node.is_object()) {
-    if (node.empty()) {
-      out += "{}";
+    return;
+  }
+  switch (node.type()) {
+    case Json::value_t::object: {
+      if (node.empty()) {
+        out += "{}";
+        return;
+      }
+      out.push_back('{');
+      bool first = true;
+      for (const auto& [key, value] : node.items()) {
+        if (!first) absl::StrAppend(&out, style.item_separator);
+        first = false;
+        newline(depth + 1);
+        AppendString(key, style, out);
+        absl::StrAppend(&out, style.key_separator);
+        Dump(value, style, depth + 1, out);
+      }
+      newline(depth);
+      out.push_back('}');
       return;
     }
-    out.push_back('{');
-    bool first = true;
-    for (const auto& [key, value] : node.items()) {
-      if (!first) out.push_back(',');
-      first = false;
-      newline(depth + 1);
-      out += Json(key).dump();
-      out += pretty ? ": " : ":";
-      Dump(value, indent, depth + 1, out);
-    }
-    newline(depth);
-    out.push_back('}');
-  } else if (node.is_array()) {
-    if (node.empty()) {
-      out += "[]";
+    case Json::value_t::array: {
+      if (node.empty()) {
+        out += "[]";
+        return;
+      }
+      out.push_back('[');
+      bool first = true;
+      for (const Json& item : node) {
+        if (!first) absl::StrAppend(&out, style.item_separator);
+        first = false;
+        newline(depth + 1);
+        Dump(item, style, depth + 1, out);
+      }
+      newline(depth);
+      out.push_back(']');
       return;
     }
-    out.push_back('[');
-    bool first = true;
-    for (const Json& item : node) {
-      if (!first) out.push_back(',');
-      first = false;
-      newline(depth + 1);
-      Dump(item, indent, depth + 1, out);
-    }
-    newline(depth);
-    out.push_back(']');
-  } else {
-    out += node.dump();
+    case Json::value_t::string:
+      AppendString(node.get_ref<const std::string&>(), style, out);
+      return;
+    case Json::value_t::number_float:
+      AppendFloat(node, style, out);
+      return;
+    default:
+      // Integers up to 64 bits, booleans, null; binary nodes other than big
+      // integers never come from JSON text.
+      out += node.dump();
+      return;
   }
 }
 
@@ -225,13 +321,49 @@ bool HoldsBigInteger(const Json& node) {
   return false;
 }
 
+// True when `style` is nlohmann's own form, which Json::dump writes.
+bool IsNativeStyle(const JsonStyle& style) {
+  const JsonStyle native = NativeJsonStyle(style.indent);
+  return style.item_separator == native.item_separator &&
+         style.key_separator == native.key_separator &&
+         style.python_floats == native.python_floats &&
+         style.ensure_ascii == native.ensure_ascii;
+}
+
 }  // namespace
 
-std::string DumpJson(const Json& document, int indent) {
-  if (!HoldsBigInteger(document)) return document.dump(indent);
+JsonStyle NativeJsonStyle(int indent) {
+  return JsonStyle{.indent = indent,
+                   .item_separator = ",",
+                   .key_separator = indent < 0 ? ":" : ": ",
+                   .python_floats = false,
+                   .ensure_ascii = false};
+}
+
+JsonStyle PythonJsonStyle(int indent) {
+  // json.dumps' separators: (", ", ": ") on one line, (",", ": ") indented.
+  return JsonStyle{.indent = indent,
+                   .item_separator = indent < 0 ? ", " : ",",
+                   .key_separator = ": ",
+                   .python_floats = true,
+                   .ensure_ascii = true};
+}
+
+std::string DumpJson(const Json& document, const JsonStyle& style) {
+  if (IsNativeStyle(style) && !HoldsBigInteger(document)) {
+    return document.dump(style.indent);
+  }
   std::string out;
-  Dump(document, indent, 0, out);
+  Dump(document, style, 0, out);
   return out;
+}
+
+std::string DumpJson(const Json& document, int indent) {
+  return DumpJson(document, NativeJsonStyle(indent));
+}
+
+std::string DumpPythonJson(const Json& document, int indent) {
+  return DumpJson(document, PythonJsonStyle(indent));
 }
 
 absl::StatusOr<Json> ParseJson(absl::string_view text) {

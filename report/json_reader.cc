@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "pycompat/python_json.h"
+#include "report/json_io.h"
 
 namespace torchscan::report {
 
@@ -38,7 +38,7 @@ std::string DescribeJson(const Json& node) {
     return JsonKind(node);
   }
   // ASCII-only text, so cutting it never splits a character.
-  std::string text = pycompat::DumpPythonJson(node);
+  std::string text = DumpPythonJson(node);
   if (text.size() > 40) text = absl::StrCat(text.substr(0, 37), "...");
   return absl::StrCat(JsonKind(node), " ", text);
 }

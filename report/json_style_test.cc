@@ -8,14 +8,11 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "pycompat/python_json.h"
 #include "report/count.h"
 #include "report/json_io.h"
 
 namespace torchscan::report {
 namespace {
-
-using pycompat::DumpPythonJson;
 
 Json SmallObject() {
   Json document = Json::object();

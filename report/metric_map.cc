@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "pycompat/python_text.h"
 #include "report/json_reader.h"
+#include "report/python_text.h"
 
 namespace torchscan::report {
 namespace {
@@ -47,10 +47,10 @@ std::string DescribeMetricValue(const MetricValue& value) {
     return CountToString(*count);
   }
   if (const double* real = std::get_if<double>(&value)) {
-    return pycompat::PythonFloatRepr(*real);
+    return PythonFloatRepr(*real);
   }
   return absl::StrCat("string ",
-                      pycompat::PythonStringRepr(std::get<std::string>(value)));
+                      PythonStringRepr(std::get<std::string>(value)));
 }
 
 absl::Status ValidateMetricValue(absl::string_view name,

@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "pycompat/python_text.h"
 #include "report/diagnostic.h"
 #include "report/metric_result.h"
+#include "report/python_text.h"
 
 namespace torchscan::report {
 namespace {
@@ -33,7 +33,7 @@ Count Add(Count a, Count b) {
   return CheckedAdd(a, b).value_or(std::numeric_limits<Count>::max());
 }
 
-double AsDouble(Count value) { return pycompat::CountToDouble(value); }
+double AsDouble(Count value) { return CountToDouble(value); }
 
 // The FLOP term of a point: its seconds, the peak its FLOPs ran at on
 // average, the fastest precision an unsplit count used, or why it is
@@ -56,8 +56,7 @@ ComputeTerm SplitTerm(const RooflineDevice& device,
         absl::StrJoin(
             missing, ", ", [&](std::string* out, const std::string& precision) {
               absl::StrAppend(out, precision, " (",
-                              pycompat::PythonThousands(split.at(precision)),
-                              " FLOPs)");
+                              PythonThousands(split.at(precision)), " FLOPs)");
             }));
     return term;
   }

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "pycompat/python_text.h"
 #include "report/json_reader.h"
+#include "report/python_text.h"
 
 namespace torchscan::report {
 namespace {
@@ -38,12 +38,11 @@ constexpr std::int64_t kMaxRenderDepth = 10000;
 std::string Cell(absl::string_view text, std::optional<std::int64_t> width) {
   if (!width) return std::string(text);
   std::string out(text);
-  const auto length =
-      static_cast<std::int64_t>(pycompat::CodePointLength(text));
+  const auto length = static_cast<std::int64_t>(CodePointLength(text));
   if (length < *width) {
     out.append(static_cast<std::size_t>(*width - length), ' ');
   }
-  return pycompat::CodePointSlice(out, *width);
+  return CodePointSlice(out, *width);
 }
 
 // f"{value:.0f}" of a receptive-field metric, "?" when it has no number.
@@ -56,9 +55,9 @@ std::string ReceptiveFieldText(const MetricMap& metrics,
   if (!value) return "?";
   if (const std::string* text = std::get_if<std::string>(&*value)) return *text;
   if (const Count* count = std::get_if<Count>(&*value)) {
-    return pycompat::PythonFixed(pycompat::CountToDouble(*count), 0);
+    return PythonFixed(CountToDouble(*count), 0);
   }
-  return pycompat::PythonFixed(std::get<double>(*value), 0);
+  return PythonFixed(std::get<double>(*value), 0);
 }
 
 // format_line_str: the cells of one row; unbounded (for measuring) when
@@ -89,11 +88,11 @@ absl::StatusOr<std::vector<std::string>> LineCells(
       parameters ? CheckedAdd(*parameters, layer.buffers.elements)
                  : std::nullopt;
   if (!elements) {
-    return absl::OutOfRangeError(
-        absl::StrCat("layer ", pycompat::PythonStringRepr(layer.path),
-                     " has more than 2^127 elements"));
+    return absl::OutOfRangeError(absl::StrCat("layer ",
+                                              PythonStringRepr(layer.path),
+                                              " has more than 2^127 elements"));
   }
-  cells.push_back(Cell(pycompat::PythonThousands(*elements), width(3)));
+  cells.push_back(Cell(PythonThousands(*elements), width(3)));
   // "-" for no parameters, else str(trainable > 0).
   absl::string_view trainable = "-";
   if (*parameters != 0) {
@@ -126,7 +125,7 @@ absl::StatusOr<const MetricResult*> Total(const AnalysisReport& report,
 absl::StatusOr<double> AsFloat(const MetricValue& value,
                                absl::string_view name) {
   if (const Count* count = std::get_if<Count>(&value)) {
-    return pycompat::CountToDouble(*count);
+    return CountToDouble(*count);
   }
   if (const double* real = std::get_if<double>(&value)) return *real;
   return FieldError(MemberPath("totals", name),
@@ -153,7 +152,7 @@ absl::StatusOr<std::string> ParameterLine(const AnalysisReport& report,
       value = Count(std::trunc(real));
     }
   }
-  return absl::StrCat(label, ": ", pycompat::PythonThousands(value));
+  return absl::StrCat(label, ": ", PythonThousands(value));
 }
 
 absl::StatusOr<double> ValueOrZero(const AnalysisReport& report,
@@ -175,8 +174,8 @@ absl::StatusOr<std::string> TotalLine(const AnalysisReport& report,
   TS_ASSIGN_OR_RETURN(double number, AsFloat(*value, name));
   const ScaledValue scaled = UnitScale(number);
   return absl::StrCat(label, ": ", result.is_complete() ? "" : "known ",
-                      pycompat::PythonFixed(scaled.value, 2), " ",
-                      scaled.prefix, result.unit());
+                      PythonFixed(scaled.value, 2), " ", scaled.prefix,
+                      result.unit());
 }
 
 }  // namespace
@@ -194,16 +193,14 @@ absl::StatusOr<std::string> WrapString(absl::string_view text,
                                        std::optional<absl::string_view> mode,
                                        absl::string_view delimiter,
                                        absl::string_view wrap) {
-  if (static_cast<std::int64_t>(pycompat::CodePointLength(text)) <= max_len ||
-      !mode) {
+  if (static_cast<std::int64_t>(CodePointLength(text)) <= max_len || !mode) {
     return std::string(text);
   }
   const auto length = [](absl::string_view s) {
-    return static_cast<std::int64_t>(pycompat::CodePointLength(s));
+    return static_cast<std::int64_t>(CodePointLength(s));
   };
   if (*mode == "end") {
-    return absl::StrCat(pycompat::CodePointSlice(text, max_len - length(wrap)),
-                        wrap);
+    return absl::StrCat(CodePointSlice(text, max_len - length(wrap)), wrap);
   }
   if (*mode == "mid") {
     if (delimiter.empty()) return absl::InvalidArgumentError("empty separator");
@@ -212,9 +209,8 @@ absl::StatusOr<std::string> WrapString(absl::string_view text,
         last == absl::string_view::npos ? text
                                         : text.substr(last + delimiter.size());
     const std::string wrapped_end = absl::StrCat(wrap, ".", final_part);
-    return absl::StrCat(
-        pycompat::CodePointSlice(text, max_len - length(wrapped_end)),
-        wrapped_end);
+    return absl::StrCat(CodePointSlice(text, max_len - length(wrapped_end)),
+                        wrapped_end);
   }
   return absl::InvalidArgumentError(
       "received an unexpected value of argument `mode`");
@@ -224,7 +220,7 @@ ScaledValue UnitScale(double value) {
   constexpr std::pair<double, const char*> kScales[] = {
       {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   for (const auto& [threshold, prefix] : kScales) {
-    if (pycompat::PythonFloorDivide(value, threshold) > 0) {
+    if (PythonFloorDivide(value, threshold) > 0) {
       return ScaledValue{value / threshold, prefix};
     }
   }
@@ -284,8 +280,7 @@ absl::StatusOr<std::string> FormatInfo(
   // Widths are measured over all eight columns, whatever is shown.
   std::array<std::int64_t, kColumns> widths;
   for (std::size_t i = 0; i < kColumns; ++i) {
-    widths[i] =
-        static_cast<std::int64_t>(pycompat::CodePointLength(kHeaders[i]));
+    widths[i] = static_cast<std::int64_t>(CodePointLength(kHeaders[i]));
   }
   for (std::size_t i = 0; i < report.layers.size(); ++i) {
     const LayerReport& layer = report.layers[i];
@@ -297,9 +292,9 @@ absl::StatusOr<std::string> FormatInfo(
     TS_ASSIGN_OR_RETURN(std::vector<std::string> cells,
                         LineCells(layer, nullptr, "mid", true, true));
     for (std::size_t column = 0; column < kColumns; ++column) {
-      widths[column] = std::max(
-          widths[column],
-          static_cast<std::int64_t>(pycompat::CodePointLength(cells[column])));
+      widths[column] =
+          std::max(widths[column],
+                   static_cast<std::int64_t>(CodePointLength(cells[column])));
     }
   }
   for (std::size_t i = 0; i < kColumns; ++i) {
@@ -342,8 +337,7 @@ absl::StatusOr<std::string> FormatInfo(
   // "Mb" is MiB, as upstream prints it.
   lines.push_back(absl::StrCat(
       "Model size (params + buffers): ",
-      pycompat::PythonFixed((parameter_bytes + buffer_bytes) / 1048576.0, 2),
-      " Mb"));
+      PythonFixed((parameter_bytes + buffer_bytes) / 1048576.0, 2), " Mb"));
   lines.push_back(dotted);
   for (auto [label, name] :
        {std::pair{"Module-formula forward FLOPs", "module_flops"},

@@ -7,17 +7,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
-#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
+#include "report/json_io.h"
 #include "report/strict.h"
 #include "report/summary.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
-
-using pycompat::DumpPythonJson;
 
 using testing::ParseOrFail;
 using testing::ReadTestData;

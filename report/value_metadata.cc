@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "pycompat/python_text.h"
 #include "report/json_reader.h"
+#include "report/python_text.h"
 
 namespace torchscan::report {
 namespace {
@@ -66,7 +66,7 @@ absl::StatusOr<ValueKind> ParseValueKind(absl::string_view name) {
     if (candidate == name) return kind;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown kind ", pycompat::PythonStringRepr(name),
+      "unknown kind ", PythonStringRepr(name),
       " (expected tensor, none, tuple, list, mapping, scalar, object or "
       "pending)"));
 }

@@ -1,16 +1,14 @@
 #include "report/value_metadata.h"
 
 #include "gtest/gtest.h"
-#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/field_table_testing.h"
+#include "report/json_io.h"
 #include "report/summary.h"
 #include "report/test_support.h"
 
 namespace torchscan::report {
 namespace {
-
-using pycompat::DumpPythonJson;
 
 using testing::ParseOrFail;
 using testing::ReadTestData;

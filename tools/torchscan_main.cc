@@ -284,7 +284,7 @@ absl::StatusOr<int> Compare(const torchscan::cli::CommandLine& args) {
       std::cout, std::cerr));
   const std::string& json_path = args.json;
   if (!json_path.empty()) {
-    const std::string text = torchscan::pycompat::DumpPythonJson(
+    const std::string text = torchscan::report::DumpPythonJson(
         torchscan::report::ReportDiffToJson(diff), 2);
     if (json_path == "-") {
       std::cout << text << "\n";
@@ -316,7 +316,7 @@ absl::StatusOr<int> Report(const torchscan::cli::CommandLine& args,
         table, report.diagnostics);
   }
   if (!json_path.empty()) {
-    const std::string text = torchscan::pycompat::DumpPythonJson(
+    const std::string text = torchscan::report::DumpPythonJson(
         torchscan::report::AnalysisReportToJson(report), 2);
     if (json_path == "-") {
       std::cout << text << "\n";

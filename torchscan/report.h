@@ -4,7 +4,6 @@
 #ifndef TORCHSCAN_TORCHSCAN_REPORT_H_
 #define TORCHSCAN_TORCHSCAN_REPORT_H_
 
-#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/flop_report.h"

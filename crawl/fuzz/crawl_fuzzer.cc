@@ -24,7 +24,6 @@
 #include "crawl/crawl_record.h"
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
-#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/json_io.h"
 #include "report/strict.h"
@@ -43,7 +42,7 @@ void Require(bool condition, const char* what) {
 
 void ExerciseReport(const report::AnalysisReport& built) {
   const Json json = report::AnalysisReportToJson(built);
-  const std::string text = pycompat::DumpPythonJson(json);
+  const std::string text = report::DumpPythonJson(json);
   absl::StatusOr<report::AnalysisReport> again =
       report::ParseAnalysisReport(text);
   if (!again.ok()) {
@@ -68,7 +67,7 @@ void ExerciseCapturedCall(const formulas::CapturedModuleCall& call) {
       formulas::EvaluateModuleMetrics(call);
   if (!metrics.ok()) return;
   const Json json = formulas::ModuleMetricsToJson(*metrics);
-  Require(report::ParseJson(pycompat::DumpPythonJson(json)).ok(),
+  Require(report::ParseJson(report::DumpPythonJson(json)).ok(),
           "module metrics JSON parses");
 }
 
@@ -91,7 +90,7 @@ void ExerciseDocument(const Json& json) {
         built.ok()) {
       ExerciseReport(*built);
       Require(
-          report::ParseJson(pycompat::DumpPythonJson(CrawlPartsToJson(*built)))
+          report::ParseJson(report::DumpPythonJson(CrawlPartsToJson(*built)))
               .ok(),
           "crawl parts JSON parses");
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The crawl-record fuzzer (crawl_fuzzer.cc), built from the torch-free
-# sources (report/, pycompat/, formulas/, crawl/) and run on
+# sources (report/, formulas/, crawl/) and run on
 # crawl/testdata/crawl_fuzz_corpus (written by
 # crawl/fuzz/make_crawl_fuzz_corpus.py from real crawl_module calls); see
 # tools/fuzz/libfuzzer.sh.
@@ -13,7 +13,7 @@ source tools/fuzz/libfuzzer.sh
 libfuzzer_require_clang
 
 sources=()
-for source in report/*.cc pycompat/*.cc formulas/*.cc crawl/*.cc; do
+for source in report/*.cc formulas/*.cc crawl/*.cc; do
   case "${source}" in
     # *_builtin.cc: the embedded device table, a file Bazel generates, and
     # what uses it.

@@ -12,7 +12,6 @@
 #include <cstdlib>
 
 #include "absl/strings/string_view.h"
-#include "pycompat/python_json.h"
 #include "report/analysis_report.h"
 #include "report/compare.h"
 #include "report/json_io.h"
@@ -33,8 +32,7 @@ void Require(bool condition, const char* what) {
 void ExerciseReport(const AnalysisReport& report) {
   const Json json = AnalysisReportToJson(report);
   // The canonical form parses back to the same report and the same JSON.
-  for (const std::string& text :
-       {pycompat::DumpPythonJson(json), DumpJson(json, 1)}) {
+  for (const std::string& text : {DumpPythonJson(json), DumpJson(json, 1)}) {
     absl::StatusOr<AnalysisReport> again = ParseAnalysisReport(text);
     Require(again.ok(), "a written report parses");
     Require(*again == report, "a written report reads back equal");
@@ -60,7 +58,7 @@ void ExerciseDiff(const Json& json) {
   absl::StatusOr<ReportDiff> diff = ReportDiffFromJson(json);
   if (!diff.ok()) return;
   const Json written = ReportDiffToJson(*diff);
-  absl::StatusOr<Json> reparsed = ParseJson(pycompat::DumpPythonJson(written));
+  absl::StatusOr<Json> reparsed = ParseJson(DumpPythonJson(written));
   Require(reparsed.ok(), "a written diff parses as JSON");
   absl::StatusOr<ReportDiff> again = ReportDiffFromJson(*reparsed);
   Require(again.ok(), "a written diff parses");

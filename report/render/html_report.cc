@@ -14,9 +14,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "base/status_macros.h"
-#include "pycompat/python_text.h"
 #include "report/aggregate.h"
 #include "report/compare.h"
+#include "report/python_text.h"
 #include "report/render/count_sum.h"
 #include "report/render/diagnostic_listing.h"
 #include "report/render/html_text.h"
@@ -365,10 +365,9 @@ std::string BytesCells(std::optional<Count> flops, bool flops_partial,
   }
   std::string intensity, intensity_value;
   if (flops && *flops > 0 && *bytes > 0) {
-    const double value =
-        pycompat::CountToDouble(*flops) / pycompat::CountToDouble(*bytes);
-    intensity_value = pycompat::PythonFloatRepr(value);
-    intensity = pycompat::PythonFixed(value, 2);
+    const double value = CountToDouble(*flops) / CountToDouble(*bytes);
+    intensity_value = PythonFloatRepr(value);
+    intensity = PythonFixed(value, 2);
   }
   const bool partial = flops_partial || bytes_partial;
   return absl::StrCat(
@@ -736,8 +735,7 @@ std::string DeltaText(const MetricDiff& diff) {
     return absl::StrCat(*count > 0 ? "+" : "", GroupedCount(*count));
   }
   if (const double* number = std::get_if<double>(&*diff.delta)) {
-    return absl::StrCat(*number > 0 ? "+" : "",
-                        pycompat::PythonFloatRepr(*number));
+    return absl::StrCat(*number > 0 ? "+" : "", PythonFloatRepr(*number));
   }
   return std::get<std::string>(*diff.delta);
 }

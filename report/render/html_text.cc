@@ -5,7 +5,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "pycompat/python_text.h"
+#include "report/python_text.h"
 #include "report/summary.h"
 
 namespace torchscan::report::render {
@@ -59,19 +59,17 @@ std::string JsonForScript(const Json& document) {
   return out;
 }
 
-std::string GroupedCount(Count value) {
-  return pycompat::PythonThousands(value);
-}
+std::string GroupedCount(Count value) { return PythonThousands(value); }
 
 std::string ScaledCount(Count value, absl::string_view unit) {
-  const ScaledValue scaled = UnitScale(pycompat::CountToDouble(value));
+  const ScaledValue scaled = UnitScale(CountToDouble(value));
   if (scaled.prefix.empty()) {
     return absl::StrCat(CountToString(value), " ", unit);
   }
   // A prefix joins a symbol (kFLOPs, MB) but not a word (k parameters).
   const bool word = !unit.empty() && absl::c_all_of(unit, absl::ascii_islower);
-  return absl::StrCat(pycompat::PythonFixed(scaled.value, 2), " ",
-                      scaled.prefix, word ? " " : "", unit);
+  return absl::StrCat(PythonFixed(scaled.value, 2), " ", scaled.prefix,
+                      word ? " " : "", unit);
 }
 
 std::string MetricText(const MetricResult& result) {
@@ -81,7 +79,7 @@ std::string MetricText(const MetricResult& result) {
   if (const Count* count = std::get_if<Count>(&value)) {
     text = GroupedCount(*count);
   } else if (const double* number = std::get_if<double>(&value)) {
-    text = pycompat::PythonFloatRepr(*number);
+    text = PythonFloatRepr(*number);
   } else {
     text = std::get<std::string>(value);
   }
@@ -91,10 +89,7 @@ std::string MetricText(const MetricResult& result) {
 std::string PercentText(Count part, Count whole) {
   if (whole == 0) return "";
   return absl::StrCat(
-      pycompat::PythonFixed(100.0 * pycompat::CountToDouble(part) /
-                                pycompat::CountToDouble(whole),
-                            1),
-      "%");
+      PythonFixed(100.0 * CountToDouble(part) / CountToDouble(whole), 1), "%");
 }
 
 }  // namespace torchscan::report::render

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "pycompat/python_json.h"
+#include "report/json_io.h"
 
 namespace torchscan::report::render {
 namespace {
@@ -200,14 +200,14 @@ RooflineOutput RooflineOutputOf(const JobReport& job,
                                 const RooflineDevice& device) {
   const JobRoofline roofline = ComputeJobRoofline(job, device);
   return RooflineOutput{JobRooflineListing(roofline),
-                        pycompat::DumpPythonJson(ToJson(roofline), 2) + "\n"};
+                        DumpPythonJson(ToJson(roofline), 2) + "\n"};
 }
 
 RooflineOutput RooflineOutputOf(const FlopReport& report,
                                 const RooflineDevice& device) {
   const Roofline roofline = ComputeRoofline(report, device);
   return RooflineOutput{RooflineListing(roofline),
-                        pycompat::DumpPythonJson(ToJson(roofline), 2) + "\n"};
+                        DumpPythonJson(ToJson(roofline), 2) + "\n"};
 }
 
 }  // namespace torchscan::report::render

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "pycompat/python_text.h"
+#include "report/python_text.h"
 #include "report/render/html_text.h"
 
 namespace torchscan::report::render {
@@ -80,8 +80,7 @@ RooflinePlot PlotRoofline(const FlopReport& report,
     plotted.flops = point.flops;
     plotted.bytes = point.bytes;
     plotted.intensity = *point.intensity;
-    plotted.peak =
-        pycompat::CountToDouble(point.flops) / *point.compute_seconds;
+    plotted.peak = CountToDouble(point.flops) / *point.compute_seconds;
     plotted.bound_flops_per_second =
         std::min(plotted.peak, plotted.intensity * device.memory_bandwidth);
     plotted.partial = point.status == RooflineStatus::kPartial;

@@ -1,18 +1,14 @@
 // Expected strings are Python 3.11's own output (repr, format, json.dumps).
 
-#include "pycompat/python_text.h"
+#include "report/python_text.h"
 
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "pycompat/python_json.h"
+#include "report/json_io.h"
 
-namespace torchscan::pycompat {
+namespace torchscan::report {
 namespace {
-
-using report::Count;
-using report::Json;
-using report::ParseJson;
 
 TEST(PythonTextTest, FloatReprMatchesPython) {
   const std::pair<double, const char*> cases[] = {
@@ -156,4 +152,4 @@ TEST(PythonJsonTest, NonFiniteFloatsAndBrokenTextAreWrittenAsPythonWould) {
 }
 
 }  // namespace
-}  // namespace torchscan::pycompat
+}  // namespace torchscan::report

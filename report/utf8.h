@@ -1,14 +1,14 @@
 // Minimal UTF-8 decoding and encoding for code-point-exact text handling.
 
-#ifndef TORCHSCAN_PYCOMPAT_UTF8_H_
-#define TORCHSCAN_PYCOMPAT_UTF8_H_
+#ifndef TORCHSCAN_REPORT_UTF8_H_
+#define TORCHSCAN_REPORT_UTF8_H_
 
 #include <cstddef>
 #include <string>
 
 #include "absl/strings/string_view.h"
 
-namespace torchscan::pycompat {
+namespace torchscan::report {
 
 struct DecodedCodePoint {
   char32_t value = 0;
@@ -24,6 +24,6 @@ DecodedCodePoint DecodeUtf8(absl::string_view text, std::size_t position);
 
 void AppendUtf8(char32_t code_point, std::string& out);
 
-}  // namespace torchscan::pycompat
+}  // namespace torchscan::report
 
-#endif  // TORCHSCAN_PYCOMPAT_UTF8_H_
+#endif  // TORCHSCAN_REPORT_UTF8_H_

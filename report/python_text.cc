@@ -1,4 +1,4 @@
-#include "pycompat/python_text.h"
+#include "report/python_text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,11 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "pycompat/utf8.h"
+#include "report/utf8.h"
 
-namespace torchscan::pycompat {
+namespace torchscan::report {
 
-using report::Count;
 namespace {
 
 struct CodePointRange {
@@ -115,7 +114,7 @@ double PythonFloorDivide(double a, double b) {
 }
 
 std::string PythonThousands(Count value) {
-  std::string digits = report::CountToString(value);
+  std::string digits = CountToString(value);
   std::string sign;
   if (!digits.empty() && digits.front() == '-') {
     sign = "-";
@@ -188,4 +187,4 @@ std::string CodePointSlice(absl::string_view utf8, std::int64_t stop) {
   return std::string(utf8.substr(0, end));
 }
 
-}  // namespace torchscan::pycompat
+}  // namespace torchscan::report

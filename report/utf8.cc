@@ -1,6 +1,6 @@
-#include "pycompat/utf8.h"
+#include "report/utf8.h"
 
-namespace torchscan::pycompat {
+namespace torchscan::report {
 
 DecodedCodePoint DecodeUtf8(absl::string_view text, std::size_t position) {
   const auto byte = [&](std::size_t i) {
@@ -51,4 +51,4 @@ void AppendUtf8(char32_t code_point, std::string& out) {
   }
 }
 
-}  // namespace torchscan::pycompat
+}  // namespace torchscan::report

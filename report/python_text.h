@@ -5,8 +5,8 @@
 // float repr, %-formatting, str repr, thousands separators and code-point
 // string lengths.
 
-#ifndef TORCHSCAN_PYCOMPAT_PYTHON_TEXT_H_
-#define TORCHSCAN_PYCOMPAT_PYTHON_TEXT_H_
+#ifndef TORCHSCAN_REPORT_PYTHON_TEXT_H_
+#define TORCHSCAN_REPORT_PYTHON_TEXT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "report/count.h"
 
-namespace torchscan::pycompat {
+namespace torchscan::report {
 
 // repr(float): the shortest digits that round-trip, laid out as Python does
 // ("1.0", "0.1", "1e-05", "1e+16", "inf", "nan").
@@ -25,14 +25,14 @@ std::string PythonFloatRepr(double value);
 std::string PythonFixed(double value, int decimals);
 
 // float(value) for a Python int: rounded to nearest, ties to even.
-double CountToDouble(report::Count value);
+double CountToDouble(Count value);
 
 // a // b for Python floats (CPython's float_divmod), which differs from
 // floor(a / b) when the quotient rounds up to an integer.
 double PythonFloorDivide(double a, double b);
 
 // f"{value:,}".
-std::string PythonThousands(report::Count value);
+std::string PythonThousands(Count value);
 
 // repr(str) of UTF-8 text: the quote Python picks and its escapes. Code
 // points Python deems unprintable are escaped for the C0/C1 controls,
@@ -47,6 +47,6 @@ std::size_t CodePointLength(absl::string_view utf8);
 // counts from the end, and one beyond either end clamps.
 std::string CodePointSlice(absl::string_view utf8, std::int64_t stop);
 
-}  // namespace torchscan::pycompat
+}  // namespace torchscan::report
 
-#endif  // TORCHSCAN_PYCOMPAT_PYTHON_TEXT_H_
+#endif  // TORCHSCAN_REPORT_PYTHON_TEXT_H_
