@@ -41,6 +41,7 @@
 #include "torchscan/crawl.h"
 #include "torchscan/crawl_support.h"
 #include "torchscan/ivalue_metadata.h"
+#include "torchscan/layer_call_flops.h"
 #include "torchscan/script_module_description.h"
 #include "torchscan/tensor_identity.h"
 #include "torchscan_dispatch/active_counting.h"
@@ -384,8 +385,9 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
     TS_ASSIGN_OR_RETURN(record.operator_flops,
                         counting->session().BuildReport());
     // PublishScopes labels each layer call with its layer's index.
-    TS_ASSIGN_OR_RETURN(record.layer_call_flops,
+    TS_ASSIGN_OR_RETURN(auto layer_call_flops,
                         counting->session().BuildLayerCallFlops());
+    record.layer_call_flops = ToLayerOperatorFlops(std::move(layer_call_flops));
   }
   return FinishCrawl(std::move(record), options.strict);
 }

@@ -931,7 +931,7 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   return flop_report;
 }
 
-absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
+absl::StatusOr<std::map<std::size_t, LayerCallFlops>>
 CountingSession::BuildLayerCallFlops() const {
   struct Accumulated {
     Count known = 0;
@@ -971,9 +971,9 @@ CountingSession::BuildLayerCallFlops() const {
       "FLOPs", std::string(report::kModuleCallScope),
       std::string(elementwise_ ? report::kElementwiseFlopsMethod
                                : report::kOperatorFlopsMethod)};
-  std::map<std::size_t, report::LayerOperatorFlops> result;
+  std::map<std::size_t, LayerCallFlops> result;
   for (auto& [layer, scope] : by_layer) {
-    result[layer] = report::LayerOperatorFlops{
+    result[layer] = LayerCallFlops{
         .total = scope.complete
                      ? report::MetricResult::Complete(scope.known, kind)
                      : report::MetricResult::Partial(scope.known, kind),

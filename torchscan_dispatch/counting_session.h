@@ -35,7 +35,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "report/analysis_report.h"
 #include "report/communication.h"
 #include "report/flop_report.h"
 #include "report/metric_result.h"
@@ -43,6 +42,7 @@
 #include "torchscan_dispatch/byte_rule.h"
 #include "torchscan_dispatch/call_log.h"
 #include "torchscan_dispatch/counting_options.h"
+#include "torchscan_dispatch/layer_call_flops.h"
 #include "torchscan_dispatch/operator_info.h"
 #include "torchscan_dispatch/scope_table.h"
 #include "torchscan_dispatch/thread_state.h"
@@ -253,8 +253,8 @@ class CountingSession : public c10::DebugInfoBase,
   // not ignored, or a failing formula ran inside it) and `by_operator`, keyed
   // by that index (`path` and `call_index` are the layer's to give).
   // InvalidArgument for a label that is not an index.
-  absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
-  BuildLayerCallFlops() const;
+  absl::StatusOr<std::map<std::size_t, LayerCallFlops>> BuildLayerCallFlops()
+      const;
 
  private:
   struct OperatorStats {

@@ -14,7 +14,6 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "report/analysis_report.h"
 #include "report/metric_result.h"
 #include "report/precision.h"
 #include "torchscan_dispatch/active_counting.h"
@@ -25,7 +24,6 @@ namespace torchscan::dispatch {
 namespace {
 
 using report::Count;
-using report::LayerOperatorFlops;
 using report::MetricResult;
 
 // One layer call's operator FLOPs: FlopCounterMode's convention, per call.
@@ -51,10 +49,10 @@ TEST(CountingSessionTest, LayerCallFlopsAreKeyedByLayerIndexAndInclusive) {
   session.ExitLayer("0", "net");
   counting.Stop();
 
-  absl::StatusOr<std::map<std::size_t, LayerOperatorFlops>> flops =
+  absl::StatusOr<std::map<std::size_t, LayerCallFlops>> flops =
       session.BuildLayerCallFlops();
   ASSERT_TRUE(flops.ok()) << flops.status();
-  const std::map<std::size_t, LayerOperatorFlops> expected = {
+  const std::map<std::size_t, LayerCallFlops> expected = {
       {0,
        {.total = MetricResult::Partial(Count(74), kLayerCallKind),
         .by_operator = {{"aten.mm", Count(74)}}}},
@@ -76,7 +74,7 @@ TEST(CountingSessionTest, LayerCallFlopsRefuseALabelThatIsNoIndex) {
   session.ExitLayer("encoder", "net.encoder");
   counting.Stop();
 
-  absl::StatusOr<std::map<std::size_t, LayerOperatorFlops>> flops =
+  absl::StatusOr<std::map<std::size_t, LayerCallFlops>> flops =
       session.BuildLayerCallFlops();
   EXPECT_EQ(absl::InvalidArgumentError(
                 "layer call label 'encoder' is not a layer index"),

@@ -12,7 +12,9 @@
 #include "python/operators/open_measurements.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "torchscan/layer_call_flops.h"
 #include "torchscan_dispatch/counting_session.h"
+#include "torchscan_dispatch/layer_call_flops.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -43,12 +45,13 @@ absl::StatusOr<Json> EvaluateMeasured(std::int64_t handle, const Json& crawl) {
   CountingSession& session = OpenMeasurements::Get().Session(handle);
   absl::StatusOr<report::FlopReport> flops = session.BuildReport();
   TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().ToString());
-  absl::StatusOr<std::map<std::size_t, report::LayerOperatorFlops>>
-      layer_call_flops = session.BuildLayerCallFlops();
+  absl::StatusOr<std::map<std::size_t, LayerCallFlops>> layer_call_flops =
+      session.BuildLayerCallFlops();
   TORCH_CHECK(layer_call_flops.ok(),
               "torchscan: ", layer_call_flops.status().ToString());
-  return crawl::EvaluateMeasuredCrawlParts(crawl, *std::move(flops),
-                                           *std::move(layer_call_flops));
+  return crawl::EvaluateMeasuredCrawlParts(
+      crawl, *std::move(flops),
+      ToLayerOperatorFlops(*std::move(layer_call_flops)));
 }
 
 PyObject* EvaluateMeasuredCrawl(PyObject*, PyObject* const* args,

@@ -52,6 +52,7 @@
 #include "report/strict.h"
 #include "report/value_metadata.h"
 #include "torchscan/crawl_support.h"
+#include "torchscan/layer_call_flops.h"
 #include "torchscan_dispatch/counting_session.h"
 
 namespace torchscan::dispatch {
@@ -256,7 +257,8 @@ class CrawlRecorder {
               return RaiseStatus(layer_call_flops.status());
             }
             record.operator_flops = *std::move(flops);
-            record.layer_call_flops = *std::move(layer_call_flops);
+            record.layer_call_flops =
+                ToLayerOperatorFlops(*std::move(layer_call_flops));
           }
           built = crawl::BuildAnalysisReport(std::move(record));
           return true;
