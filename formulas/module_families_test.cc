@@ -34,7 +34,7 @@ TEST(ModuleFamilyRowsTest, EveryFamilyButUnsupportedNamesItsTorchClass) {
     const char* torch_class =
         ModuleFamilyRowFor(static_cast<ModuleFamily>(i)).torch_class;
     ASSERT_NE(nullptr, torch_class) << i;
-    EXPECT_EQ(0, std::string(torch_class).rfind("torch.nn.modules.", 0)) << i;
+    EXPECT_EQ(0u, std::string(torch_class).rfind("torch.nn.modules.", 0)) << i;
   }
 }
 

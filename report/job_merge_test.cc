@@ -177,7 +177,7 @@ TEST(CommunicationTest, BreaksDownByGroup) {
   // groups.
   EXPECT_EQ(2, json["by_kind"]["all_reduce"]["by_group_size"]["2"]["calls"]);
   const Json& by_group = json["by_group"];
-  ASSERT_EQ(3, by_group.size());
+  ASSERT_EQ(3u, by_group.size());
   EXPECT_EQ(2, by_group["1"]["size"]);
   EXPECT_EQ(1, by_group["1"]["calls"]);
   EXPECT_EQ(400, by_group["1"]["payload_bytes"]);

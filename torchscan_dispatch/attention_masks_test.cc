@@ -51,7 +51,7 @@ TEST(FlexAttentionMaskTest, ExcludesThePairsTheMaskDoesNotAllow) {
   EXPECT_EQ(report.total, report::MetricResult::Complete(
                               kExecuted, report::OperatorFlopsKind()));
   // The exclusion names no operator of its own.
-  EXPECT_EQ(report.by_operator.size(), 1);
+  EXPECT_EQ(1u, report.by_operator.size());
   EXPECT_EQ(report.by_operator.at("aten.bmm"), kExecuted);
   ASSERT_TRUE(report.mask_aware.has_value());
   EXPECT_EQ(report.mask_aware->total,

@@ -676,7 +676,7 @@ struct PythonReader<T> {
       TS_RETURN_IF_ERROR(report::field_table_internal::CheckRows(
           report::JsonObject(report::JsonValue(json, node.path())), record));
     }
-    return std::move(record);
+    return record;
   }
 };
 
