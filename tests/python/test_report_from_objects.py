@@ -22,17 +22,8 @@ import json
 import random
 
 import pytest
-from test_report_objects import assert_same, check, documents  # noqa: F401 (fixtures)
+from test_report_objects import RECORDS, assert_same, check, documents  # noqa: F401 (fixtures)
 
-RECORDS = [
-    "MetricKind", "MetricResult", "Diagnostic", "ValueMetadata", "MappingItem", "CallMetadata",
-    "ParameterAttribution", "BufferAttribution", "LayerReport", "OperatorBytes", "BytesMoved",
-    "IgnoredOperator", "MaskAwareFlops", "FlopReport", "ReportContext", "InputsMetadata",
-    "LayerOperatorFlops", "AnalysisReport", "CommunicationTotals", "UnreadableCollective",
-    "CommunicationReport", "ComparableLayer", "ComparableReport", "MetricDiff", "LayerSnapshot",
-    "LayerDiff", "ReportDiff", "MeshDimension", "DistributedContext", "RankReport", "JobMetric",
-    "JobBytes", "JobReport", "RooflineDevice", "SpecSymbol", "SpecValue", "SpecCall", "CompiledGraphSpec",
-]
 
 UNKNOWN = "zz_not_a_field"
 

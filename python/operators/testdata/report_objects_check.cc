@@ -309,18 +309,26 @@ PyObject* ConvertDocument(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return record == nullptr ? nullptr : record->convert(args[1]);
 }
 
+// A timing call's repetition count; 0 with a Python error set when it is
+// not a positive int.
+Py_ssize_t PositiveNumber(PyObject* value) {
+  const Py_ssize_t number = PyLong_AsSsize_t(value);
+  if (number == -1 && PyErr_Occurred()) return 0;
+  if (number <= 0) {
+    PyErr_SetString(PyExc_ValueError, "number must be positive");
+    return 0;
+  }
+  return number;
+}
+
 PyObject* TimeConversion(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!CheckArguments("_report_objects_check", "time_conversion", nargs, 3)) {
     return nullptr;
   }
   const Record* record = Find(args[0]);
   if (record == nullptr) return nullptr;
-  const Py_ssize_t number = PyLong_AsSsize_t(args[2]);
-  if (number == -1 && PyErr_Occurred()) return nullptr;
-  if (number <= 0) {
-    PyErr_SetString(PyExc_ValueError, "number must be positive");
-    return nullptr;
-  }
+  const Py_ssize_t number = PositiveNumber(args[2]);
+  if (number <= 0) return nullptr;
   return record->time(args[1], number);
 }
 
@@ -347,12 +355,8 @@ PyObject* TimeReadingOf(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   const Record* record = Find(args[0]);
   if (record == nullptr) return nullptr;
-  const Py_ssize_t number = PyLong_AsSsize_t(args[2]);
-  if (number == -1 && PyErr_Occurred()) return nullptr;
-  if (number <= 0) {
-    PyErr_SetString(PyExc_ValueError, "number must be positive");
-    return nullptr;
-  }
+  const Py_ssize_t number = PositiveNumber(args[2]);
+  if (number <= 0) return nullptr;
   return record->time_reading(args[1], number);
 }
 
