@@ -130,6 +130,17 @@ Py<ExactCount> ElementwiseModuleFlops(const FormulaArgs& args) {
 // which Python's describe_module and the native description follow). The
 // families are disjoint for torch's classes, so upstream's per-metric
 // isinstance order does not matter once a front end has picked the family.
+// The attributes of _ConvNd, which both convolution rows read.
+constexpr std::array<ModuleAttribute, kMaxModuleAttributes> kConvAttributes = {
+    Attr<kInt, &ConvParams::in_channels>("in_channels"),
+    Attr<kHyper, &ConvParams::kernel_size>("kernel_size"),
+    Attr<kHyper, &ConvParams::stride>("stride"),
+    Attr<kHyperOrString, &ConvParams::padding>("padding"),
+    Attr<kHyper, &ConvParams::dilation>("dilation"),
+    Attr<kInt, &ConvParams::groups>("groups"),
+    Attr<kIsNotNone, &ConvParams::bias>("bias"),
+};
+
 constexpr ModuleFamilyRow kRows[] = {
     {.family = ModuleFamily::kUnsupported},
     {
@@ -245,16 +256,7 @@ constexpr ModuleFamilyRow kRows[] = {
         .family = ModuleFamily::kConvTranspose,
         .torch_class = "torch.nn.modules.conv._ConvTransposeNd",
         .read_params = Reads<params_json::ReadConv>,
-        .attributes =
-            {
-                Attr<kInt, &ConvParams::in_channels>("in_channels"),
-                Attr<kHyper, &ConvParams::kernel_size>("kernel_size"),
-                Attr<kHyper, &ConvParams::stride>("stride"),
-                Attr<kHyperOrString, &ConvParams::padding>("padding"),
-                Attr<kHyper, &ConvParams::dilation>("dilation"),
-                Attr<kInt, &ConvParams::groups>("groups"),
-                Attr<kIsNotNone, &ConvParams::bias>("bias"),
-            },
+        .attributes = kConvAttributes,
         .flops =
             [](const FormulaArgs& a) {
               return ConvTransposeFlops(Params<ConvParams>(a), a.inputs, a.out);
@@ -277,16 +279,7 @@ constexpr ModuleFamilyRow kRows[] = {
         .family = ModuleFamily::kConv,
         .torch_class = "torch.nn.modules.conv._ConvNd",
         .read_params = Reads<params_json::ReadConv>,
-        .attributes =
-            {
-                Attr<kInt, &ConvParams::in_channels>("in_channels"),
-                Attr<kHyper, &ConvParams::kernel_size>("kernel_size"),
-                Attr<kHyper, &ConvParams::stride>("stride"),
-                Attr<kHyperOrString, &ConvParams::padding>("padding"),
-                Attr<kHyper, &ConvParams::dilation>("dilation"),
-                Attr<kInt, &ConvParams::groups>("groups"),
-                Attr<kIsNotNone, &ConvParams::bias>("bias"),
-            },
+        .attributes = kConvAttributes,
         .flops =
             [](const FormulaArgs& a) {
               return ConvFlops(Params<ConvParams>(a), a.inputs, a.out);

@@ -14,6 +14,7 @@
 #ifndef TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
 #define TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -122,7 +123,7 @@ struct ModuleFamilyRow {
   // The attributes read_params' members come from. A family that has
   // hyper-parameters and declares none here (kTransformer: whole encoder and
   // decoder stacks) is described by the front end's own code.
-  ModuleAttribute attributes[kMaxModuleAttributes] = {};
+  std::array<ModuleAttribute, kMaxModuleAttributes> attributes = {};
   // nullptr: upstream has no formula of this metric for the family, so it
   // warns "Module type not supported: <type>" and returns 0, or (1.0, 1.0,
   // 0.0) for the receptive field.
