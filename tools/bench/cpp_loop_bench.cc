@@ -24,6 +24,7 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/t.h>
 #include <ATen/record_function.h>
 
 #include <algorithm>
@@ -149,6 +150,14 @@ double NanosecondsPerOp(Run kind, int ops) {
 std::function<void()> TinyCall(const std::string& name) {
   if (name == "add") {
     return [a = at::ones({16}), b = at::ones({16})] { at::add(a, b); };
+  }
+  // Without a formula too: a view and an in-place update, the calls a
+  // training step makes most of besides its products.
+  if (name == "t") {
+    return [a = at::ones({8, 8})] { at::t(a); };
+  }
+  if (name == "add_") {
+    return [a = at::ones({16}), b = at::ones({16})]() mutable { a.add_(b); };
   }
   if (name == "mm") {
     return [a = at::ones({8, 8}), b = at::ones({8, 8})] { at::mm(a, b); };
