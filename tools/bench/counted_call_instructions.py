@@ -13,7 +13,7 @@ give them.
     python3 tools/bench/counted_call_instructions.py \\
       --binary bazel-bin/tools/bench/cpp_loop_bench mm addmm bmm conv2d sdpa add
 
-Needs valgrind (apt: valgrind); about a minute per operator.
+Needs valgrind (apt: valgrind); about two minutes per operator.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ RUNS = {
 }
 
 
-def total_instructions(binary: str, op: str, flags: list[str], calls: int, work: Path) -> int:
-    out = work / f"callgrind.{op}.{calls}.{len(flags)}{'w' if flags else ''}"
+def total_instructions(binary: str, op: str, run: str, calls: int, work: Path) -> int:
+    out = work / f"callgrind.{op}.{calls}.{list(RUNS).index(run)}"
+    flags = RUNS[run]
     subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={out}",
                     binary, f"--profile={op}", f"--ops={calls}", "--repeats=1", *flags],
                    check=True, capture_output=True)
@@ -47,9 +48,9 @@ def total_instructions(binary: str, op: str, flags: list[str], calls: int, work:
     return int(match.group(1))
 
 
-def per_call(binary: str, op: str, flags: list[str], work: Path) -> float:
-    longer = total_instructions(binary, op, flags, LONG, work)
-    shorter = total_instructions(binary, op, flags, SHORT, work)
+def per_call(binary: str, op: str, run: str, work: Path) -> float:
+    longer = total_instructions(binary, op, run, LONG, work)
+    shorter = total_instructions(binary, op, run, SHORT, work)
     return (longer - shorter) / (LONG - SHORT)
 
 
@@ -62,7 +63,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as work:
         for op in args.operators:
-            counts = {name: per_call(args.binary, op, flags, Path(work)) for name, flags in RUNS.items()}
+            counts = {run: per_call(args.binary, op, run, Path(work)) for run in RUNS}
             plain = counts["plain"]
             print(f"| `{op}` | {plain:,.0f} | {counts['counted, no watch']:,.0f} | {counts['counted']:,.0f} "
                   f"| {counts['counted, no watch'] - plain:,.0f} | {counts['counted'] - plain:,.0f} |",
