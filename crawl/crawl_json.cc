@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "formulas/module_call.h"
 #include "formulas/module_json.h"
+#include "report/aggregate.h"
 #include "report/field_table.h"
 #include "report/json_reader.h"
 #include "report/metric_map.h"
@@ -25,21 +26,6 @@ using report::Json;
 using report::JsonArray;
 using report::JsonObject;
 using report::JsonValue;
-
-absl::StatusOr<report::ModelTensorTotals> ModelTotalsFromJson(
-    const JsonObject& crawl) {
-  TS_ASSIGN_OR_RETURN(JsonObject model, crawl.Object("model"));
-  report::ModelTensorTotals totals;
-  for (auto [key, target] :
-       {std::pair{"trainable_parameters", &totals.trainable_parameters},
-        std::pair{"frozen_parameters", &totals.frozen_parameters},
-        std::pair{"parameter_bytes", &totals.parameter_bytes},
-        std::pair{"buffer_elements", &totals.buffer_elements},
-        std::pair{"buffer_bytes", &totals.buffer_bytes}}) {
-    TS_ASSIGN_OR_RETURN(*target, model.NonNegativeCount(key));
-  }
-  return totals;
-}
 
 absl::StatusOr<std::string> CrawlMode(const JsonObject& crawl) {
   TS_ASSIGN_OR_RETURN(JsonValue mode, crawl.Member("mode"));
@@ -76,7 +62,9 @@ absl::StatusOr<CrawlRecord> ReadCrawlRecord(const Json& node, bool with_flops) {
       version && version->node().is_string()) {
     record.parts.context.torch_version = version->node().get<std::string>();
   }
-  TS_ASSIGN_OR_RETURN(record.parts.model, ModelTotalsFromJson(crawl));
+  TS_ASSIGN_OR_RETURN(JsonValue model, crawl.Member("model"));
+  TS_ASSIGN_OR_RETURN(record.parts.model,
+                      report::FromJson<report::ModelTensorTotals>(model));
   if (std::optional<JsonValue> diagnostics =
           crawl.OptionalMember("diagnostics")) {
     TS_ASSIGN_OR_RETURN(
@@ -96,11 +84,11 @@ absl::StatusOr<CrawlRecord> ReadCrawlRecord(const Json& node, bool with_flops) {
     CapturedModuleCall captured;
     TS_ASSIGN_OR_RETURN(captured.path, entry.String("path"));
     TS_ASSIGN_OR_RETURN(JsonValue module, entry.Member("module"));
-    TS_ASSIGN_OR_RETURN(captured.module, formulas::ModuleDescriptionFromJson(
-                                             module.node(), module.path()));
+    TS_ASSIGN_OR_RETURN(captured.module,
+                        report::FromJson<formulas::ModuleDescription>(module));
     TS_ASSIGN_OR_RETURN(JsonValue call, entry.Member("call"));
     TS_ASSIGN_OR_RETURN(captured.call,
-                        formulas::ModuleCallFromJson(call.node(), call.path()));
+                        report::FromJson<formulas::ModuleCall>(call));
     record.leaf_calls.push_back(CapturedLeafCall{index, std::move(captured)});
   }
   if (!with_flops) return record;

@@ -227,21 +227,21 @@ Py<ExactCount> TransformerFlops(const TransformerParams& transformer,
     return flops.ok();
   };
   for (const TransformerEncoderLayerParams& layer :
-       transformer.encoder_layers) {
+       transformer.encoder.layers) {
     Py<ExactCount> flops = TransformerEncoderLayerFlops(layer, encoder_inputs);
     if (!add(flops)) return flops;
   }
-  if (transformer.encoder_norm) {
-    Py<ExactCount> flops = LayerNormFlops(*transformer.encoder_norm, {src});
+  if (transformer.encoder.norm) {
+    Py<ExactCount> flops = LayerNormFlops(*transformer.encoder.norm, {src});
     if (!add(flops)) return flops;
   }
   for (const TransformerDecoderLayerParams& layer :
-       transformer.decoder_layers) {
+       transformer.decoder.layers) {
     Py<ExactCount> flops = TransformerDecoderLayerFlops(layer, decoder_inputs);
     if (!add(flops)) return flops;
   }
-  if (transformer.decoder_norm) {
-    Py<ExactCount> flops = LayerNormFlops(*transformer.decoder_norm, {tgt});
+  if (transformer.decoder.norm) {
+    Py<ExactCount> flops = LayerNormFlops(*transformer.decoder.norm, {tgt});
     if (!add(flops)) return flops;
   }
   return total;

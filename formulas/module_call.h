@@ -19,6 +19,7 @@
 
 #include "absl/types/span.h"
 #include "formulas/module_description.h"
+#include "report/field_table.h"
 #include "report/value_metadata.h"
 
 namespace torchscan::formulas {
@@ -79,6 +80,13 @@ struct ModuleCall {
   std::vector<CallValue> inputs;
   // The whole returned value.
   CallValue output;
+
+  bool operator==(const ModuleCall&) const = default;
+  // {"inputs": [value, ...], "output": value}; a value's JSON form is
+  // module_json.h's JsonCodec<CallValue>, which reading and writing need.
+  static constexpr auto kFields =
+      std::make_tuple(report::Field("inputs", &ModuleCall::inputs),
+                      report::Field("output", &ModuleCall::output));
 };
 
 // A metric-leaf call as a front end captured it (TorchScan 0.2's post-call
@@ -88,6 +96,14 @@ struct CapturedModuleCall {
   std::string path;
   ModuleDescription module;
   ModuleCall call;
+
+  bool operator==(const CapturedModuleCall&) const = default;
+  // {"path": "features.0", "module": {...}, "call": {...}}; the module's
+  // JSON form is module_json.h's JsonCodec<ModuleDescription>.
+  static constexpr auto kFields =
+      std::make_tuple(report::Field("path", &CapturedModuleCall::path),
+                      report::Field("module", &CapturedModuleCall::module),
+                      report::Field("call", &CapturedModuleCall::call));
 };
 
 }  // namespace torchscan::formulas

@@ -1,8 +1,13 @@
 #include "formulas/module_description.h"
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -141,6 +146,92 @@ HyperParameter HyperParameter::String(std::string text) {
   parameter.ints.clear();
   parameter.text = std::move(text);
   return parameter;
+}
+
+namespace {
+
+// The JSON of an int or a tuple.
+report::Json HyperJson(const HyperParameter& value) {
+  if (value.kind == HyperParameter::Kind::kString) return value.text;
+  if (value.kind == HyperParameter::Kind::kInt) {
+    return value.ints.empty() ? 0 : value.ints[0];
+  }
+  return value.ints;
+}
+
+// An int, a tuple or, when allowed, a string.
+absl::StatusOr<HyperParameter> ReadHyper(const report::JsonValue& node,
+                                         bool allow_string) {
+  if (node.node().is_string() && allow_string) {
+    return HyperParameter::String(node.node().get<std::string>());
+  }
+  if (node.node().is_array()) {
+    TS_ASSIGN_OR_RETURN(std::vector<std::int64_t> values,
+                        IntArrayCodec<false>::Read(node));
+    return HyperParameter::Tuple(std::move(values));
+  }
+  if (report::IsJsonInteger(node.node())) {
+    TS_ASSIGN_OR_RETURN(std::int64_t value, node.Int64());
+    return HyperParameter::Int(value);
+  }
+  return node.Expected(allow_string
+                           ? "an integer, an array of integers or a string"
+                           : "an integer or an array of integers");
+}
+
+}  // namespace
+
+report::Json HyperCodec::Write(const HyperParameter& value) {
+  return HyperJson(value);
+}
+
+absl::StatusOr<HyperParameter> HyperCodec::Read(const report::JsonValue& node) {
+  return ReadHyper(node, /*allow_string=*/false);
+}
+
+report::Json HyperOrStringCodec::Write(const HyperParameter& value) {
+  return HyperJson(value);
+}
+
+absl::StatusOr<HyperParameter> HyperOrStringCodec::Read(
+    const report::JsonValue& node) {
+  return ReadHyper(node, /*allow_string=*/true);
+}
+
+report::Json HyperOrNullCodec::Write(const HyperParameter& value) {
+  return HyperJson(value);
+}
+
+absl::StatusOr<std::optional<HyperParameter>> HyperOrNullCodec::Read(
+    const report::JsonValue& node) {
+  if (node.is_null()) return std::optional<HyperParameter>();
+  TS_ASSIGN_OR_RETURN(HyperParameter value,
+                      ReadHyper(node, /*allow_string=*/false));
+  return std::optional<HyperParameter>(std::move(value));
+}
+
+template <bool kNonNegative>
+absl::StatusOr<std::vector<std::int64_t>> IntArrayCodec<kNonNegative>::Read(
+    const report::JsonValue& node) {
+  if (!node.node().is_array()) return node.Expected("an array of integers");
+  TS_ASSIGN_OR_RETURN(report::JsonArray items, node.Array());
+  std::vector<std::int64_t> values;
+  values.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const report::JsonValue item = items.Item(i);
+    TS_ASSIGN_OR_RETURN(std::int64_t value, item.Int64());
+    if (kNonNegative && value < 0) return item.Error("must not be negative");
+    values.push_back(value);
+  }
+  return values;
+}
+
+template struct IntArrayCodec<false>;
+template struct IntArrayCodec<true>;
+
+absl::StatusOr<double> NumberOrNullCodec::Read(const report::JsonValue& node) {
+  if (!node.node().is_number()) return node.Expected("a number or null");
+  return node.node().get<double>();
 }
 
 absl::Status ValidateModuleDescription(const ModuleDescription& module) {

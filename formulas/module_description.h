@@ -23,8 +23,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "report/count.h"
+#include "report/field_table.h"
+#include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::formulas {
 
@@ -74,12 +79,90 @@ struct HyperParameter {
   bool operator==(const HyperParameter&) const = default;
 };
 
+// --- JSON forms of the hyper-parameters.
+//
+// Each params struct below declares its JSON form in a field table
+// (report/field_table.h), under torch's own attribute names; a description
+// holds its family's in its own object (module_json.h). Descriptions come
+// from our own front ends, so errors name only the kind of a wrong value
+// ("got string") and say "must not be negative" without repeating the
+// number. The codecs below keep those words.
+
+// An int (a JSON integer) or a tuple (an array of integers).
+struct HyperCodec {
+  static report::Json Write(const HyperParameter& value);
+  static absl::StatusOr<HyperParameter> Read(const report::JsonValue& node);
+};
+
+// HyperCodec, or a string (Conv padding "same").
+struct HyperOrStringCodec {
+  static report::Json Write(const HyperParameter& value);
+  static absl::StatusOr<HyperParameter> Read(const report::JsonValue& node);
+};
+
+// An optional row's HyperCodec that reads null as nullopt: the module has no
+// such attribute whether the key is absent or null.
+struct HyperOrNullCodec {
+  static report::Json Write(const HyperParameter& value);
+  static absl::StatusOr<std::optional<HyperParameter>> Read(
+      const report::JsonValue& node);
+};
+
+// An array of integers ("expected an array of integers" otherwise); with
+// kNonNegative, a negative item "must not be negative" (tensor shapes).
+template <bool kNonNegative>
+struct IntArrayCodec {
+  static report::Json Write(const std::vector<std::int64_t>& values) {
+    return values;
+  }
+  static absl::StatusOr<std::vector<std::int64_t>> Read(
+      const report::JsonValue& node);
+};
+
+// An integer or a float, and no more: JsonCodec<double>'s "inf" and "nan"
+// strings are not hyper-parameters.
+struct NumberCodec {
+  static report::Json Write(double value) { return value; }
+  static absl::StatusOr<double> Read(const report::JsonValue& node) {
+    return node.Number();
+  }
+};
+
+// A nullable number's NumberCodec: null is read before it is asked.
+struct NumberOrNullCodec {
+  static report::Json Write(double value) { return value; }
+  static absl::StatusOr<double> Read(const report::JsonValue& node);
+};
+
+// NOTE [Nested description objects refuse unread keys]
+// A record nested in a description (out_proj, a transformer layer) is read
+// by its table, then the keys nothing read are refused in
+// JsonObject::RejectUnreadKeys' words ("is not a field of this object"),
+// after its fields, as a description's own keys are (module_json.h): its
+// errors name the same problem in the same order at every level. FromJson<T>
+// (used alone, and by the round-trip tests) refuses them first, as "unknown
+// field".
+template <report::HasFieldTable T>
+struct UnreadKeysRefused {
+  static report::Json Write(const T& record) { return report::ToJson(record); }
+  static absl::StatusOr<T> Read(const report::JsonValue& node) {
+    TS_ASSIGN_OR_RETURN(report::JsonObject object, node.Object());
+    TS_ASSIGN_OR_RETURN(T record, report::ReadFieldsIn<T>(object));
+    TS_RETURN_IF_ERROR(object.RejectUnreadKeys());
+    return record;
+  }
+};
+
 struct LinearParams {
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
   bool bias = true;  // module.bias is not None
 
   bool operator==(const LinearParams&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::Field("in_features", &LinearParams::in_features),
+      report::Field("out_features", &LinearParams::out_features),
+      report::Field("bias", &LinearParams::bias));
 };
 
 // ReLU, ReLU6, ELU, LeakyReLU.
@@ -87,6 +170,8 @@ struct ActivationParams {
   bool inplace = false;
 
   bool operator==(const ActivationParams&) const = default;
+  static constexpr auto kFields =
+      std::make_tuple(report::Field("inplace", &ActivationParams::inplace));
 };
 
 // Conv and ConvTranspose. torch stores kernel_size, stride and dilation as
@@ -101,6 +186,14 @@ struct ConvParams {
   bool bias = true;
 
   bool operator==(const ConvParams&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::Field("in_channels", &ConvParams::in_channels),
+      report::FieldAs<HyperCodec>("kernel_size", &ConvParams::kernel_size),
+      report::FieldAs<HyperCodec>("stride", &ConvParams::stride),
+      report::FieldAs<HyperOrStringCodec>("padding", &ConvParams::padding),
+      report::FieldAs<HyperCodec>("dilation", &ConvParams::dilation),
+      report::Field("groups", &ConvParams::groups),
+      report::Field("bias", &ConvParams::bias));
 };
 
 struct BatchNormParams {
@@ -117,6 +210,20 @@ struct BatchNormParams {
   std::optional<std::int64_t> bias_numel;
 
   bool operator==(const BatchNormParams&) const = default;
+  // Each nullable member is required: its key is always written, null for
+  // None.
+  static constexpr auto kFields = std::make_tuple(
+      report::Field("num_features", &BatchNormParams::num_features),
+      report::Field("affine", &BatchNormParams::affine),
+      report::Field("track_running_stats",
+                    &BatchNormParams::track_running_stats),
+      report::Field("training", &BatchNormParams::training),
+      report::FieldAs<NumberOrNullCodec>("momentum",
+                                         &BatchNormParams::momentum),
+      report::Field("running_mean_numel", &BatchNormParams::running_mean_numel),
+      report::Field("running_var_numel", &BatchNormParams::running_var_numel),
+      report::Field("weight_numel", &BatchNormParams::weight_numel),
+      report::Field("bias_numel", &BatchNormParams::bias_numel));
 };
 
 // MaxPool and AvgPool, every value raw as stored (int or tuple).
@@ -129,6 +236,12 @@ struct PoolParams {
   std::optional<HyperParameter> dilation;
 
   bool operator==(const PoolParams&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::FieldAs<HyperCodec>("kernel_size", &PoolParams::kernel_size),
+      report::FieldAs<HyperCodec>("stride", &PoolParams::stride),
+      report::FieldAs<HyperCodec>("padding", &PoolParams::padding),
+      report::FieldAs<HyperOrNullCodec>("dilation", &PoolParams::dilation,
+                                        report::kOptional));
 };
 
 struct DropoutParams {
@@ -137,6 +250,10 @@ struct DropoutParams {
   bool training = false;
 
   bool operator==(const DropoutParams&) const = default;
+  static constexpr auto kFields =
+      std::make_tuple(report::FieldAs<NumberCodec>("p", &DropoutParams::p),
+                      report::Field("inplace", &DropoutParams::inplace),
+                      report::Field("training", &DropoutParams::training));
 };
 
 struct LayerNormParams {
@@ -145,6 +262,11 @@ struct LayerNormParams {
   bool bias = true;    // module.bias is not None
 
   bool operator==(const LayerNormParams&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::FieldAs<IntArrayCodec<false>>("normalized_shape",
+                                            &LayerNormParams::normalized_shape),
+      report::Field("weight", &LayerNormParams::weight),
+      report::Field("bias", &LayerNormParams::bias));
 };
 
 struct MultiheadAttentionParams {
@@ -161,6 +283,20 @@ struct MultiheadAttentionParams {
   LinearParams out_proj;
 
   bool operator==(const MultiheadAttentionParams&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::Field("embed_dim", &MultiheadAttentionParams::embed_dim),
+      report::Field("num_heads", &MultiheadAttentionParams::num_heads),
+      report::Field("head_dim", &MultiheadAttentionParams::head_dim),
+      report::Field("batch_first", &MultiheadAttentionParams::batch_first),
+      report::Field("in_proj_bias", &MultiheadAttentionParams::in_proj_bias),
+      report::Field("bias_k", &MultiheadAttentionParams::bias_k),
+      report::Field("bias_v", &MultiheadAttentionParams::bias_v),
+      report::Field("add_zero_attn", &MultiheadAttentionParams::add_zero_attn),
+      report::FieldAs<NumberCodec>("dropout",
+                                   &MultiheadAttentionParams::dropout),
+      report::Field("training", &MultiheadAttentionParams::training),
+      report::FieldAs<UnreadKeysRefused<LinearParams>>(
+          "out_proj", &MultiheadAttentionParams::out_proj));
 };
 
 // nn.TransformerEncoderLayer, by its torch attribute names.
@@ -177,6 +313,25 @@ struct TransformerEncoderLayerParams {
   bool activation_is_relu = true;
 
   bool operator==(const TransformerEncoderLayerParams&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::FieldAs<UnreadKeysRefused<MultiheadAttentionParams>>(
+          "self_attn", &TransformerEncoderLayerParams::self_attn),
+      report::FieldAs<UnreadKeysRefused<LinearParams>>(
+          "linear1", &TransformerEncoderLayerParams::linear1),
+      report::FieldAs<UnreadKeysRefused<DropoutParams>>(
+          "dropout", &TransformerEncoderLayerParams::dropout),
+      report::FieldAs<UnreadKeysRefused<LinearParams>>(
+          "linear2", &TransformerEncoderLayerParams::linear2),
+      report::FieldAs<UnreadKeysRefused<LayerNormParams>>(
+          "norm1", &TransformerEncoderLayerParams::norm1),
+      report::FieldAs<UnreadKeysRefused<LayerNormParams>>(
+          "norm2", &TransformerEncoderLayerParams::norm2),
+      report::FieldAs<UnreadKeysRefused<DropoutParams>>(
+          "dropout1", &TransformerEncoderLayerParams::dropout1),
+      report::FieldAs<UnreadKeysRefused<DropoutParams>>(
+          "dropout2", &TransformerEncoderLayerParams::dropout2),
+      report::Field("activation_is_relu",
+                    &TransformerEncoderLayerParams::activation_is_relu));
 };
 
 // nn.TransformerDecoderLayer, by its torch attribute names.
@@ -195,19 +350,78 @@ struct TransformerDecoderLayerParams {
   bool activation_is_relu = true;
 
   bool operator==(const TransformerDecoderLayerParams&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::FieldAs<UnreadKeysRefused<MultiheadAttentionParams>>(
+          "self_attn", &TransformerDecoderLayerParams::self_attn),
+      report::FieldAs<UnreadKeysRefused<MultiheadAttentionParams>>(
+          "multihead_attn", &TransformerDecoderLayerParams::multihead_attn),
+      report::FieldAs<UnreadKeysRefused<LinearParams>>(
+          "linear1", &TransformerDecoderLayerParams::linear1),
+      report::FieldAs<UnreadKeysRefused<DropoutParams>>(
+          "dropout", &TransformerDecoderLayerParams::dropout),
+      report::FieldAs<UnreadKeysRefused<LinearParams>>(
+          "linear2", &TransformerDecoderLayerParams::linear2),
+      report::FieldAs<UnreadKeysRefused<LayerNormParams>>(
+          "norm1", &TransformerDecoderLayerParams::norm1),
+      report::FieldAs<UnreadKeysRefused<LayerNormParams>>(
+          "norm2", &TransformerDecoderLayerParams::norm2),
+      report::FieldAs<UnreadKeysRefused<LayerNormParams>>(
+          "norm3", &TransformerDecoderLayerParams::norm3),
+      report::FieldAs<UnreadKeysRefused<DropoutParams>>(
+          "dropout1", &TransformerDecoderLayerParams::dropout1),
+      report::FieldAs<UnreadKeysRefused<DropoutParams>>(
+          "dropout2", &TransformerDecoderLayerParams::dropout2),
+      report::FieldAs<UnreadKeysRefused<DropoutParams>>(
+          "dropout3", &TransformerDecoderLayerParams::dropout3),
+      report::Field("activation_is_relu",
+                    &TransformerDecoderLayerParams::activation_is_relu));
+};
+
+// nn.TransformerEncoder or nn.TransformerDecoder: {"layers": [layer, ...],
+// "norm": LayerNorm or null}.
+template <typename Layer>
+struct TransformerStack {
+  std::vector<Layer> layers;
+  // Set only when the stack's norm is an nn.LayerNorm.
+  std::optional<LayerNormParams> norm;
+
+  bool operator==(const TransformerStack&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      report::FieldAs<report::ArrayOf<UnreadKeysRefused<Layer>>>(
+          "layers", &TransformerStack::layers),
+      report::FieldAs<UnreadKeysRefused<LayerNormParams>>(
+          "norm", &TransformerStack::norm));
 };
 
 struct TransformerParams {
   // encoder is an nn.TransformerEncoder and decoder an nn.TransformerDecoder.
-  // When false nothing else is read: upstream raises NotImplementedError.
+  // When false the stacks are not required (a description may stop at
+  // native_stacks): upstream raises NotImplementedError before reading them.
   bool native_stacks = true;
-  std::vector<TransformerEncoderLayerParams> encoder_layers;
-  // Set only when encoder.norm is an nn.LayerNorm.
-  std::optional<LayerNormParams> encoder_norm;
-  std::vector<TransformerDecoderLayerParams> decoder_layers;
-  std::optional<LayerNormParams> decoder_norm;
+  TransformerStack<TransformerEncoderLayerParams> encoder;
+  TransformerStack<TransformerDecoderLayerParams> decoder;
 
   bool operator==(const TransformerParams&) const = default;
+
+  static bool Native(const TransformerParams& p) { return p.native_stacks; }
+  static bool NotNative(const TransformerParams& p) { return !p.native_stacks; }
+  using Encoder = UnreadKeysRefused<decltype(encoder)>;
+  using Decoder = UnreadKeysRefused<decltype(decoder)>;
+  // NOTE: each stack has two rows of one name, whose conditions are
+  // disjoint: required of native stacks, optional (read when present,
+  // written when not empty) of others.
+  static constexpr auto kFields = std::make_tuple(
+      report::Field("native_stacks", &TransformerParams::native_stacks),
+      report::FieldAs<Encoder>("encoder", &TransformerParams::encoder)
+          .When(&Native),
+      report::FieldAs<Encoder>("encoder", &TransformerParams::encoder,
+                               report::kOptional)
+          .When(&NotNative),
+      report::FieldAs<Decoder>("decoder", &TransformerParams::decoder)
+          .When(&Native),
+      report::FieldAs<Decoder>("decoder", &TransformerParams::decoder,
+                               report::kOptional)
+          .When(&NotNative));
 };
 
 // The hyper-parameters of one family; std::monostate for the families that

@@ -10,7 +10,7 @@
 #include "formulas/attention_module_flops.h"
 #include "formulas/module_family_formulas.h"
 #include "formulas/module_formula_support.h"
-#include "formulas/module_params_json.h"
+#include "report/field_table.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -48,10 +48,11 @@ using module_internal::ReadWriteDmas;
 using module_internal::TransformerFlops;
 using python::Py;
 
-// A typed hyper-parameter reader as a ParamsReader.
-template <auto kRead>
+// The reader of a description's hyper-parameters of type Params: the rows
+// of its table, in the description's own object (module_json.h).
+template <typename Params>
 absl::StatusOr<ModuleParams> Reads(const report::JsonObject& object) {
-  TS_ASSIGN_OR_RETURN(auto params, kRead(object));
+  TS_ASSIGN_OR_RETURN(Params params, report::ReadFieldsIn<Params>(object));
   return ModuleParams(std::move(params));
 }
 
@@ -168,7 +169,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kLinear,
         .torch_class = "torch.nn.modules.linear.Linear",
-        .read_params = Reads<params_json::ReadLinear>,
+        .read_params = Reads<LinearParams>,
         .attributes =
             {
                 Attr<kInt, &LinearParams::in_features>("in_features"),
@@ -192,7 +193,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kReLU,
         .torch_class = "torch.nn.modules.activation.ReLU",
-        .read_params = Reads<params_json::ReadActivation>,
+        .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<1>,
         .macs = NoCount,
@@ -202,7 +203,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kELU,
         .torch_class = "torch.nn.modules.activation.ELU",
-        .read_params = Reads<params_json::ReadActivation>,
+        .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<6>,
         .macs = NoCount,
@@ -212,7 +213,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kLeakyReLU,
         .torch_class = "torch.nn.modules.activation.LeakyReLU",
-        .read_params = Reads<params_json::ReadActivation>,
+        .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<4>,
         .macs = NoCount,
@@ -222,7 +223,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kReLU6,
         .torch_class = "torch.nn.modules.activation.ReLU6",
-        .read_params = Reads<params_json::ReadActivation>,
+        .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
         .flops = ElementwiseModuleFlops<2>,
         .macs = NoCount,
@@ -255,7 +256,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kConvTranspose,
         .torch_class = "torch.nn.modules.conv._ConvTransposeNd",
-        .read_params = Reads<params_json::ReadConv>,
+        .read_params = Reads<ConvParams>,
         .attributes = kConvAttributes,
         .flops =
             [](const FormulaArgs& a) {
@@ -278,7 +279,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kConv,
         .torch_class = "torch.nn.modules.conv._ConvNd",
-        .read_params = Reads<params_json::ReadConv>,
+        .read_params = Reads<ConvParams>,
         .attributes = kConvAttributes,
         .flops =
             [](const FormulaArgs& a) {
@@ -298,7 +299,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kBatchNorm,
         .torch_class = "torch.nn.modules.batchnorm._BatchNorm",
-        .read_params = Reads<params_json::ReadBatchNorm>,
+        .read_params = Reads<BatchNormParams>,
         .attributes =
             {
                 Attr<kInt, &BatchNormParams::num_features>("num_features"),
@@ -331,7 +332,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kMaxPool,
         .torch_class = "torch.nn.modules.pooling._MaxPoolNd",
-        .read_params = Reads<params_json::ReadPool>,
+        .read_params = Reads<PoolParams>,
         .attributes =
             {
                 Attr<kHyper, &PoolParams::kernel_size>("kernel_size"),
@@ -356,7 +357,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kAvgPool,
         .torch_class = "torch.nn.modules.pooling._AvgPoolNd",
-        .read_params = Reads<params_json::ReadPool>,
+        .read_params = Reads<PoolParams>,
         .attributes =
             {
                 Attr<kHyper, &PoolParams::kernel_size>("kernel_size"),
@@ -417,7 +418,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kDropout,
         .torch_class = "torch.nn.modules.dropout.Dropout",
-        .read_params = Reads<params_json::ReadDropout>,
+        .read_params = Reads<DropoutParams>,
         .attributes =
             {
                 Attr<kNumber, &DropoutParams::p>("p"),
@@ -440,7 +441,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kMultiheadAttention,
         .torch_class = "torch.nn.modules.activation.MultiheadAttention",
-        .read_params = Reads<params_json::ReadMultiheadAttention>,
+        .read_params = Reads<MultiheadAttentionParams>,
         .attributes =
             {
                 Attr<kInt, &MultiheadAttentionParams::embed_dim>("embed_dim"),
@@ -469,7 +470,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kLayerNorm,
         .torch_class = "torch.nn.modules.normalization.LayerNorm",
-        .read_params = Reads<params_json::ReadLayerNorm>,
+        .read_params = Reads<LayerNormParams>,
         .attributes =
             {
                 Attr<kIntTuple, &LayerNormParams::normalized_shape>(
@@ -485,7 +486,7 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kTransformer,
         .torch_class = "torch.nn.modules.transformer.Transformer",
-        .read_params = Reads<params_json::ReadTransformer>,
+        .read_params = Reads<TransformerParams>,
         .flops =
             [](const FormulaArgs& a) {
               return TransformerFlops(Params<TransformerParams>(a), a.inputs);

@@ -8,8 +8,8 @@
 //
 // Adding a family is its enum value and JSON name (module_description.h/.cc)
 // plus one row in module_families.cc; ModuleFlops, ModuleMacs, ModuleDmas,
-// ModuleReceptiveField, ModuleDescriptionFromJson and the crawl's native
-// module description look the row up.
+// ModuleReceptiveField, a description's JSON codec (module_json.h) and the
+// crawl's native module description look the row up.
 
 #ifndef TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
 #define TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_

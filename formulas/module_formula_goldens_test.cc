@@ -19,7 +19,9 @@
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
 #include "gtest/gtest.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -123,9 +125,11 @@ class FormulaGoldenTest : public testing::TestWithParam<GoldenCase> {};
 TEST_P(FormulaGoldenTest, MatchesUpstream) {
   const Json& golden = Goldens()[GetParam().list][GetParam().index];
   absl::StatusOr<ModuleDescription> module =
-      ModuleDescriptionFromJson(golden["module"]);
+      report::FromJson<ModuleDescription>(
+          report::JsonValue(golden["module"], "module"));
   ASSERT_TRUE(module.ok()) << module.status();
-  absl::StatusOr<ModuleCall> call = ModuleCallFromJson(golden["call"]);
+  absl::StatusOr<ModuleCall> call =
+      report::FromJson<ModuleCall>(report::JsonValue(golden["call"], "call"));
   ASSERT_TRUE(call.ok()) << call.status();
 
   ExpectCount(ModuleFlops(*module, *call), golden["flops"], "flops");
@@ -166,9 +170,11 @@ TEST_P(CrawlGoldenTest, MatchesUpstream) {
     SCOPED_TRACE(absl::StrCat("path '", captured["path"].get<std::string>(),
                               "' call ", captured["call_index"].dump()));
     absl::StatusOr<ModuleDescription> module =
-        ModuleDescriptionFromJson(captured["module"]);
+        report::FromJson<ModuleDescription>(
+            report::JsonValue(captured["module"], "module"));
     ASSERT_TRUE(module.ok()) << module.status();
-    absl::StatusOr<ModuleCall> call = ModuleCallFromJson(captured["call"]);
+    absl::StatusOr<ModuleCall> call = report::FromJson<ModuleCall>(
+        report::JsonValue(captured["call"], "call"));
     ASSERT_TRUE(call.ok()) << call.status();
     absl::StatusOr<ModuleMetrics> metrics = EvaluateModuleMetrics(
         captured["path"].get<std::string>(), *module, *call);

@@ -371,10 +371,10 @@ TransformerDecoderLayerParams DecoderLayer(bool batch_first) {
 
 TransformerParams Transformer(bool batch_first) {
   TransformerParams transformer;
-  transformer.encoder_layers = {EncoderLayer(batch_first)};
-  transformer.encoder_norm = Norm4();
-  transformer.decoder_layers = {DecoderLayer(batch_first)};
-  transformer.decoder_norm = Norm4();
+  transformer.encoder.layers = {EncoderLayer(batch_first)};
+  transformer.encoder.norm = Norm4();
+  transformer.decoder.layers = {DecoderLayer(batch_first)};
+  transformer.decoder.norm = Norm4();
   return transformer;
 }
 
@@ -402,7 +402,7 @@ TEST(ModuleFormulas, TransformerGoldens) {
 
 TEST(ModuleFormulas, TransformerRejectsWhatUpstreamRejects) {
   TransformerParams params = Transformer(true);
-  params.decoder_layers[0].activation_is_relu = false;
+  params.decoder.layers[0].activation_is_relu = false;
   const ModuleCall call = Call({T({1, 3, 4}), T({1, 2, 4})}, T({1, 2, 4}));
   EXPECT_EQ(
       ErrorOf(ModuleFlops(

@@ -19,30 +19,55 @@
 // a front end that drifts from this contract fails loudly; every error names
 // the field path ("module.out_proj.in_features: expected an integer, got
 // string").
+//
+// The hyper-parameters, calls and captured calls declare their fields in
+// field tables (module_description.h, module_call.h); a description and a
+// value, whose keys depend on their family or kind, are read and written by
+// the two codecs below, so every record here is read with report::FromJson:
+//
+//   TS_ASSIGN_OR_RETURN(ModuleDescription module,
+//                       report::FromJson<ModuleDescription>(
+//                           report::JsonValue(json, "module")));
+//
+// A description and a value refuse the keys nothing read after reading the
+// rest ("module.negative_slope: is not a field of this object"), as do the
+// objects nested in a description (module_description.h's
+// UnreadKeysRefused); a call and a captured call refuse theirs first, as
+// every field table does ("call.extra: unknown field").
 
 #ifndef TORCHSCAN_FORMULAS_MODULE_JSON_H_
 #define TORCHSCAN_FORMULAS_MODULE_JSON_H_
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
-namespace torchscan::formulas {
+namespace torchscan::report {
 
-// `field` is the node's path in error messages.
-absl::StatusOr<ModuleDescription> ModuleDescriptionFromJson(
-    const report::Json& node, absl::string_view field = "module");
-absl::StatusOr<CallValue> CallValueFromJson(const report::Json& node,
-                                            absl::string_view field);
-// {"inputs": [value, ...], "output": value}
-absl::StatusOr<ModuleCall> ModuleCallFromJson(const report::Json& node,
-                                              absl::string_view field = "call");
-// {"path": "features.0", "module": {...}, "call": {...}}
-absl::StatusOr<CapturedModuleCall> CapturedModuleCallFromJson(
-    const report::Json& node, absl::string_view field = "captured_call");
+// {"type": ..., "family": ..., "parameter_count": n, <the family's
+// hyper-parameters>}: the family's params struct (its table's rows) in the
+// description's own object. A description that is not valid
+// (ValidateModuleDescription) is refused with the description's path.
+template <>
+struct JsonCodec<formulas::ModuleDescription> {
+  static Json Write(const formulas::ModuleDescription& module);
+  static absl::StatusOr<formulas::ModuleDescription> Read(
+      const JsonValue& node);
+};
 
-}  // namespace torchscan::formulas
+// {"kind": "tensor", "shape": [...]} and the other kinds of the file
+// comment. Tensor metadata the formulas do not read (dtype, device,
+// requires_grad) is checked and dropped, and so are a mapping's keys:
+// a mapping is written with "key_type": "object" and no key.
+template <>
+struct JsonCodec<formulas::CallValue> {
+  static Json Write(const formulas::CallValue& value);
+  static absl::StatusOr<formulas::CallValue> Read(const JsonValue& node);
+};
+
+}  // namespace torchscan::report
 
 #endif  // TORCHSCAN_FORMULAS_MODULE_JSON_H_

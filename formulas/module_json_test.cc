@@ -3,7 +3,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -16,22 +18,33 @@ Json Parse(absl::string_view text) {
   return json.ok() ? *json : Json();
 }
 
+absl::StatusOr<ModuleDescription> ReadDescription(const Json& json) {
+  return report::FromJson<ModuleDescription>(report::JsonValue(json, "module"));
+}
+
+absl::StatusOr<ModuleCall> ReadCall(const Json& json) {
+  return report::FromJson<ModuleCall>(report::JsonValue(json, "call"));
+}
+
+absl::StatusOr<CapturedModuleCall> ReadCaptured(const Json& json) {
+  return report::FromJson<CapturedModuleCall>(
+      report::JsonValue(json, "captured_call"));
+}
+
 std::string DescriptionError(absl::string_view text) {
-  absl::StatusOr<ModuleDescription> module =
-      ModuleDescriptionFromJson(Parse(text));
+  absl::StatusOr<ModuleDescription> module = ReadDescription(Parse(text));
   EXPECT_FALSE(module.ok());
   return std::string(module.status().message());
 }
 
 std::string CallError(absl::string_view text) {
-  absl::StatusOr<ModuleCall> call = ModuleCallFromJson(Parse(text));
+  absl::StatusOr<ModuleCall> call = ReadCall(Parse(text));
   EXPECT_FALSE(call.ok());
   return std::string(call.status().message());
 }
 
 TEST(ModuleJson, ReadsAConvolutionAndItsCall) {
-  absl::StatusOr<ModuleDescription> module =
-      ModuleDescriptionFromJson(Parse(R"({
+  absl::StatusOr<ModuleDescription> module = ReadDescription(Parse(R"({
       "type": "Conv2d", "family": "conv", "parameter_count": 224,
       "in_channels": 3, "kernel_size": [3, 3], "stride": [1, 1],
       "padding": "same", "dilation": [1, 1], "groups": 1, "bias": true})"));
@@ -43,7 +56,7 @@ TEST(ModuleJson, ReadsAConvolutionAndItsCall) {
   EXPECT_EQ(conv.kernel_size, HyperParameter::Tuple({3, 3}));
   EXPECT_EQ(conv.padding, HyperParameter::String("same"));
 
-  absl::StatusOr<ModuleCall> call = ModuleCallFromJson(Parse(R"({
+  absl::StatusOr<ModuleCall> call = ReadCall(Parse(R"({
       "inputs": [{"kind": "tensor", "shape": [1, 3, 8, 8], "dtype": "torch.float32",
                   "device": "cpu", "requires_grad": false},
                  {"kind": "none"}, {"kind": "scalar", "type": "bool"}],
@@ -63,8 +76,7 @@ TEST(ModuleJson, ReadsAConvolutionAndItsCall) {
 }
 
 TEST(ModuleJson, PoolsKeepIntsAndTuplesApart) {
-  absl::StatusOr<ModuleDescription> module =
-      ModuleDescriptionFromJson(Parse(R"({
+  absl::StatusOr<ModuleDescription> module = ReadDescription(Parse(R"({
       "type": "MaxPool2d", "family": "max_pool", "parameter_count": 0,
       "kernel_size": 2, "stride": [2, 1], "padding": 0, "dilation": 1})"));
   ASSERT_TRUE(module.ok()) << module.status();
@@ -73,7 +85,7 @@ TEST(ModuleJson, PoolsKeepIntsAndTuplesApart) {
   EXPECT_EQ(pool.stride, HyperParameter::Tuple({2, 1}));
   ASSERT_TRUE(pool.dilation.has_value());
   // AvgPool has no dilation attribute: the field is left out.
-  module = ModuleDescriptionFromJson(Parse(R"({
+  module = ReadDescription(Parse(R"({
       "type": "AvgPool2d", "family": "avg_pool", "parameter_count": 0,
       "kernel_size": [2, 2], "stride": [2, 2], "padding": 0})"));
   ASSERT_TRUE(module.ok()) << module.status();
@@ -148,19 +160,18 @@ TEST(ModuleJson, TransformerStacksAndNonNativeStacks) {
       dropout, R"(, "linear2": )", linear2, R"(, "norm1": )", norm,
       R"(, "norm2": )", norm, R"(, "dropout1": )", dropout, R"(, "dropout2": )",
       dropout, R"(, "activation_is_relu": true})");
-  absl::StatusOr<ModuleDescription> module =
-      ModuleDescriptionFromJson(Parse(absl::StrCat(
-          R"({"type": "Transformer", "family": "transformer", "parameter_count": 1,
+  absl::StatusOr<ModuleDescription> module = ReadDescription(Parse(absl::StrCat(
+      R"({"type": "Transformer", "family": "transformer", "parameter_count": 1,
           "native_stacks": true, "encoder": {"layers": [)",
-          encoder_layer, R"(], "norm": )", norm,
-          R"(}, "decoder": {"layers": [], "norm": null}})")));
+      encoder_layer, R"(], "norm": )", norm,
+      R"(}, "decoder": {"layers": [], "norm": null}})")));
   ASSERT_TRUE(module.ok()) << module.status();
   const TransformerParams& transformer =
       std::get<TransformerParams>(module->params);
-  ASSERT_EQ(transformer.encoder_layers.size(), 1u);
-  EXPECT_EQ(transformer.encoder_layers[0].linear1.out_features, 8);
-  EXPECT_TRUE(transformer.encoder_norm.has_value());
-  EXPECT_FALSE(transformer.decoder_norm.has_value());
+  ASSERT_EQ(transformer.encoder.layers.size(), 1u);
+  EXPECT_EQ(transformer.encoder.layers[0].linear1.out_features, 8);
+  EXPECT_TRUE(transformer.encoder.norm.has_value());
+  EXPECT_FALSE(transformer.decoder.norm.has_value());
 
   EXPECT_EQ(
       DescriptionError(absl::StrCat(
@@ -171,14 +182,13 @@ TEST(ModuleJson, TransformerStacksAndNonNativeStacks) {
       "module.encoder.layers[0].activation: is not a field of this object");
 
   // A custom encoder is rejected by the formula before anything is read.
-  module = ModuleDescriptionFromJson(Parse(R"({"type": "Transformer",
+  module = ReadDescription(Parse(R"({"type": "Transformer",
       "family": "transformer", "parameter_count": 0, "native_stacks": false})"));
   ASSERT_TRUE(module.ok()) << module.status();
 }
 
 TEST(ModuleJson, ReadsACapturedCall) {
-  absl::StatusOr<CapturedModuleCall> captured =
-      CapturedModuleCallFromJson(Parse(R"({
+  absl::StatusOr<CapturedModuleCall> captured = ReadCaptured(Parse(R"({
       "path": "features.0",
       "module": {"type": "Identity", "family": "identity", "parameter_count": 0},
       "call": {"inputs": [{"kind": "tensor", "shape": [2]}],
@@ -186,7 +196,7 @@ TEST(ModuleJson, ReadsACapturedCall) {
   ASSERT_TRUE(captured.ok()) << captured.status();
   EXPECT_EQ(captured->path, "features.0");
   EXPECT_EQ(captured->module.family, ModuleFamily::kIdentity);
-  absl::StatusOr<CapturedModuleCall> bad = CapturedModuleCallFromJson(Parse(R"({
+  absl::StatusOr<CapturedModuleCall> bad = ReadCaptured(Parse(R"({
       "path": "", "module": {"type": "Identity", "family": "identity",
       "parameter_count": 0}, "call": {"inputs": 3, "output": {"kind": "none"}}})"));
   ASSERT_FALSE(bad.ok());

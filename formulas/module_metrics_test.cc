@@ -9,7 +9,9 @@
 
 #include "formulas/module_json.h"
 #include "gtest/gtest.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -63,7 +65,8 @@ TEST(ModuleMetrics, DocumentedExample) {
                 "output": {"kind": "tensor", "shape": [1, 8, 2, 2]}}})");
   ASSERT_TRUE(json.ok()) << json.status();
   absl::StatusOr<CapturedModuleCall> captured =
-      CapturedModuleCallFromJson(*json);
+      report::FromJson<CapturedModuleCall>(
+          report::JsonValue(*json, "captured_call"));
   ASSERT_TRUE(captured.ok()) << captured.status();
   absl::StatusOr<ModuleMetrics> metrics = EvaluateModuleMetrics(*captured);
   ASSERT_TRUE(metrics.ok()) << metrics.status();

@@ -13,7 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "formulas/module_json.h"
 #include "gtest/gtest.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 
 namespace torchscan::formulas {
 namespace {
@@ -44,7 +46,8 @@ ForwardParameter::Kind KindNamed(const std::string& name) {
 }
 
 CallValue Value(const Json& node) {
-  absl::StatusOr<CallValue> value = CallValueFromJson(node, "value");
+  absl::StatusOr<CallValue> value =
+      report::FromJson<CallValue>(report::JsonValue(node, "value"));
   EXPECT_TRUE(value.ok()) << value.status();
   return value.ok() ? *value : CallValue::None();
 }

@@ -5,6 +5,7 @@
 #define TORCHSCAN_REPORT_AGGREGATE_H_
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,6 +14,7 @@
 #include "report/analysis_report.h"
 #include "report/count.h"
 #include "report/diagnostic.h"
+#include "report/field_table.h"
 #include "report/flop_report.h"
 #include "report/metric_result.h"
 
@@ -49,6 +51,22 @@ struct ModelTensorTotals {
   Count parameter_bytes = 0;
   Count buffer_elements = 0;
   Count buffer_bytes = 0;
+
+  bool operator==(const ModelTensorTotals&) const = default;
+  static constexpr auto kFields = std::make_tuple(
+      FieldAs<NonNegativeCountCodec>("trainable_parameters",
+                                     &ModelTensorTotals::trainable_parameters),
+      FieldAs<NonNegativeCountCodec>("frozen_parameters",
+                                     &ModelTensorTotals::frozen_parameters),
+      FieldAs<NonNegativeCountCodec>("parameter_bytes",
+                                     &ModelTensorTotals::parameter_bytes),
+      FieldAs<NonNegativeCountCodec>("buffer_elements",
+                                     &ModelTensorTotals::buffer_elements),
+      FieldAs<NonNegativeCountCodec>("buffer_bytes",
+                                     &ModelTensorTotals::buffer_bytes));
+  // A crawl record's "model" (crawl/crawl_json.h) has always accepted keys
+  // of a newer front end.
+  static constexpr bool kAcceptsUnknownKeys = true;
 };
 
 // What an analysis collected before its totals exist.

@@ -1,8 +1,10 @@
 #include "report/aggregate.h"
 
 #include <limits>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "report/field_table_testing.h"
 #include "report/json_io.h"
 #include "report/test_support.h"
 
@@ -208,4 +210,15 @@ TEST(AggregateTest, ParameterTotalOverflowIsAnError) {
 }
 
 }  // namespace
+// A crawl record's "model" (crawl/crawl_json.h); a huge count is kept whole.
+template <>
+struct FieldTableSamples<ModelTensorTotals> {
+  static std::vector<ModelTensorTotals> Get() {
+    return {ModelTensorTotals{224, 1, 896, 2, 8},
+            ModelTensorTotals{.buffer_bytes = Count(1) << 100}};
+  }
+};
+INSTANTIATE_TYPED_TEST_SUITE_P(ModelTensorTotals, FieldTableRoundTrip,
+                               ::testing::Types<ModelTensorTotals>);
+
 }  // namespace torchscan::report

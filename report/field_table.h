@@ -1217,6 +1217,38 @@ struct JsonCodec<T> {
   }
 };
 
+// NOTE [Rows read in another's object]
+// FieldsOf puts a member record's keys in its record's object when the
+// member is known at compile time. A record chosen at run time (a module
+// description's hyper-parameters, by its family: formulas/module_json.h)
+// is read and written with the two functions below instead: its rows are
+// read from `object` through its own reads, so they are marked read, and
+// the caller refuses the keys nothing read (JsonObject::RejectUnreadKeys).
+// A key of a row whose condition (When) does not hold is refused here, as
+// FromJson refuses it; Validate and the derived rows run as in FromJson.
+template <HasFieldTable T>
+absl::StatusOr<T> ReadFieldsIn(const JsonObject& object) {
+  static_assert(!KeepsUnknownKeys<T> && !AcceptsUnknownKeys<T>,
+                "the caller decides which other keys the object may hold");
+  T record{};
+  TS_RETURN_IF_ERROR(field_table_internal::ReadRows(object, record));
+  for (absl::string_view name : FieldNames<T>()) {
+    if (object.Contains(name) &&
+        !field_table_internal::AnyRowBelongs(record, name)) {
+      return FieldError(object.PathOf(name), "unknown field");
+    }
+  }
+  TS_RETURN_IF_ERROR(field_table_internal::Validated(record, object));
+  TS_RETURN_IF_ERROR(field_table_internal::CheckRows(object, record));
+  return record;
+}
+
+// The rows of `record`'s table written into `object`, beside its other keys.
+template <HasFieldTable T>
+void WriteFieldsIn(const T& record, Json& object) {
+  field_table_internal::WriteRows(record, object);
+}
+
 }  // namespace torchscan::report
 
 #endif  // TORCHSCAN_REPORT_FIELD_TABLE_H_

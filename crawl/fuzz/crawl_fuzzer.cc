@@ -25,7 +25,9 @@
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
 #include "report/analysis_report.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 #include "report/strict.h"
 #include "report/summary.h"
 
@@ -73,13 +75,15 @@ void ExerciseCapturedCall(const formulas::CapturedModuleCall& call) {
 
 void ExerciseModuleDocument(const Json& json) {
   if (absl::StatusOr<formulas::CapturedModuleCall> captured =
-          formulas::CapturedModuleCallFromJson(json);
+          report::FromJson<formulas::CapturedModuleCall>(
+              report::JsonValue(json, "captured_call"));
       captured.ok()) {
     ExerciseCapturedCall(*captured);
   }
-  (void)formulas::ModuleDescriptionFromJson(json);
-  (void)formulas::ModuleCallFromJson(json);
-  (void)formulas::CallValueFromJson(json, "value");
+  (void)report::FromJson<formulas::ModuleDescription>(
+      report::JsonValue(json, "module"));
+  (void)report::FromJson<formulas::ModuleCall>(report::JsonValue(json, "call"));
+  (void)report::FromJson<formulas::CallValue>(report::JsonValue(json, "value"));
 }
 
 void ExerciseDocument(const Json& json) {

@@ -46,7 +46,9 @@
 #include "python/operators/report_objects.h"
 #include "report/aggregate.h"
 #include "report/analysis_report.h"
+#include "report/field_table.h"
 #include "report/json_io.h"
+#include "report/json_reader.h"
 #include "report/layer_report.h"
 #include "report/metric_result.h"
 #include "report/strict.h"
@@ -559,7 +561,8 @@ class CrawlRecorder {
       report::Json json;
       if (!described || !ToJson(described.get(), "module", &json)) return false;
       absl::StatusOr<formulas::ModuleDescription> parsed =
-          formulas::ModuleDescriptionFromJson(json, "module");
+          report::FromJson<formulas::ModuleDescription>(
+              report::JsonValue(json, "module"));
       if (!parsed.ok()) return RaiseValueError(parsed.status());
       registered->description = *std::move(parsed);
     }

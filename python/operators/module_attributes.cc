@@ -14,6 +14,8 @@
 #include "absl/strings/string_view.h"
 #include "formulas/module_families.h"
 #include "formulas/module_json.h"
+#include "report/field_table.h"
+#include "report/json_reader.h"
 
 namespace torchscan::dispatch {
 namespace {
@@ -335,7 +337,8 @@ PyObject* NativeModuleDescriptionMatches(PyObject*, PyObject* const* args,
   report::Json json;
   if (!ToJson(args[1], "description", &json)) return nullptr;
   absl::StatusOr<formulas::ModuleDescription> described =
-      formulas::ModuleDescriptionFromJson(json, "description");
+      report::FromJson<formulas::ModuleDescription>(
+          report::JsonValue(json, "description"));
   if (!described.ok()) {
     RaiseValueError(described.status());
     return nullptr;
