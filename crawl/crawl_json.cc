@@ -1,6 +1,7 @@
 #include "crawl/crawl_json.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -118,31 +119,22 @@ absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const Json& node) {
   return ReadCrawlRecord(node, /*with_flops=*/true);
 }
 
-Json CrawlPartsToJson(const report::AnalysisReport& report) {
-  Json parts = Json::object();
-  parts["layer_metrics"] = Json::object();
+CrawlParts CrawlPartsOf(report::AnalysisReport report) {
+  CrawlParts parts;
+  // Before the members it reads are moved.
+  if (report::IsIncomplete(report)) {
+    parts.incomplete = report::IncompleteAnalysisMessage(report);
+  }
   for (std::size_t i = 0; i < report.layers.size(); ++i) {
     if (report.layers[i].metrics.empty()) continue;
-    parts["layer_metrics"][std::to_string(i)] =
-        report::ToJson(report.layers[i].metrics);
+    parts.layer_metrics[static_cast<std::int64_t>(i)] =
+        std::move(report.layers[i].metrics);
   }
-  parts["operator_flops"] = report::FlopReportToJson(report.operator_flops);
-  if (report.layer_operator_flops) {
-    parts["layer_operator_flops"] = Json::array();
-    for (const report::LayerOperatorFlops& entry :
-         *report.layer_operator_flops) {
-      parts["layer_operator_flops"].push_back(
-          report::LayerCallFlopsToJson(entry));
-    }
-  }
-  parts["totals"] = report::ToJson(report.totals);
-  parts["diagnostics"] = report::ToJson(report.diagnostics);
-  parts["analysis_mode"] = report.context.analysis_mode
-                               ? Json(*report.context.analysis_mode)
-                               : Json();
-  parts["incomplete"] = report::IsIncomplete(report)
-                            ? Json(report::IncompleteAnalysisMessage(report))
-                            : Json();
+  parts.operator_flops = std::move(report.operator_flops);
+  parts.layer_operator_flops = std::move(report.layer_operator_flops);
+  parts.totals = std::move(report.totals);
+  parts.diagnostics = std::move(report.diagnostics);
+  parts.analysis_mode = std::move(report.context.analysis_mode);
   return parts;
 }
 
@@ -166,14 +158,14 @@ absl::StatusOr<Json> EvaluateMeasuredCrawlParts(
   record.operator_flops = std::move(operator_flops);
   TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
                       BuildAnalysisReport(std::move(record)));
-  return CrawlPartsToJson(report);
+  return report::ToJson(CrawlPartsOf(std::move(report)));
 }
 
 absl::StatusOr<Json> EvaluateCrawlParts(const Json& node) {
   TS_ASSIGN_OR_RETURN(CrawlRecord record, CrawlRecordFromJson(node));
   TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
                       BuildAnalysisReport(std::move(record)));
-  return CrawlPartsToJson(report);
+  return report::ToJson(CrawlPartsOf(std::move(report)));
 }
 
 }  // namespace torchscan::crawl

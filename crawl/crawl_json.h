@@ -23,26 +23,28 @@
 //    "diagnostics": [...]}   (optional: the front end's own diagnostics,
 //                             listed before the module formulas' ones)
 //
-// and gets back the parts of the report that need computing:
-//
-//   {"layer_metrics": {"<i>": {metric: MetricResult}},  (layers with metrics)
-//    "operator_flops": {...},
-//    "layer_operator_flops": [{"total", "by_operator"}],  (full mode, one
-//                                                          per layer)
-//    "totals": {...}, "diagnostics": [...], "analysis_mode": str|null,
-//    "incomplete": "<strict message>"|null}
+// and gets back the parts of the report that need computing, CrawlParts
+// below.
 
 #ifndef TORCHSCAN_CRAWL_CRAWL_JSON_H_
 #define TORCHSCAN_CRAWL_CRAWL_JSON_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "crawl/crawl_record.h"
 #include "report/analysis_report.h"
+#include "report/diagnostic.h"
+#include "report/field_table.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "report/metric_map.h"
 
 namespace torchscan::crawl {
 
@@ -50,10 +52,45 @@ namespace torchscan::crawl {
 // their metrics are computed). Errors name the field under "crawl".
 absl::StatusOr<CrawlRecord> CrawlRecordFromJson(const report::Json& node);
 
-// The computed parts of a report built from such a record.
-report::Json CrawlPartsToJson(const report::AnalysisReport& report);
+// The parts of a report built from such a record that the crawler does not
+// have: what it sends back to Python.
+struct CrawlParts {
+  // By layer index, the layers that have metrics.
+  std::map<std::int64_t, report::MetricMap> layer_metrics;
+  report::FlopReport operator_flops;
+  // Full mode: one per layer, {"total", "by_operator"} (the layer gives the
+  // path and call index).
+  std::optional<std::vector<report::LayerOperatorFlops>> layer_operator_flops;
+  report::MetricMap totals;
+  std::vector<report::Diagnostic> diagnostics;
+  std::optional<std::string> analysis_mode;
+  // The strict mode's message when the report is incomplete.
+  std::optional<std::string> incomplete;
 
-// CrawlRecordFromJson, BuildAnalysisReport, CrawlPartsToJson.
+  bool operator==(const CrawlParts&) const = default;
+  using FlopReportCodec = report::JsonFunctions<report::FlopReportToJson,
+                                                report::FlopReportFromJson>;
+  using LayerCallFlopsCodec =
+      report::JsonFunctions<report::LayerCallFlopsToJson,
+                            report::LayerCallFlopsFromJson>;
+  static constexpr auto kFields = std::make_tuple(
+      report::Field("layer_metrics", &CrawlParts::layer_metrics),
+      report::FieldAs<FlopReportCodec>("operator_flops",
+                                       &CrawlParts::operator_flops),
+      report::FieldAs<report::ArrayOf<LayerCallFlopsCodec>>(
+          "layer_operator_flops", &CrawlParts::layer_operator_flops,
+          report::kOptional),
+      report::Field("totals", &CrawlParts::totals),
+      report::Field("diagnostics", &CrawlParts::diagnostics),
+      report::Field("analysis_mode", &CrawlParts::analysis_mode),
+      report::Field("incomplete", &CrawlParts::incomplete));
+};
+
+// The computed parts of `report`, a report built from such a record (taken
+// by value: its parts are moved, not copied, on the crawl's path).
+CrawlParts CrawlPartsOf(report::AnalysisReport report);
+
+// CrawlRecordFromJson, BuildAnalysisReport and CrawlPartsOf, as JSON.
 absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node);
 
 // The same for a full-mode record whose operator FLOPs come

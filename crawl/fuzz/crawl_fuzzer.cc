@@ -93,10 +93,10 @@ void ExerciseDocument(const Json& json) {
             BuildAnalysisReport(*std::move(record));
         built.ok()) {
       ExerciseReport(*built);
-      Require(
-          report::ParseJson(report::DumpPythonJson(CrawlPartsToJson(*built)))
-              .ok(),
-          "crawl parts JSON parses");
+      Require(report::ParseJson(
+                  report::DumpPythonJson(report::ToJson(CrawlPartsOf(*built))))
+                  .ok(),
+              "crawl parts JSON parses");
     }
   }
   ExerciseModuleDocument(json);
