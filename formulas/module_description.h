@@ -128,7 +128,9 @@ struct NumberCodec {
   }
 };
 
-// A nullable number's NumberCodec: null is read before it is asked.
+// NumberCodec for a nullable number (BatchNorm's momentum): null is read
+// before the codec is asked, and a wrong value is "expected a number or
+// null", which names both kinds the key takes.
 struct NumberOrNullCodec {
   static report::Json Write(double value) { return value; }
   static absl::StatusOr<double> Read(const report::JsonValue& node);

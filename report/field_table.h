@@ -113,6 +113,10 @@
 //                        record's (unknown-key rejection, RequiredFieldNames,
 //                        the round-trip tests). The member's table must not
 //                        keep unknown keys.
+//                        A record chosen at run time (a module description's
+//                        family parameters) is read and written in another's
+//                        object by ReadFieldsIn and WriteFieldsIn instead
+//                        (NOTE [Rows read in another's object]).
 //   FieldGroup("context", Field("torch_version", &T::torch_version),
 //              Field("method", &T::method))
 //                        members of the record itself written and read
