@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <iterator>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -73,8 +74,33 @@ void StoreMember(ModuleParams& params, AttributeValue value) {
       std::get<typename Member::ValueType>(std::move(value));
 }
 
+// The JSON key of `field` when it is the row of kMember, else nullptr.
+template <auto kMember, typename FieldRow>
+constexpr const char* KeyIfRowOf(const FieldRow& field) {
+  if constexpr (requires { field.member; }) {
+    if constexpr (std::is_same_v<decltype(field.member), decltype(kMember)>) {
+      return field.member == kMember ? field.name : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// The JSON key of kMember in its params struct's field table.
+template <auto kMember>
+constexpr const char* FieldKeyOf() {
+  using ParamsType = typename MemberOf<decltype(kMember)>::ParamsType;
+  const char* key = nullptr;
+  std::apply(
+      [&key](const auto&... field) {
+        ((key = key != nullptr ? key : KeyIfRowOf<kMember>(field)), ...);
+      },
+      ParamsType::kFields);
+  return key;
+}
+
 // The attribute `name` of kind `kKind`, stored in `kMember`; the member's
-// type must be the kind's value type.
+// type must be the kind's value type, and its params' field table must
+// declare it.
 template <AttributeKind kKind, auto kMember>
 constexpr ModuleAttribute Attr(const char* name) {
   static_assert(
@@ -82,7 +108,10 @@ constexpr ModuleAttribute Attr(const char* name) {
           typename MemberOf<decltype(kMember)>::ValueType,
           std::variant_alternative_t<AlternativeOf(kKind), AttributeValue>>,
       "the member's type is not the attribute kind's value type");
-  return {.name = name, .kind = kKind, .store = StoreMember<kMember>};
+  constexpr const char* kKey = FieldKeyOf<kMember>();
+  static_assert(kKey != nullptr, "the params' field table lacks the member");
+  return {
+      .name = name, .kind = kKind, .key = kKey, .store = StoreMember<kMember>};
 }
 
 using enum AttributeKind;
@@ -169,6 +198,8 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kLinear,
         .torch_class = "torch.nn.modules.linear.Linear",
+        .script_classes = {"torch.nn.modules.linear."
+                           "NonDynamicallyQuantizableLinear"},
         .read_params = Reads<LinearParams>,
         .attributes =
             {
@@ -195,6 +226,7 @@ constexpr ModuleFamilyRow kRows[] = {
         .torch_class = "torch.nn.modules.activation.ReLU",
         .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
+        .activation_operators = {"aten::relu"},
         .flops = ElementwiseModuleFlops<1>,
         .macs = NoCount,
         .dmas = ActivationDmas<0>,
@@ -205,6 +237,7 @@ constexpr ModuleFamilyRow kRows[] = {
         .torch_class = "torch.nn.modules.activation.ELU",
         .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
+        .activation_operators = {"aten::elu"},
         .flops = ElementwiseModuleFlops<6>,
         .macs = NoCount,
         .dmas = ActivationDmas<1>,
@@ -215,6 +248,7 @@ constexpr ModuleFamilyRow kRows[] = {
         .torch_class = "torch.nn.modules.activation.LeakyReLU",
         .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
+        .activation_operators = {"aten::leaky_relu"},
         .flops = ElementwiseModuleFlops<4>,
         .macs = NoCount,
         .dmas = ActivationDmas<1>,
@@ -225,6 +259,7 @@ constexpr ModuleFamilyRow kRows[] = {
         .torch_class = "torch.nn.modules.activation.ReLU6",
         .read_params = Reads<ActivationParams>,
         .attributes = {Attr<kTruth, &ActivationParams::inplace>("inplace")},
+        .activation_operators = {"aten::relu6", "aten::hardtanh"},
         .flops = ElementwiseModuleFlops<2>,
         .macs = NoCount,
         .dmas = ActivationDmas<0>,
@@ -256,6 +291,9 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kConvTranspose,
         .torch_class = "torch.nn.modules.conv._ConvTransposeNd",
+        .script_classes = {"torch.nn.modules.conv.ConvTranspose1d",
+                           "torch.nn.modules.conv.ConvTranspose2d",
+                           "torch.nn.modules.conv.ConvTranspose3d"},
         .read_params = Reads<ConvParams>,
         .attributes = kConvAttributes,
         .flops =
@@ -279,6 +317,9 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kConv,
         .torch_class = "torch.nn.modules.conv._ConvNd",
+        .script_classes = {"torch.nn.modules.conv.Conv1d",
+                           "torch.nn.modules.conv.Conv2d",
+                           "torch.nn.modules.conv.Conv3d"},
         .read_params = Reads<ConvParams>,
         .attributes = kConvAttributes,
         .flops =
@@ -299,6 +340,10 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kBatchNorm,
         .torch_class = "torch.nn.modules.batchnorm._BatchNorm",
+        .script_classes = {"torch.nn.modules.batchnorm.BatchNorm1d",
+                           "torch.nn.modules.batchnorm.BatchNorm2d",
+                           "torch.nn.modules.batchnorm.BatchNorm3d",
+                           "torch.nn.modules.batchnorm.SyncBatchNorm"},
         .read_params = Reads<BatchNormParams>,
         .attributes =
             {
@@ -332,6 +377,9 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kMaxPool,
         .torch_class = "torch.nn.modules.pooling._MaxPoolNd",
+        .script_classes = {"torch.nn.modules.pooling.MaxPool1d",
+                           "torch.nn.modules.pooling.MaxPool2d",
+                           "torch.nn.modules.pooling.MaxPool3d"},
         .read_params = Reads<PoolParams>,
         .attributes =
             {
@@ -357,6 +405,9 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kAvgPool,
         .torch_class = "torch.nn.modules.pooling._AvgPoolNd",
+        .script_classes = {"torch.nn.modules.pooling.AvgPool1d",
+                           "torch.nn.modules.pooling.AvgPool2d",
+                           "torch.nn.modules.pooling.AvgPool3d"},
         .read_params = Reads<PoolParams>,
         .attributes =
             {
@@ -382,6 +433,9 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kAdaptiveMaxPool,
         .torch_class = "torch.nn.modules.pooling._AdaptiveMaxPoolNd",
+        .script_classes = {"torch.nn.modules.pooling.AdaptiveMaxPool1d",
+                           "torch.nn.modules.pooling.AdaptiveMaxPool2d",
+                           "torch.nn.modules.pooling.AdaptiveMaxPool3d"},
         .flops =
             [](const FormulaArgs& a) {
               return AdaptivePoolFlops(a.inputs, a.out, /*average=*/false);
@@ -400,6 +454,9 @@ constexpr ModuleFamilyRow kRows[] = {
     {
         .family = ModuleFamily::kAdaptiveAvgPool,
         .torch_class = "torch.nn.modules.pooling._AdaptiveAvgPoolNd",
+        .script_classes = {"torch.nn.modules.pooling.AdaptiveAvgPool1d",
+                           "torch.nn.modules.pooling.AdaptiveAvgPool2d",
+                           "torch.nn.modules.pooling.AdaptiveAvgPool3d"},
         .flops =
             [](const FormulaArgs& a) {
               return AdaptivePoolFlops(a.inputs, a.out, /*average=*/true);
@@ -510,5 +567,7 @@ const ModuleFamilyRow& ModuleFamilyRowFor(ModuleFamily family) {
   const auto index = static_cast<std::size_t>(family);
   return index < std::size(kRows) ? kRows[index] : kRows[0];
 }
+
+absl::Span<const ModuleFamilyRow> ModuleFamilyRows() { return kRows; }
 
 }  // namespace torchscan::formulas

@@ -7,9 +7,15 @@
 // module_family_formulas.h).
 //
 // Adding a family is its enum value and JSON name (module_description.h/.cc)
-// plus one row in module_families.cc; ModuleFlops, ModuleMacs, ModuleDmas,
-// ModuleReceptiveField, a description's JSON codec (module_json.h) and the
-// crawl's native module description look the row up.
+// plus one row in module_families.cc. Everything else looks the row up:
+// ModuleFlops, ModuleMacs, ModuleDmas, ModuleReceptiveField, a description's
+// JSON codec (module_json.h), the crawl's native module description
+// (python/operators/module_attributes.h), the TorchScript front end
+// (torchscan/script_module_description.h), Python's describe_module and both
+// graph recoveries (an activation's `inplace`). A family with new
+// hyper-parameters also declares their struct (module_description.h) and its
+// formulas (module_family_formulas.h); one whose hyper-parameters are no
+// module attributes (kTransformer) needs its front ends' own code.
 
 #ifndef TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
 #define TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
@@ -22,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "formulas/exact_count.h"
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
@@ -105,12 +112,18 @@ constexpr std::size_t AlternativeOf(AttributeKind kind) {
 struct ModuleAttribute {
   const char* name = nullptr;  // torch's attribute name; nullptr ends a list
   AttributeKind kind = AttributeKind::kInt;
+  // The key the value is written under in a description's JSON: the
+  // member's in its params' field table ("running_mean_numel" for
+  // BatchNorm's "running_mean").
+  const char* key = nullptr;
   // Stores a value of the kind's alternative in `params`, which it first
   // makes the family's alternative when they hold another.
   void (*store)(ModuleParams& params, AttributeValue value) = nullptr;
 };
 
 inline constexpr std::size_t kMaxModuleAttributes = 12;
+inline constexpr std::size_t kMaxScriptClasses = 4;
+inline constexpr std::size_t kMaxActivationOperators = 2;
 
 struct ModuleFamilyRow {
   ModuleFamily family;
@@ -118,12 +131,24 @@ struct ModuleFamilyRow {
   // ("torch.nn.modules.conv._ConvNd"); the rows are in upstream's check
   // order. nullptr for kUnsupported.
   const char* torch_class = nullptr;
+  // NOTE [TorchScript keeps no base classes]
+  // A scripted module's type names its own class only, so a TorchScript
+  // front end cannot run upstream's isinstance check. It matches the class
+  // by name: torch_class itself, or one of these concrete subclasses of it
+  // (nullptr ends the list). Only rows DescribedByAttributes are matched:
+  // the attributes are all a script module offers.
+  std::array<const char*, kMaxScriptClasses> script_classes = {};
   // nullptr: the family has no hyper-parameters (std::monostate).
   ParamsReader read_params;
   // The attributes read_params' members come from. A family that has
   // hyper-parameters and declares none here (kTransformer: whole encoder and
   // decoder stacks) is described by the front end's own code.
   std::array<ModuleAttribute, kMaxModuleAttributes> attributes = {};
+  // An activation's operators ("aten::relu"; nullptr ends the list). A
+  // traced or exported module keeps no `inplace` attribute; the graph
+  // recoveries read it from which operator the call ran: the `_` variant
+  // (aten::relu_) means inplace.
+  std::array<const char*, kMaxActivationOperators> activation_operators = {};
   // nullptr: upstream has no formula of this metric for the family, so it
   // warns "Module type not supported: <type>" and returns 0, or (1.0, 1.0,
   // 0.0) for the receptive field.
@@ -135,6 +160,10 @@ struct ModuleFamilyRow {
 
 // The row of `family`; every ModuleFamily has one.
 const ModuleFamilyRow& ModuleFamilyRowFor(ModuleFamily family);
+
+// Every row, in the enum's order (upstream's isinstance order), kUnsupported
+// first.
+absl::Span<const ModuleFamilyRow> ModuleFamilyRows();
 
 // True when the row's attributes give all of its family's hyper-parameters
 // (a family without any included).

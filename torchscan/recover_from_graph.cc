@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "formulas/module_families.h"
 
 namespace torchscan {
 namespace {
@@ -195,13 +196,16 @@ void FromLayerNorm(const std::vector<Operator>& operators, Recovered& out) {
   }
 }
 
-// An activation's in-place form is its operator's `_` variant.
+// An activation's in-place form is its operator's `_` variant; the family
+// rows name the operators (module_families.h).
 void FromActivation(const std::vector<Operator>& operators, Recovered& out) {
   std::set<std::string> names;
-  for (const char* name : {"aten::relu", "aten::relu6", "aten::hardtanh",
-                           "aten::elu", "aten::leaky_relu"}) {
-    names.insert(name);
-    names.insert(absl::StrCat(name, "_"));
+  for (const formulas::ModuleFamilyRow& row : formulas::ModuleFamilyRows()) {
+    for (const char* name : row.activation_operators) {
+      if (name == nullptr) break;
+      names.insert(name);
+      names.insert(absl::StrCat(name, "_"));
+    }
   }
   if (std::optional<Operator> op = FirstOf(operators, names)) {
     out.Set("inplace", absl::EndsWith(op->name, "_"));

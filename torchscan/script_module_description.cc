@@ -1,15 +1,18 @@
 #include "torchscan/script_module_description.h"
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "formulas/module_families.h"
 #include "torchscan/ivalue_metadata.h"
 #include "torchscan/recover_from_graph.h"
 #include "torchscan/tensor_identity.h"
@@ -17,8 +20,13 @@
 namespace torchscan {
 namespace {
 
+using formulas::AttributeKind;
+using formulas::AttributeValue;
 using formulas::HyperParameter;
+using formulas::ModuleAttribute;
 using formulas::ModuleFamily;
+using formulas::ModuleFamilyRow;
+using formulas::ModuleFamilyRowFor;
 using formulas::ModuleParams;
 
 // One module's constants (`__constants__`) and attributes, read by name.
@@ -130,180 +138,78 @@ class Attributes {
   mutable std::optional<std::map<std::string, c10::IValue>> recovered_;
 };
 
-absl::StatusOr<formulas::LinearParams> ReadLinear(
-    const torch::jit::Module& module) {
-  const Attributes attributes(module);
-  formulas::LinearParams linear;
-  TS_ASSIGN_OR_RETURN(linear.in_features, attributes.Int("in_features"));
-  TS_ASSIGN_OR_RETURN(linear.out_features, attributes.Int("out_features"));
-  linear.bias = attributes.HasTensor("bias");
-  return linear;
-}
+absl::StatusOr<ModuleParams> ReadParams(const ModuleFamilyRow& row,
+                                        const torch::jit::Module& module);
 
-absl::StatusOr<ModuleParams> ReadConv(const torch::jit::Module& module) {
-  const Attributes attributes(module);
-  formulas::ConvParams conv;
-  TS_ASSIGN_OR_RETURN(conv.in_channels, attributes.Int("in_channels"));
-  TS_ASSIGN_OR_RETURN(conv.kernel_size, attributes.Hyper("kernel_size"));
-  TS_ASSIGN_OR_RETURN(conv.stride, attributes.Hyper("stride"));
-  TS_ASSIGN_OR_RETURN(conv.padding, attributes.Hyper("padding"));
-  TS_ASSIGN_OR_RETURN(conv.dilation, attributes.Hyper("dilation"));
-  TS_ASSIGN_OR_RETURN(conv.groups, attributes.Int("groups"));
-  conv.bias = attributes.HasTensor("bias");
-  return conv;
-}
-
-// MaxPool has a dilation attribute, AvgPool none.
-absl::StatusOr<ModuleParams> ReadPool(const torch::jit::Module& module) {
-  const Attributes attributes(module);
-  formulas::PoolParams pool;
-  TS_ASSIGN_OR_RETURN(pool.kernel_size, attributes.Hyper("kernel_size"));
-  TS_ASSIGN_OR_RETURN(pool.stride, attributes.Hyper("stride"));
-  TS_ASSIGN_OR_RETURN(pool.padding, attributes.Hyper("padding"));
-  TS_ASSIGN_OR_RETURN(pool.dilation, attributes.OptionalHyper("dilation"));
-  return pool;
-}
-
-absl::StatusOr<ModuleParams> ReadBatchNorm(const torch::jit::Module& module) {
-  const Attributes attributes(module);
-  formulas::BatchNormParams bn;
-  TS_ASSIGN_OR_RETURN(bn.num_features, attributes.Int("num_features"));
-  TS_ASSIGN_OR_RETURN(bn.affine, attributes.Bool("affine"));
-  TS_ASSIGN_OR_RETURN(bn.track_running_stats,
-                      attributes.Bool("track_running_stats"));
-  TS_ASSIGN_OR_RETURN(bn.training, attributes.Bool("training"));
-  bn.momentum = attributes.NumberOrNone("momentum");
-  bn.running_mean_numel = attributes.TensorNumel("running_mean");
-  bn.running_var_numel = attributes.TensorNumel("running_var");
-  bn.weight_numel = attributes.TensorNumel("weight");
-  bn.bias_numel = attributes.TensorNumel("bias");
-  return bn;
-}
-
-absl::StatusOr<ModuleParams> ReadDropout(const torch::jit::Module& module) {
-  const Attributes attributes(module);
-  formulas::DropoutParams dropout;
-  TS_ASSIGN_OR_RETURN(dropout.p, attributes.Number("p"));
-  TS_ASSIGN_OR_RETURN(dropout.inplace, attributes.Bool("inplace"));
-  TS_ASSIGN_OR_RETURN(dropout.training, attributes.Bool("training"));
-  return dropout;
-}
-
-absl::StatusOr<ModuleParams> ReadLayerNorm(const torch::jit::Module& module) {
-  const Attributes attributes(module);
-  formulas::LayerNormParams norm;
-  TS_ASSIGN_OR_RETURN(norm.normalized_shape,
-                      attributes.Ints("normalized_shape"));
-  norm.weight = attributes.HasTensor("weight");
-  norm.bias = attributes.HasTensor("bias");
-  return norm;
-}
-
-absl::StatusOr<ModuleParams> ReadMultiheadAttention(
-    const torch::jit::Module& module) {
-  const Attributes attributes(module);
-  formulas::MultiheadAttentionParams mha;
-  TS_ASSIGN_OR_RETURN(mha.embed_dim, attributes.Int("embed_dim"));
-  TS_ASSIGN_OR_RETURN(mha.num_heads, attributes.Int("num_heads"));
-  TS_ASSIGN_OR_RETURN(mha.head_dim, attributes.Int("head_dim"));
-  TS_ASSIGN_OR_RETURN(mha.batch_first, attributes.Bool("batch_first"));
-  mha.in_proj_bias = attributes.HasTensor("in_proj_bias");
-  mha.bias_k = attributes.HasTensor("bias_k");
-  mha.bias_v = attributes.HasTensor("bias_v");
-  TS_ASSIGN_OR_RETURN(mha.add_zero_attn, attributes.Bool("add_zero_attn"));
-  TS_ASSIGN_OR_RETURN(mha.dropout, attributes.Number("dropout"));
-  TS_ASSIGN_OR_RETURN(mha.training, attributes.Bool("training"));
-  const c10::IValue out_proj = attributes.Get("out_proj");
-  if (!out_proj.isModule()) {
-    return attributes.Expected("out_proj", "a module", out_proj);
+// The attribute as its kind reads it (module_families.h's AttributeKind),
+// in the words of a script module's values: None for an absent tensor.
+absl::StatusOr<AttributeValue> ReadAttribute(const Attributes& attributes,
+                                             const ModuleAttribute& attribute) {
+  const std::string name = attribute.name;
+  switch (attribute.kind) {
+    case AttributeKind::kInt:
+      return attributes.Int(name);
+    case AttributeKind::kTruth:
+      return attributes.Bool(name);
+    case AttributeKind::kIsNotNone:
+    case AttributeKind::kSetAndNotNone:
+      return attributes.HasTensor(name);
+    case AttributeKind::kNumber:
+      return attributes.Number(name);
+    case AttributeKind::kNumberOrNone:
+      return attributes.NumberOrNone(name);
+    case AttributeKind::kNumelOrNone:
+      return attributes.TensorNumel(name);
+    case AttributeKind::kHyper:
+    case AttributeKind::kHyperOrString:
+      return attributes.Hyper(name);
+    case AttributeKind::kHyperIfPresent:
+      return attributes.OptionalHyper(name);
+    case AttributeKind::kIntTuple:
+      return attributes.Ints(name);
+    case AttributeKind::kLinear: {
+      const c10::IValue submodule = attributes.Get(name);
+      if (!submodule.isModule()) {
+        return attributes.Expected(name, "a module", submodule);
+      }
+      TS_ASSIGN_OR_RETURN(ModuleParams linear,
+                          ReadParams(ModuleFamilyRowFor(ModuleFamily::kLinear),
+                                     submodule.toModule()));
+      return std::get<formulas::LinearParams>(std::move(linear));
+    }
   }
-  TS_ASSIGN_OR_RETURN(mha.out_proj, ReadLinear(out_proj.toModule()));
-  return mha;
+  return absl::InternalError("unknown attribute kind");
 }
 
-absl::StatusOr<ModuleParams> ReadActivation(const torch::jit::Module& module) {
-  formulas::ActivationParams activation;
-  TS_ASSIGN_OR_RETURN(activation.inplace, Attributes(module).Bool("inplace"));
-  return activation;
+// The row's hyper-parameters, read from the attributes it declares.
+absl::StatusOr<ModuleParams> ReadParams(const ModuleFamilyRow& row,
+                                        const torch::jit::Module& module) {
+  const Attributes attributes(module);
+  ModuleParams params;
+  for (const ModuleAttribute& attribute : row.attributes) {
+    if (attribute.name == nullptr) break;
+    TS_ASSIGN_OR_RETURN(AttributeValue value,
+                        ReadAttribute(attributes, attribute));
+    attribute.store(params, std::move(value));
+  }
+  return params;
 }
 
-absl::StatusOr<ModuleParams> ReadLinearModule(
-    const torch::jit::Module& module) {
-  TS_ASSIGN_OR_RETURN(formulas::LinearParams linear, ReadLinear(module));
-  return linear;
-}
-
-struct Family {
-  ModuleFamily family;
-  // nullptr for the families whose formulas read no hyper-parameters.
-  absl::StatusOr<ModuleParams> (*params)(const torch::jit::Module&) = nullptr;
-};
-
-const std::map<std::string, Family>& Families() {
-  static const auto* families = new std::map<std::string, Family>{
-      {"torch.nn.modules.linear.Identity", {ModuleFamily::kIdentity}},
-      {"torch.nn.modules.flatten.Flatten", {ModuleFamily::kFlatten}},
-      {"torch.nn.modules.linear.Linear",
-       {ModuleFamily::kLinear, ReadLinearModule}},
-      {"torch.nn.modules.linear.NonDynamicallyQuantizableLinear",
-       {ModuleFamily::kLinear, ReadLinearModule}},
-      {"torch.nn.modules.activation.ReLU",
-       {ModuleFamily::kReLU, ReadActivation}},
-      {"torch.nn.modules.activation.ELU", {ModuleFamily::kELU, ReadActivation}},
-      {"torch.nn.modules.activation.LeakyReLU",
-       {ModuleFamily::kLeakyReLU, ReadActivation}},
-      {"torch.nn.modules.activation.ReLU6",
-       {ModuleFamily::kReLU6, ReadActivation}},
-      {"torch.nn.modules.activation.Tanh", {ModuleFamily::kTanh}},
-      {"torch.nn.modules.activation.Sigmoid", {ModuleFamily::kSigmoid}},
-      {"torch.nn.modules.conv.ConvTranspose1d",
-       {ModuleFamily::kConvTranspose, ReadConv}},
-      {"torch.nn.modules.conv.ConvTranspose2d",
-       {ModuleFamily::kConvTranspose, ReadConv}},
-      {"torch.nn.modules.conv.ConvTranspose3d",
-       {ModuleFamily::kConvTranspose, ReadConv}},
-      {"torch.nn.modules.conv.Conv1d", {ModuleFamily::kConv, ReadConv}},
-      {"torch.nn.modules.conv.Conv2d", {ModuleFamily::kConv, ReadConv}},
-      {"torch.nn.modules.conv.Conv3d", {ModuleFamily::kConv, ReadConv}},
-      {"torch.nn.modules.batchnorm.BatchNorm1d",
-       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
-      {"torch.nn.modules.batchnorm.BatchNorm2d",
-       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
-      {"torch.nn.modules.batchnorm.BatchNorm3d",
-       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
-      {"torch.nn.modules.batchnorm.SyncBatchNorm",
-       {ModuleFamily::kBatchNorm, ReadBatchNorm}},
-      {"torch.nn.modules.pooling.MaxPool1d",
-       {ModuleFamily::kMaxPool, ReadPool}},
-      {"torch.nn.modules.pooling.MaxPool2d",
-       {ModuleFamily::kMaxPool, ReadPool}},
-      {"torch.nn.modules.pooling.MaxPool3d",
-       {ModuleFamily::kMaxPool, ReadPool}},
-      {"torch.nn.modules.pooling.AvgPool1d",
-       {ModuleFamily::kAvgPool, ReadPool}},
-      {"torch.nn.modules.pooling.AvgPool2d",
-       {ModuleFamily::kAvgPool, ReadPool}},
-      {"torch.nn.modules.pooling.AvgPool3d",
-       {ModuleFamily::kAvgPool, ReadPool}},
-      {"torch.nn.modules.pooling.AdaptiveMaxPool1d",
-       {ModuleFamily::kAdaptiveMaxPool}},
-      {"torch.nn.modules.pooling.AdaptiveMaxPool2d",
-       {ModuleFamily::kAdaptiveMaxPool}},
-      {"torch.nn.modules.pooling.AdaptiveMaxPool3d",
-       {ModuleFamily::kAdaptiveMaxPool}},
-      {"torch.nn.modules.pooling.AdaptiveAvgPool1d",
-       {ModuleFamily::kAdaptiveAvgPool}},
-      {"torch.nn.modules.pooling.AdaptiveAvgPool2d",
-       {ModuleFamily::kAdaptiveAvgPool}},
-      {"torch.nn.modules.pooling.AdaptiveAvgPool3d",
-       {ModuleFamily::kAdaptiveAvgPool}},
-      {"torch.nn.modules.dropout.Dropout",
-       {ModuleFamily::kDropout, ReadDropout}},
-      {"torch.nn.modules.activation.MultiheadAttention",
-       {ModuleFamily::kMultiheadAttention, ReadMultiheadAttention}},
-      {"torch.nn.modules.normalization.LayerNorm",
-       {ModuleFamily::kLayerNorm, ReadLayerNorm}},
-  };
+// The family of each class a script module's type may name (NOTE
+// [TorchScript keeps no base classes] in module_families.h).
+const absl::flat_hash_map<std::string, ModuleFamily>& FamiliesByClass() {
+  static const auto* const families = [] {
+    auto* by_class = new absl::flat_hash_map<std::string, ModuleFamily>;
+    for (const ModuleFamilyRow& row : formulas::ModuleFamilyRows()) {
+      if (row.torch_class == nullptr || !DescribedByAttributes(row)) continue;
+      by_class->emplace(row.torch_class, row.family);
+      for (const char* subclass : row.script_classes) {
+        if (subclass == nullptr) break;
+        by_class->emplace(subclass, row.family);
+      }
+    }
+    return by_class;
+  }();
   return *families;
 }
 
@@ -314,12 +220,11 @@ absl::StatusOr<formulas::ModuleDescription> DescribeScriptModule(
   const std::string qualified = module.type()->name()->qualifiedName();
   formulas::ModuleDescription description;
   description.type = ShortClassName(qualified);
-  auto it = Families().find(DemangledClassName(qualified));
-  if (it != Families().end()) {
-    description.family = it->second.family;
-    if (it->second.params != nullptr) {
-      TS_ASSIGN_OR_RETURN(description.params, it->second.params(module));
-    }
+  auto it = FamiliesByClass().find(DemangledClassName(qualified));
+  if (it != FamiliesByClass().end()) {
+    description.family = it->second;
+    TS_ASSIGN_OR_RETURN(description.params,
+                        ReadParams(ModuleFamilyRowFor(it->second), module));
   }
   std::int64_t parameter_count = 0;
   SeenTensors seen;

@@ -4,8 +4,11 @@
 // module it was scripted from.
 //
 // TorchScript keeps no Python class hierarchy, so the family is chosen by
-// the exact torch.nn class name; a user subclass of nn.Linear is
-// "unsupported" here although Python's isinstance would accept it.
+// the exact torch.nn class name the family table lists (NOTE [TorchScript
+// keeps no base classes] in formulas/module_families.h), and the
+// hyper-parameters are the attributes its row declares; a user subclass of
+// nn.Linear is "unsupported" here although Python's isinstance would accept
+// it.
 
 #ifndef TORCHSCAN_TORCHSCAN_SCRIPT_MODULE_DESCRIPTION_H_
 #define TORCHSCAN_TORCHSCAN_SCRIPT_MODULE_DESCRIPTION_H_

@@ -346,7 +346,80 @@ PyObject* NativeModuleDescriptionMatches(PyObject*, PyObject* const* args,
   return PyBool_FromLong(native == *described);
 }
 
+// The Python name of an attribute kind, as _describe.py's readers know it.
+const char* KindName(AttributeKind kind) {
+  switch (kind) {
+    case AttributeKind::kInt:
+      return "int";
+    case AttributeKind::kTruth:
+      return "truth";
+    case AttributeKind::kIsNotNone:
+      return "is_not_none";
+    case AttributeKind::kSetAndNotNone:
+      return "set_and_not_none";
+    case AttributeKind::kNumber:
+      return "number";
+    case AttributeKind::kNumberOrNone:
+      return "number_or_none";
+    case AttributeKind::kNumelOrNone:
+      return "numel_or_none";
+    case AttributeKind::kHyper:
+      return "hyper";
+    case AttributeKind::kHyperOrString:
+      return "hyper_or_string";
+    case AttributeKind::kHyperIfPresent:
+      return "hyper_if_present";
+    case AttributeKind::kIntTuple:
+      return "int_tuple";
+    case AttributeKind::kLinear:
+      return "linear";
+  }
+  return "";
+}
+
+// module_family_rows() -> list[dict]: each family's row as Python's
+// describe_module and graph recovery read it, in the rows' order.
+PyObject* FamilyRowsForPython(PyObject*, PyObject* const*, Py_ssize_t nargs) {
+  if (!CheckArguments(kExtensionModule, "module_family_rows", nargs, 0)) {
+    return nullptr;
+  }
+  report::Json rows = report::Json::array();
+  for (const ModuleFamilyRow& row : formulas::ModuleFamilyRows()) {
+    if (row.family == ModuleFamily::kUnsupported) continue;
+    report::Json attributes = report::Json::array();
+    for (const ModuleAttribute& attribute : row.attributes) {
+      if (attribute.name == nullptr) break;
+      attributes.push_back(
+          {attribute.name, KindName(attribute.kind), attribute.key});
+    }
+    report::Json script_classes = report::Json::array();
+    for (const char* name : row.script_classes) {
+      if (name == nullptr) break;
+      script_classes.push_back(name);
+    }
+    report::Json operators = report::Json::array();
+    for (const char* op : row.activation_operators) {
+      if (op == nullptr) break;
+      operators.push_back(op);
+    }
+    rows.push_back({
+        {"family", std::string(formulas::ModuleFamilyName(row.family))},
+        {"torch_class", row.torch_class},
+        {"script_classes", std::move(script_classes)},
+        {"has_params", row.read_params != nullptr},
+        {"attributes", std::move(attributes)},
+        {"activation_operators", std::move(operators)},
+    });
+  }
+  return FromJson(rows);
+}
+
 PyMethodDef kFunctions[] = {
+    {"module_family_rows", AsCFunction(FamilyRowsForPython), METH_FASTCALL,
+     "module_family_rows() -> list[dict]: the module family table "
+     "(formulas/module_families.h) as Python reads it: family, torch_class, "
+     "script_classes, has_params, attributes ([name, kind, JSON key]) and "
+     "activation_operators."},
     {"native_module_description_matches",
      AsCFunction(NativeModuleDescriptionMatches), METH_FASTCALL,
      "native_module_description_matches(module, description) -> bool | None: "

@@ -32,8 +32,10 @@ bool DescribeModuleNatively(PyObject* module, const std::string& type_name,
                             std::optional<std::int64_t> parameter_count,
                             formulas::ModuleDescription* out);
 
-// Adds native_module_description_matches(module, description) -> bool |
-// None: whether the native description of `module` equals
+// Adds module_family_rows() -> list[dict], the family table as Python's
+// describe_module and graph recovery derive their own from it, and
+// native_module_description_matches(module, description) -> bool | None:
+// whether the native description of `module` equals
 // ModuleDescriptionFromJson(`description`), a describe_module result; None
 // when the native description declines. For tests.
 bool AddModuleAttributeFunctions(PyObject* module);

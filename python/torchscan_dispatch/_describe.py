@@ -4,7 +4,9 @@ Value metadata follows TorchScan 0.2's "describe" rules exactly (shapes,
 dtypes, devices, container structure; never tensor contents, strings or
 non-identifier keys). Module descriptions carry what the C++ module formulas
 need (formulas/module_json.h): the class name, a family chosen with
-isinstance in TorchScan 0.2's check order, and the hyper-parameters.
+isinstance in TorchScan 0.2's check order, and the hyper-parameters. The
+families, their classes and the attributes each reads come from the library's
+family table (formulas/module_families.h), so a family is declared once.
 crawl_module reads them natively from the family table's attribute
 declarations (python/operators/module_attributes.h) and calls describe_module
 only for the modules that declines (an nn.Transformer root, an attribute
@@ -14,16 +16,17 @@ checks that both give the same description.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import sys
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch.nn.modules.batchnorm import _BatchNorm
-from torch.nn.modules.conv import _ConvNd, _ConvTransposeNd
-from torch.nn.modules.pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd
+
+from torchscan_dispatch._library import hooks
 
 
 def describe_value(value: Any) -> dict[str, Any]:
@@ -75,65 +78,102 @@ def _raw(value: Any) -> Any:
     return int(value)
 
 
-def _linear(m: nn.Linear) -> dict[str, Any]:
-    return {"in_features": m.in_features, "out_features": m.out_features, "bias": m.bias is not None}
+def _numel(tensor: torch.Tensor | None) -> int | None:
+    return None if tensor is None else tensor.numel()
 
 
-def _dropout(m: nn.Dropout) -> dict[str, Any]:
-    return {"p": float(m.p), "inplace": bool(m.inplace), "training": bool(m.training)}
+_ABSENT = object()
+
+# How each attribute kind of the family table (formulas/module_families.h's
+# AttributeKind) reads module.<name>; _ABSENT leaves the key out.
+_KIND_READERS: dict[str, Callable[[nn.Module, str], Any]] = {
+    "int": getattr,
+    "truth": lambda m, name: bool(getattr(m, name)),
+    "is_not_none": lambda m, name: getattr(m, name) is not None,
+    "set_and_not_none": lambda m, name: getattr(m, name, None) is not None,
+    "number": lambda m, name: float(getattr(m, name)),
+    "number_or_none": lambda m, name: None if getattr(m, name) is None else float(getattr(m, name)),
+    "numel_or_none": lambda m, name: _numel(getattr(m, name)),
+    "hyper": lambda m, name: _raw(getattr(m, name)),
+    "hyper_or_string": lambda m, name: _raw(getattr(m, name)),
+    "hyper_if_present": lambda m, name: _raw(getattr(m, name)) if hasattr(m, name) else _ABSENT,
+    "int_tuple": lambda m, name: [int(v) for v in getattr(m, name)],
+    "linear": lambda m, name: _attributes(getattr(m, name), "linear"),
+}
 
 
-def _layer_norm(m: nn.LayerNorm) -> dict[str, Any]:
-    return {
-        "normalized_shape": [int(v) for v in m.normalized_shape],
-        "weight": m.weight is not None,
-        "bias": getattr(m, "bias", None) is not None,
-    }
+class _Family(NamedTuple):
+    name: str
+    cls: type
+    has_params: bool
+    attributes: tuple[tuple[str, str, str], ...]  # (attribute, kind, JSON key)
+    activation_operators: tuple[str, ...]
 
 
-def _multihead_attention(m: nn.MultiheadAttention) -> dict[str, Any]:
-    return {
-        "embed_dim": m.embed_dim,
-        "num_heads": m.num_heads,
-        "head_dim": m.head_dim,
-        "batch_first": bool(m.batch_first),
-        "in_proj_bias": m.in_proj_bias is not None,
-        "bias_k": m.bias_k is not None,
-        "bias_v": m.bias_v is not None,
-        "add_zero_attn": bool(m.add_zero_attn),
-        "dropout": float(m.dropout),
-        "training": bool(m.training),
-        "out_proj": _linear(m.out_proj),
-    }
+@functools.cache
+def families() -> tuple[_Family, ...]:
+    """The module family table (formulas/module_families.h), read once from
+    the library, with each row's class resolved: TorchScan 0.2's isinstance
+    check order, in which subclasses match their base."""
+    found = []
+    for row in hooks().module_family_rows():
+        owner, _, name = row["torch_class"].rpartition(".")
+        cls = getattr(importlib.import_module(owner), name)
+        found.append(
+            _Family(
+                row["family"],
+                cls,
+                row["has_params"],
+                tuple(tuple(attribute) for attribute in row["attributes"]),
+                tuple(row["activation_operators"]),
+            )
+        )
+    return tuple(found)
 
 
+def _family_named(name: str) -> _Family:
+    return next(family for family in families() if family.name == name)
+
+
+def _attributes(module: nn.Module, family: str) -> dict[str, Any]:
+    """The hyper-parameters the family's row declares, read from `module`."""
+    description = {}
+    for attribute, kind, key in _family_named(family).attributes:
+        value = _KIND_READERS[kind](module, attribute)
+        if value is not _ABSENT:
+            description[key] = value
+    return description
+
+
+# A family whose hyper-parameters are no module attributes (its row declares
+# none) is described by its own code.
 def _encoder_layer(layer: nn.TransformerEncoderLayer) -> dict[str, Any]:
     return {
-        "self_attn": _multihead_attention(layer.self_attn),
-        "linear1": _linear(layer.linear1),
-        "dropout": _dropout(layer.dropout),
-        "linear2": _linear(layer.linear2),
-        "norm1": _layer_norm(layer.norm1),
-        "norm2": _layer_norm(layer.norm2),
-        "dropout1": _dropout(layer.dropout1),
-        "dropout2": _dropout(layer.dropout2),
+        "self_attn": _attributes(layer.self_attn, "multihead_attention"),
+        "linear1": _attributes(layer.linear1, "linear"),
+        "dropout": _attributes(layer.dropout, "dropout"),
+        "linear2": _attributes(layer.linear2, "linear"),
+        "norm1": _attributes(layer.norm1, "layer_norm"),
+        "norm2": _attributes(layer.norm2, "layer_norm"),
+        "dropout1": _attributes(layer.dropout1, "dropout"),
+        "dropout2": _attributes(layer.dropout2, "dropout"),
         "activation_is_relu": layer.activation is F.relu,
     }
 
 
 def _decoder_layer(layer: nn.TransformerDecoderLayer) -> dict[str, Any]:
     return {
-        "self_attn": _multihead_attention(layer.self_attn),
-        "multihead_attn": _multihead_attention(layer.multihead_attn),
-        "linear1": _linear(layer.linear1),
-        "dropout": _dropout(layer.dropout),
-        "linear2": _linear(layer.linear2),
-        "norm1": _layer_norm(layer.norm1),
-        "norm2": _layer_norm(layer.norm2),
-        "norm3": _layer_norm(layer.norm3),
-        "dropout1": _dropout(layer.dropout1),
-        "dropout2": _dropout(layer.dropout2),
-        "dropout3": _dropout(layer.dropout3),
+        "self_attn": _attributes(layer.self_attn, "multihead_attention"),
+        "multihead_attn": _attributes(layer.multihead_attn, "multihead_attention"),
+        "linear1": _attributes(layer.linear1, "linear"),
+        "dropout": _attributes(layer.dropout, "dropout"),
+        "linear2": _attributes(layer.linear2, "linear"),
+        "norm1": _attributes(layer.norm1, "layer_norm"),
+        "norm2": _attributes(layer.norm2, "layer_norm"),
+        "norm3": _attributes(layer.norm3, "layer_norm"),
+        "dropout1": _attributes(layer.dropout1, "dropout"),
+        "dropout2": _attributes(layer.dropout2, "dropout"),
+        "dropout3": _attributes(layer.dropout3, "dropout"),
         "activation_is_relu": layer.activation is F.relu,
     }
 
@@ -142,7 +182,7 @@ def _stack(stack: nn.Module, describe_layer) -> dict[str, Any]:
     norm = stack.norm if isinstance(stack.norm, nn.LayerNorm) else None
     return {
         "layers": [describe_layer(layer) for layer in stack.layers],
-        "norm": None if norm is None else _layer_norm(norm),
+        "norm": None if norm is None else _attributes(norm, "layer_norm"),
     }
 
 
@@ -155,80 +195,18 @@ def _transformer(m: nn.Transformer) -> dict[str, Any]:
     return description
 
 
-def _pool(m: nn.Module) -> dict[str, Any]:
-    description = {"kernel_size": _raw(m.kernel_size), "stride": _raw(m.stride), "padding": _raw(m.padding)}
-    if hasattr(m, "dilation"):
-        description["dilation"] = _raw(m.dilation)
-    return description
-
-
-def _numel(tensor: torch.Tensor | None) -> int | None:
-    return None if tensor is None else tensor.numel()
-
-
-def _batch_norm(m: _BatchNorm) -> dict[str, Any]:
-    return {
-        "num_features": m.num_features,
-        "affine": bool(m.affine),
-        "track_running_stats": bool(m.track_running_stats),
-        "training": bool(m.training),
-        "momentum": None if m.momentum is None else float(m.momentum),
-        "running_mean_numel": _numel(m.running_mean),
-        "running_var_numel": _numel(m.running_var),
-        "weight_numel": _numel(m.weight),
-        "bias_numel": _numel(m.bias),
-    }
-
-
-def _conv(m: _ConvNd) -> dict[str, Any]:
-    return {
-        "in_channels": m.in_channels,
-        "kernel_size": _raw(m.kernel_size),
-        "stride": _raw(m.stride),
-        "padding": _raw(m.padding),
-        "dilation": _raw(m.dilation),
-        "groups": m.groups,
-        "bias": m.bias is not None,
-    }
-
-
-def _inplace(m: nn.Module) -> dict[str, Any]:
-    return {"inplace": bool(m.inplace)}
-
-
-# (class, family, reader) in TorchScan 0.2's FLOPs check order; the families
-# are disjoint for torch's own classes, and subclasses match their base.
-_FAMILIES = (
-    (nn.Identity, "identity", None),
-    (nn.Flatten, "flatten", None),
-    (nn.Linear, "linear", _linear),
-    (nn.ReLU, "relu", _inplace),
-    (nn.ELU, "elu", _inplace),
-    (nn.LeakyReLU, "leaky_relu", _inplace),
-    (nn.ReLU6, "relu6", _inplace),
-    (nn.Tanh, "tanh", None),
-    (nn.Sigmoid, "sigmoid", None),
-    (_ConvTransposeNd, "conv_transpose", _conv),
-    (_ConvNd, "conv", _conv),
-    (_BatchNorm, "batch_norm", _batch_norm),
-    (_MaxPoolNd, "max_pool", _pool),
-    (_AvgPoolNd, "avg_pool", _pool),
-    (_AdaptiveMaxPoolNd, "adaptive_max_pool", None),
-    (_AdaptiveAvgPoolNd, "adaptive_avg_pool", None),
-    (nn.Dropout, "dropout", _dropout),
-    (nn.MultiheadAttention, "multihead_attention", _multihead_attention),
-    (nn.LayerNorm, "layer_norm", _layer_norm),
-    (nn.Transformer, "transformer", _transformer),
-)
+_OWN_READERS: dict[str, Callable[[Any], dict[str, Any]]] = {"transformer": _transformer}
 
 
 def describe_module(module: nn.Module) -> dict[str, Any]:
     description: dict[str, Any] = {"type": type(module).__name__}
-    for cls, family, reader in _FAMILIES:
-        if isinstance(module, cls):
-            description["family"] = family
-            if reader is not None:
-                description.update(reader(module))
+    for family in families():
+        if isinstance(module, family.cls):
+            description["family"] = family.name
+            if family.attributes:
+                description.update(_attributes(module, family.name))
+            elif family.has_params:
+                description.update(_OWN_READERS[family.name](module))
             break
     else:
         description["family"] = "unsupported"
@@ -259,7 +237,7 @@ def module_family(qualified_name: str) -> str:
     cls = resolve_class(qualified_name)
     if cls is None:
         return "unsupported"
-    for base, family, _ in _FAMILIES:
-        if issubclass(cls, base):
-            return family
+    for family in families():
+        if issubclass(cls, family.cls):
+            return family.name
     return "unsupported"

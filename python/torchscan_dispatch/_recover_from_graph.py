@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import fx
 
-from torchscan_dispatch._describe import module_family
+from torchscan_dispatch._describe import families, module_family
 
 Arguments = dict[str, Any]
 
@@ -218,16 +218,10 @@ def _dropout(operators, tensors) -> dict[str, Any]:
     return {"p": float(arguments["p"]), "inplace": name.endswith("_"), "training": bool(arguments["train"])}
 
 
-_ACTIVATIONS = {
-    "relu": {"aten::relu", "aten::relu_"},
-    "relu6": {"aten::relu6", "aten::relu6_", "aten::hardtanh", "aten::hardtanh_"},
-    "elu": {"aten::elu", "aten::elu_"},
-    "leaky_relu": {"aten::leaky_relu", "aten::leaky_relu_"},
-}
-
-
-def _activation(operators, tensors, family: str) -> dict[str, Any]:
-    found = _first(operators, _ACTIVATIONS[family])
+def _activation(operators, tensors, operator_names: tuple[str, ...]) -> dict[str, Any]:
+    """An activation's `inplace`: whether its call ran the operators' `_`
+    variants (the family table names the operators)."""
+    found = _first(operators, {*operator_names, *(f"{name}_" for name in operator_names)})
     return {"inplace": None if found is None else found[0].endswith("_")}
 
 
@@ -275,11 +269,14 @@ _READERS: dict[str, Callable[[list, Mapping[str, torch.Tensor]], dict[str, Any]]
     "dropout": _dropout,
     "layer_norm": _layer_norm,
     "multihead_attention": _multihead_attention,
-    **{
-        family: (lambda operators, tensors, family=family: _activation(operators, tensors, family))
-        for family in _ACTIVATIONS
-    },
 }
+
+
+def _reader(family: str) -> Callable[[list, Mapping[str, torch.Tensor]], dict[str, Any]] | None:
+    for row in families():
+        if row.name == family and row.activation_operators:
+            return lambda operators, tensors: _activation(operators, tensors, row.activation_operators)
+    return _READERS.get(family)
 
 
 def describe_from_graph(
@@ -291,7 +288,7 @@ def describe_from_graph(
     (``weight``, ``out_proj.bias``)."""
     family = module_family(type_name)
     description: dict[str, Any] = {"type": type_name.rpartition(".")[2], "family": family}
-    reader = _READERS.get(family)
+    reader = _reader(family)
     if reader is not None:
         description.update(reader(_operators(nodes), tensors))
     description["parameter_count"] = parameter_count

@@ -56,6 +56,16 @@ class Net(nn.Module):
         return self.head(x.reshape(1, 4, 1, 1))
 
 
+class SelfAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.norm = nn.LayerNorm(8, bias=False)
+
+    def forward(self, x):
+        return self.norm(self.attention(x, x, x)[0])
+
+
 def models():
     torch.manual_seed(0)
     return {
@@ -66,6 +76,25 @@ def models():
             [(2, 12, 12)],
         ),
         "layer_norm_attention": (nn.Sequential(nn.LayerNorm(8), nn.Linear(8, 8), nn.ELU(), nn.LeakyReLU()), [(5, 8)]),
+        # Every TorchScript class of the family table (formulas/
+        # module_families.h) but SyncBatchNorm, which runs on GPUs only.
+        "families_1d": (
+            nn.Sequential(
+                nn.Conv1d(2, 4, 3, padding=1), nn.BatchNorm1d(4), nn.ReLU(inplace=True), nn.MaxPool1d(2),
+                nn.ConvTranspose1d(4, 4, 2, stride=2), nn.AvgPool1d(2), nn.AdaptiveMaxPool1d(4), nn.Dropout(0.1),
+                nn.Identity(), nn.Tanh(), nn.AdaptiveAvgPool1d(2),
+            ).eval(),
+            [(2, 16)],
+        ),
+        "families_3d": (
+            nn.Sequential(
+                nn.Conv3d(1, 2, 3, padding="same"), nn.BatchNorm3d(2, momentum=None), nn.ELU(inplace=True),
+                nn.MaxPool3d(2, dilation=1), nn.ConvTranspose3d(2, 2, 2, stride=2), nn.AvgPool3d(2),
+                nn.AdaptiveMaxPool3d(2), nn.AdaptiveAvgPool3d(1), nn.Flatten(), nn.Linear(2, 3),
+            ),
+            [(1, 8, 8, 8)],
+        ),
+        "attention": (SelfAttention(), [(5, 8)]),
     }
 
 
