@@ -16,9 +16,8 @@
 // module's parameters and buffers (its first call, after lazy modules have
 // initialised), the hyper-parameters of the modules the native description
 // declines (module_attributes.h: describe_module, at the first metric-leaf
-// call), and the values the native description declines (tensor
-// subclasses, mappings, subclasses of tuples and lists, other objects),
-// described by Python's describe_value with the same rules.
+// call). Values are described by the one rule set of
+// value_descriptions.h.
 
 #include "python/operators/crawl_recorder.h"  // Python.h first
 
@@ -44,6 +43,7 @@
 #include "python/operators/open_measurements.h"
 #include "python/operators/python_objects.h"
 #include "python/operators/report_objects.h"
+#include "python/operators/value_descriptions.h"
 #include "report/aggregate.h"
 #include "report/analysis_report.h"
 #include "report/field_table.h"
@@ -73,18 +73,6 @@ bool IsTrue(PyObject* value, bool* out) {
   return true;
 }
 
-// The short class names of the scalars TorchScan 0.2 describes as
-// {"kind": "scalar"}; nullptr for any other type (subclasses included).
-const char* ScalarTypeName(PyTypeObject* type) {
-  if (type == &PyBool_Type) return "bool";
-  if (type == &PyLong_Type) return "int";
-  if (type == &PyFloat_Type) return "float";
-  if (type == &PyComplex_Type) return "complex";
-  if (type == &PyUnicode_Type) return "str";
-  if (type == &PyBytes_Type) return "bytes";
-  return nullptr;
-}
-
 // One registered module and what its calls have recorded so far.
 struct RegisteredModule {
   std::string path;
@@ -110,12 +98,11 @@ struct RegisteredModule {
 class CrawlRecorder {
  public:
   // `handle` < 0: a structure-mode crawl, with no measurement.
-  CrawlRecorder(std::int64_t handle, PyObject* describe_value,
-                PyObject* describe_module, PyObject* ordered_inputs,
-                PyObject* tensor_type, PyObject* parameter_type)
+  CrawlRecorder(std::int64_t handle, PyObject* describe_module,
+                PyObject* ordered_inputs, PyObject* tensor_type,
+                PyObject* parameter_type)
       : handle_(handle),
         thread_(PyThread_get_thread_ident()),
-        describe_value_(Py_NewRef(describe_value)),
         describe_module_(Py_NewRef(describe_module)),
         ordered_inputs_(Py_NewRef(ordered_inputs)),
         tensor_type_(Py_NewRef(tensor_type)),
@@ -152,7 +139,8 @@ class CrawlRecorder {
     report::BufferAttribution buffers;
     if (!Claim(module, registered, &parameters, &buffers)) return false;
     report::CallMetadata input;
-    if (!TypeName(module, registered) || !DescribeCall(args, kwargs, &input)) {
+    if (!TypeName(module, registered) ||
+        !describer_.DescribeCall(args, kwargs, &input)) {
       return false;
     }
     layers_.push_back(NewLayerRecord(registered->path, registered->calls++,
@@ -187,7 +175,7 @@ class CrawlRecorder {
       return false;
     }
     ValueMetadata described;
-    if (!Describe(output, &described)) return false;
+    if (!describer_.Describe(output, &described)) return false;
     if (registered->metric_leaf && full()) {
       formulas::CapturedModuleCall captured;
       captured.path = registered->path;
@@ -284,7 +272,6 @@ class CrawlRecorder {
   }
 
   int Traverse(visitproc visit, void* arg) {
-    Py_VISIT(describe_value_);
     Py_VISIT(describe_module_);
     Py_VISIT(ordered_inputs_);
     Py_VISIT(tensor_type_);
@@ -297,7 +284,6 @@ class CrawlRecorder {
   }
 
   void Clear() {
-    Py_CLEAR(describe_value_);
     Py_CLEAR(describe_module_);
     Py_CLEAR(ordered_inputs_);
     Py_CLEAR(tensor_type_);
@@ -442,106 +428,6 @@ class CrawlRecorder {
     return IsTrue(requires_grad.get(), &size->requires_grad);
   }
 
-  bool DescribeCall(PyObject* args, PyObject* kwargs,
-                    report::CallMetadata* call) {
-    for (Py_ssize_t i = 0, n = PyTuple_Size(args); i < n; ++i) {
-      if (!Describe(PyTuple_GetItem(args, i), &call->args.emplace_back())) {
-        return false;
-      }
-    }
-    PyObject *key, *value;
-    Py_ssize_t position = 0;
-    while (PyDict_Next(kwargs, &position, &key, &value)) {
-      auto& [name, described] = call->kwargs.emplace_back();
-      if (!Utf8(key, &name) || !Describe(value, &described)) return false;
-    }
-    return true;
-  }
-
-  // TorchScan 0.2's describe rules: plain tensors, None, tuples, lists and
-  // scalars natively; anything else through Python's describe_value.
-  bool Describe(PyObject* value, ValueMetadata* out) {
-    PyTypeObject* type = Py_TYPE(value);
-    if (IsPlainTensor(value)) return DescribeTensor(value, out);
-    if (value == Py_None) {
-      *out = ValueMetadata::None();
-      return true;
-    }
-    if (type == &PyTuple_Type || type == &PyList_Type) {
-      std::vector<ValueMetadata> items(PySequence_Size(value));
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        PyObject* item = type == &PyTuple_Type ? PyTuple_GetItem(value, i)
-                                               : PyList_GetItem(value, i);
-        if (item == nullptr || !Describe(item, &items[i])) return false;
-      }
-      *out = type == &PyTuple_Type ? ValueMetadata::Tuple(std::move(items))
-                                   : ValueMetadata::List(std::move(items));
-      return true;
-    }
-    if (const char* scalar = ScalarTypeName(type)) {
-      *out = ValueMetadata::Scalar(scalar);
-      return true;
-    }
-    return DescribeInPython(value, out);
-  }
-
-  bool DescribeInPython(PyObject* value, ValueMetadata* out) {
-    if (describe_value_ == nullptr) return RaiseCleared();
-    OwnedRef described(
-        PyObject_CallFunctionObjArgs(describe_value_, value, nullptr));
-    report::Json json;
-    if (!described || !ToJson(described.get(), "value", &json)) return false;
-    absl::StatusOr<ValueMetadata> parsed =
-        report::ValueMetadataFromJson(json, "value");
-    if (!parsed.ok()) return RaiseValueError(parsed.status());
-    *out = *std::move(parsed);
-    return true;
-  }
-
-  // A plain tensor from its TensorImpl. The dtype and device strings are
-  // Python's own (str(t.dtype), str(t.device)), read once per dtype and
-  // device; a tensor whose sizes are not plain (nested) goes to Python.
-  bool DescribeTensor(PyObject* tensor, ValueMetadata* out) {
-    c10::TensorImpl* impl = TensorImplOf(tensor);
-    if (impl == nullptr) return false;
-    std::vector<std::int64_t> shape;
-    c10::ScalarType dtype = c10::ScalarType::Undefined;
-    c10::Device device(c10::DeviceType::CPU);
-    bool requires_grad = false;
-    try {
-      shape = impl->sizes().vec();
-      dtype = c10::typeMetaToScalarType(impl->dtype());
-      device = impl->device();
-      requires_grad = impl->requires_grad();
-    } catch (const c10::Error&) {
-      return DescribeInPython(tensor, out);
-    }
-    static PyObject* const kDtype = PyUnicode_InternFromString("dtype");
-    static PyObject* const kDevice = PyUnicode_InternFromString("device");
-    const std::string* dtype_name =
-        PythonString(dtype_names_, static_cast<int>(dtype), tensor, kDtype);
-    const std::string* device_name = PythonString(
-        device_names_,
-        (static_cast<int>(device.type()) << 16) + device.index() + 1, tensor,
-        kDevice);
-    if (dtype_name == nullptr || device_name == nullptr) return false;
-    *out = ValueMetadata::Tensor(std::move(shape), *dtype_name, *device_name,
-                                 requires_grad);
-    return true;
-  }
-
-  // str(getattr(tensor, attribute)), cached under `key`.
-  static const std::string* PythonString(std::map<int, std::string>& cache,
-                                         int key, PyObject* tensor,
-                                         PyObject* attribute) {
-    if (auto it = cache.find(key); it != cache.end()) return &it->second;
-    OwnedRef value(PyObject_GetAttr(tensor, attribute));
-    OwnedRef text(value ? PyObject_Str(value.get()) : nullptr);
-    std::string name;
-    if (!text || !Utf8(text.get(), &name)) return nullptr;
-    return &cache.emplace(key, std::move(name)).first->second;
-  }
-
   // The module's hyper-parameters, described once per crawl: natively
   // where the family table covers the module, else by Python.
   bool Description(PyObject* module, RegisteredModule* registered,
@@ -617,7 +503,7 @@ class CrawlRecorder {
     if (!ordered) return false;
     for (Py_ssize_t i = 0, n = PyTuple_Size(ordered.get()); i < n; ++i) {
       ValueMetadata described;
-      if (!Describe(PyTuple_GetItem(ordered.get(), i), &described)) {
+      if (!describer_.Describe(PyTuple_GetItem(ordered.get(), i), &described)) {
         return false;
       }
       inputs->push_back(formulas::CallValueOf(described));
@@ -627,7 +513,6 @@ class CrawlRecorder {
 
   const std::int64_t handle_;
   const unsigned long thread_;
-  PyObject* describe_value_;
   PyObject* describe_module_;
   PyObject* ordered_inputs_;  // (signature, args, kwargs) -> tuple
   PyObject* tensor_type_;
@@ -636,10 +521,9 @@ class CrawlRecorder {
   absl::flat_hash_map<PyObject*, RegisteredModule> modules_;
   absl::flat_hash_set<PyObject*> seen_tensors_;
   std::vector<OwnedRef> claimed_lists_;
-  std::map<int, std::string> dtype_names_;
-  std::map<int, std::string> device_names_;
   std::vector<report::LayerReport> layers_;
   std::vector<crawl::CapturedLeafCall> leaf_calls_;
+  ValueDescriber describer_;
 };
 
 // ---------------------------------------------------------------------------
@@ -655,17 +539,14 @@ bool CheckArguments(const char* method, Py_ssize_t nargs, Py_ssize_t expected) {
 
 PyObject* RecorderNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   long long handle = -1;
-  PyObject *describe_value, *describe_module, *ordered_inputs, *tensor_type,
-      *parameter_type;
-  if (!PyArg_ParseTuple(args, "LOOOOO:CrawlRecorder", &handle, &describe_value,
-                        &describe_module, &ordered_inputs, &tensor_type,
-                        &parameter_type)) {
+  PyObject *describe_module, *ordered_inputs, *tensor_type, *parameter_type;
+  if (!PyArg_ParseTuple(args, "LOOOO:CrawlRecorder", &handle, &describe_module,
+                        &ordered_inputs, &tensor_type, &parameter_type)) {
     return nullptr;
   }
-  return RecorderType::New(
-      type, std::make_unique<CrawlRecorder>(handle, describe_value,
-                                            describe_module, ordered_inputs,
-                                            tensor_type, parameter_type));
+  return RecorderType::New(type, std::make_unique<CrawlRecorder>(
+                                     handle, describe_module, ordered_inputs,
+                                     tensor_type, parameter_type));
 }
 
 // register(module, path, label, metric_leaf, recurse, signature, arity)
@@ -759,7 +640,7 @@ PyType_Slot kRecorderSlots[] = {
     {Py_tp_methods, kRecorderMethods},
     {Py_tp_doc,
      const_cast<char*>(
-         "CrawlRecorder(handle, describe_value, describe_module, "
+         "CrawlRecorder(handle, describe_module, "
          "ordered_inputs, tensor_type, parameter_type): one crawl's layer "
          "records; handle < 0 for a structure-mode crawl.")},
     {0, nullptr},

@@ -34,6 +34,7 @@
 #include "python/operators/module_scope_hooks.h"
 #include "python/operators/python_objects.h"
 #include "python/operators/report_functions.h"
+#include "python/operators/value_descriptions.h"
 
 namespace {
 
@@ -59,7 +60,8 @@ PyMODINIT_FUNC PyInit__hooks() {
       !AddCompiledRegionFunctions(module.get()) ||
       !AddFlexAttentionFunctions(module.get()) ||
       !AddCliFunctions(module.get()) ||
-      !AddModuleAttributeFunctions(module.get())) {
+      !AddModuleAttributeFunctions(module.get()) ||
+      !AddValueDescriptionFunctions(module.get())) {
     return nullptr;
   }
   return module.release();

@@ -2,7 +2,7 @@
 
 Value metadata follows TorchScan 0.2's "describe" rules exactly (shapes,
 dtypes, devices, container structure; never tensor contents, strings or
-non-identifier keys). Module descriptions carry what the C++ module formulas
+non-identifier keys); the library makes it. Module descriptions carry what the C++ module formulas
 need (formulas/module_json.h): the class name, a family chosen with
 isinstance in TorchScan 0.2's check order, and the hyper-parameters. The
 families, their classes and the attributes each reads come from the library's
@@ -30,43 +30,15 @@ from torchscan_dispatch._library import hooks
 
 
 def describe_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, torch.Tensor):
-        return {
-            "kind": "tensor",
-            "shape": list(value.shape),
-            "dtype": str(value.dtype),
-            "device": str(value.device),
-            "requires_grad": value.requires_grad,
-        }
-    if value is None:
-        return {"kind": "none"}
-    if isinstance(value, tuple):
-        return {"kind": "tuple", "items": [describe_value(item) for item in value]}
-    if isinstance(value, list):
-        return {"kind": "list", "items": [describe_value(item) for item in value]}
-    if isinstance(value, Mapping):
-        return {
-            "kind": "mapping",
-            "type": type(value).__name__,
-            "items": [
-                {
-                    **({"key": key} if isinstance(key, int) or (isinstance(key, str) and key.isidentifier()) else {}),
-                    "key_type": type(key).__name__,
-                    "value": describe_value(item),
-                }
-                for key, item in value.items()
-            ],
-        }
-    if isinstance(value, (bool, int, float, complex, str, bytes)):
-        return {"kind": "scalar", "type": type(value).__name__}
-    return {"kind": "object", "type": type(value).__qualname__}
+    """The value's metadata by TorchScan 0.2's "describe" rules, made by the
+    library (python/operators/value_descriptions.h, the one implementation
+    every front end uses)."""
+    return hooks().describe_value(value)
 
 
 def describe_call(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "args": [describe_value(arg) for arg in args],
-        "kwargs": {name: describe_value(value) for name, value in kwargs.items()},
-    }
+    """{"args": [...], "kwargs": {...}}, each value as describe_value gives it."""
+    return hooks().describe_call(args, kwargs)
 
 
 def _raw(value: Any) -> Any:

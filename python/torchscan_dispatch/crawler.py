@@ -24,7 +24,7 @@ from torch import nn
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
 from torchscan_dispatch._crawl_support import crawl_context, model_totals, prepare_inputs
-from torchscan_dispatch._describe import describe_module, describe_value
+from torchscan_dispatch._describe import describe_module
 from torchscan_dispatch._library import hooks, load_library
 from torchscan_dispatch._native import Measurement
 from torchscan_dispatch.exported import crawl_exported_program
@@ -90,7 +90,6 @@ class _Crawl:
         self.full = mode == "full"
         self.recorder = hooks().CrawlRecorder(
             -1 if measurement is None else measurement.handle,
-            describe_value,
             describe_module,
             _ordered_inputs,
             torch.Tensor,
