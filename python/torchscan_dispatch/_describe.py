@@ -2,16 +2,16 @@
 
 Value metadata follows TorchScan 0.2's "describe" rules exactly (shapes,
 dtypes, devices, container structure; never tensor contents, strings or
-non-identifier keys); the library makes it. Module descriptions carry what the C++ module formulas
-need (formulas/module_json.h): the class name, a family chosen with
-isinstance in TorchScan 0.2's check order, and the hyper-parameters. The
-families, their classes and the attributes each reads come from the library's
-family table (formulas/module_families.h), so a family is declared once.
-crawl_module reads them natively from the family table's attribute
-declarations (python/operators/module_attributes.h) and calls describe_module
-only for the modules that declines (an nn.Transformer root, an attribute
-missing or of another type); tests/python/test_native_module_description.py
-checks that both give the same description.
+non-identifier keys); the library makes it. Module descriptions carry what
+the C++ module formulas need (formulas/module_json.h): the class name, a
+family chosen with isinstance in TorchScan 0.2's check order, and the
+hyper-parameters. The families, their classes and the attributes each reads
+come from the library's family table (formulas/module_families.h), so a
+family is declared once. crawl_module reads them natively from the same
+table (python/operators/module_attributes.h) and calls describe_module only
+for the modules that declines (an nn.Transformer root, an attribute missing
+or of another type); tests/python/test_native_module_description.py checks
+that both give the same description.
 """
 
 from __future__ import annotations
