@@ -138,7 +138,7 @@ CrawlParts CrawlPartsOf(report::AnalysisReport report) {
   return parts;
 }
 
-absl::StatusOr<Json> EvaluateMeasuredCrawlParts(
+absl::StatusOr<CrawlRecord> MeasuredCrawlRecordFromJson(
     const Json& node, report::FlopReport operator_flops,
     std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops) {
   TS_ASSIGN_OR_RETURN(CrawlRecord record,
@@ -156,6 +156,15 @@ absl::StatusOr<Json> EvaluateMeasuredCrawlParts(
     record.layer_call_flops[index] = std::move(flops);
   }
   record.operator_flops = std::move(operator_flops);
+  return record;
+}
+
+absl::StatusOr<Json> EvaluateMeasuredCrawlParts(
+    const Json& node, report::FlopReport operator_flops,
+    std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops) {
+  TS_ASSIGN_OR_RETURN(CrawlRecord record, MeasuredCrawlRecordFromJson(
+                                              node, std::move(operator_flops),
+                                              std::move(layer_call_flops)));
   TS_ASSIGN_OR_RETURN(report::AnalysisReport report,
                       BuildAnalysisReport(std::move(record)));
   return report::ToJson(CrawlPartsOf(std::move(report)));

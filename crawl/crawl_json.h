@@ -93,11 +93,15 @@ CrawlParts CrawlPartsOf(report::AnalysisReport report);
 // CrawlRecordFromJson, BuildAnalysisReport and CrawlPartsOf, as JSON.
 absl::StatusOr<report::Json> EvaluateCrawlParts(const report::Json& node);
 
-// The same for a full-mode record whose operator FLOPs come
+// The record (MeasuredCrawlRecordFromJson), or its computed parts as JSON
+// (EvaluateMeasuredCrawlParts), of a full-mode record whose operator FLOPs come
 // straight from the measurement that counted them (no JSON in between): `node`
 // carries neither "operator_flops" nor "layer_call_flops" (they are not read),
 // and `layer_call_flops` is keyed by layer index; an index past the record's
 // layers is InvalidArgument.
+absl::StatusOr<CrawlRecord> MeasuredCrawlRecordFromJson(
+    const report::Json& node, report::FlopReport operator_flops,
+    std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops);
 absl::StatusOr<report::Json> EvaluateMeasuredCrawlParts(
     const report::Json& node, report::FlopReport operator_flops,
     std::map<std::size_t, report::LayerOperatorFlops> layer_call_flops);

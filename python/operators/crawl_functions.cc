@@ -6,12 +6,23 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "crawl/crawl_json.h"
+#include "crawl/crawl_record.h"
 #include "python/operators/open_measurements.h"
+#include "python/operators/report_from_objects.h"
+#include "python/operators/report_objects.h"
+#include "report/aggregate.h"
+#include "report/analysis_report.h"
 #include "report/flop_report.h"
 #include "report/json_io.h"
+#include "report/layer_report.h"
+#include "report/strict.h"
 #include "torchscan/layer_call_flops.h"
 #include "torchscan_dispatch/counting_session.h"
 #include "torchscan_dispatch/layer_call_flops.h"
@@ -70,7 +81,109 @@ PyObject* EvaluateMeasuredCrawl(PyObject*, PyObject* const* args,
   return ok ? FromJson(parts) : nullptr;
 }
 
+// NOTE [The front end's parts cross as objects]
+// The ExportedProgram crawler keeps its layer records, the context and the
+// input metadata as Python objects while it walks the graph. They are read
+// here by their field tables (report_from_objects.h) into the record's
+// parts, so the report is assembled by BuildAnalysisReport, as every other
+// front end's is, and handed back as Python objects made from its table.
+
+// The record's front-end parts from `context`, `inputs` and `layers`.
+bool ReadFrontEndParts(PyObject* const* args, report::AnalysisParts* parts) {
+  absl::StatusOr<report::ReportContext> context =
+      FromPython<report::ReportContext>(args[0], "context");
+  if (!context.ok()) return RaiseValueError(context.status());
+  absl::StatusOr<report::InputsMetadata> inputs =
+      FromPython<report::InputsMetadata>(args[1], "inputs");
+  if (!inputs.ok()) return RaiseValueError(inputs.status());
+  absl::StatusOr<std::vector<report::LayerReport>> layers =
+      FromPython<std::vector<report::LayerReport>>(args[2], "layers");
+  if (!layers.ok()) return RaiseValueError(layers.status());
+  parts->context = *std::move(context);
+  parts->inputs = *std::move(inputs);
+  parts->layers = *std::move(layers);
+  return true;
+}
+
+// The report of `record` with the front end's parts, as Python's
+// (report, incomplete) pair: incomplete is strict mode's message or None.
+PyObject* ReportOf(absl::StatusOr<crawl::CrawlRecord> record,
+                   report::AnalysisParts front_end) {
+  report::AnalysisReport built;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<report::AnalysisReport> {
+        TS_RETURN_IF_ERROR(record.status());
+        if (record->parts.layers.size() != front_end.layers.size()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "crawl.layer_count: ", record->parts.layers.size(),
+              ", but the crawl has ", front_end.layers.size(), " layers"));
+        }
+        record->parts.context = std::move(front_end.context);
+        record->parts.inputs = std::move(front_end.inputs);
+        record->parts.layers = std::move(front_end.layers);
+        return crawl::BuildAnalysisReport(*std::move(record));
+      },
+      &built, RaiseValueError);
+  if (!ok) return nullptr;
+  OwnedRef report(ToPython(built));
+  if (!report) return nullptr;
+  OwnedRef incomplete(
+      report::IsIncomplete(built)
+          ? FromJson(report::Json(report::IncompleteAnalysisMessage(built)))
+          : Py_NewRef(Py_None));
+  if (!incomplete) return nullptr;
+  return PyTuple_Pack(2, report.get(), incomplete.get());
+}
+
+PyObject* CrawlReport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  Json crawl;
+  report::AnalysisParts front_end;
+  if (!CheckArguments(kExtensionModule, "crawl_report", nargs, 4) ||
+      !CrawlArgument(args[0], &crawl) ||
+      !ReadFrontEndParts(args + 1, &front_end)) {
+    return nullptr;
+  }
+  return ReportOf(crawl::CrawlRecordFromJson(crawl), std::move(front_end));
+}
+
+PyObject* MeasuredCrawlReport(PyObject*, PyObject* const* args,
+                              Py_ssize_t nargs) {
+  std::int64_t handle = 0;
+  Json crawl;
+  report::AnalysisParts front_end;
+  if (!CheckArguments(kExtensionModule, "measured_crawl_report", nargs, 5) ||
+      !Handle(args[0], &handle) || !CrawlArgument(args[1], &crawl) ||
+      !ReadFrontEndParts(args + 2, &front_end)) {
+    return nullptr;
+  }
+  // The measurement's failures are RuntimeErrors (EvaluateMeasured's).
+  crawl::CrawlRecord record;
+  const bool ok = WithoutGil(
+      [&]() -> absl::StatusOr<crawl::CrawlRecord> {
+        CountingSession& session = OpenMeasurements::Get().Session(handle);
+        absl::StatusOr<report::FlopReport> flops = session.BuildReport();
+        TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().ToString());
+        absl::StatusOr<std::map<std::size_t, LayerCallFlops>> layer_calls =
+            session.BuildLayerCallFlops();
+        TORCH_CHECK(layer_calls.ok(),
+                    "torchscan: ", layer_calls.status().ToString());
+        return crawl::MeasuredCrawlRecordFromJson(
+            crawl, *std::move(flops),
+            ToLayerOperatorFlops(*std::move(layer_calls)));
+      },
+      &record, RaiseValueError);
+  if (!ok) return nullptr;
+  return ReportOf(std::move(record), std::move(front_end));
+}
+
 PyMethodDef kFunctions[] = {
+    {"crawl_report", AsCFunction(CrawlReport), METH_FASTCALL,
+     "crawl_report(crawl, context, inputs, layers) -> (report, incomplete): "
+     "the AnalysisReport of a crawl record and the front end's parts; "
+     "incomplete is strict mode's message, or None."},
+    {"measured_crawl_report", AsCFunction(MeasuredCrawlReport), METH_FASTCALL,
+     "measured_crawl_report(handle, crawl, context, inputs, layers) -> "
+     "(report, incomplete): the same, operator FLOPs from the measurement."},
     {"evaluate_crawl", AsCFunction(EvaluateCrawl), METH_FASTCALL,
      "evaluate_crawl(crawl) -> dict: the computed parts of a crawl's "
      "report."},

@@ -1,8 +1,9 @@
 // The crawl functions of the library's CPython extension module
-// (hooks_module.cc): the evaluation of the crawls Python's ExportedProgram
+// (hooks_module.cc): the reports of the crawls Python's ExportedProgram
 // crawler records (python/torchscan_dispatch/_crawl_support.py's
-// finish_report): the module formulas, totals and diagnostics, and the
-// report assembly (crawl/crawl_json.h).
+// finish_report), built by crawl::BuildAnalysisReport as every front end's
+// are (module formulas, totals, diagnostics, report assembly), and the
+// evaluation of a bare crawl record (crawl/crawl_json.h).
 //
 // Python data in, Python data out: the crawl record is a dict in
 // crawl/crawl_json.h's form, converted to report::Json directly (ToJson in
@@ -13,6 +14,16 @@
 // record the crawl library cannot read is a ValueError with its message,
 // which names the field ("crawl.mode: must be 'full' or 'structure'").
 //
+//   crawl_report(crawl, context, inputs, layers) -> (report, incomplete)
+//       The AnalysisReport, as Python objects, of `crawl` with the front
+//       end's context, input metadata and layer records (each with its
+//       `calls` metric), read by their field tables (report_from_objects.h;
+//       a bad one is a ValueError naming its field). `incomplete` is strict
+//       mode's message for an incomplete report, else None. The record's
+//       layer_count must be the number of layers.
+//   measured_crawl_report(handle, crawl, context, inputs, layers)
+//       The same for a full-mode crawl measured by measurement `handle`, as
+//       evaluate_measured_crawl reads it.
 //   evaluate_crawl(crawl) -> dict
 //       The computed parts of the report of `crawl`, whose operator FLOPs
 //       (full mode) come in the record.

@@ -185,37 +185,21 @@ def finish_report(
     strict: bool,
     measurement: Measurement | None = None,
 ) -> dict[str, Any]:
-    """Evaluates a crawl record in C++ (module formulas, totals,
-    diagnostics) and assembles the AnalysisReport around ``layers``, the
-    front end's layer records (filled in place with their metrics).
+    """The AnalysisReport of a crawl, built in C++ from the crawl record
+    and the front end's ``layers`` (each with its ``calls`` metric),
+    ``context`` and ``input_metadata``, as every front end's report is
+    (crawl::BuildAnalysisReport: module formulas, totals, diagnostics).
 
-    The layer records stay in Python: sending them across and back would
-    cost more than the work. With ``measurement`` (stopped, not finished),
-    a full-mode record leaves out ``operator_flops`` and
-    ``layer_call_flops``: C++ reads them from the measurement itself.
+    With ``measurement`` (stopped, not finished), a full-mode record leaves
+    out ``operator_flops`` and ``layer_call_flops``: C++ reads them from the
+    measurement itself.
     """
     if measurement is None:
-        parts = hooks().evaluate_crawl(record)
+        report, incomplete = hooks().crawl_report(record, context, input_metadata, layers)
     else:
-        parts = hooks().evaluate_measured_crawl(measurement.handle, record)
-    for index, metrics in parts["layer_metrics"].items():
-        layers[int(index)]["metrics"].update(metrics)
-    if parts["analysis_mode"] is not None:
-        context["analysis_mode"] = parts["analysis_mode"]
-    report: dict[str, Any] = {
-        "schema_version": 1,
-        "context": context,
-        "inputs": input_metadata,
-        "layers": layers,
-        "operator_flops": parts["operator_flops"],
-    }
-    if "layer_operator_flops" in parts:
-        report["layer_operator_flops"] = [
-            {"path": layer["path"], "call_index": layer["call_index"], **flops}
-            for layer, flops in zip(layers, parts["layer_operator_flops"], strict=True)
-        ]
-    report["totals"] = parts["totals"]
-    report["diagnostics"] = parts["diagnostics"]
-    if strict and parts["incomplete"] is not None:
-        raise IncompleteAnalysisError(report, parts["incomplete"])
+        report, incomplete = hooks().measured_crawl_report(
+            measurement.handle, record, context, input_metadata, layers
+        )
+    if strict and incomplete is not None:
+        raise IncompleteAnalysisError(report, incomplete)
     return report

@@ -1,8 +1,8 @@
 """The crawl functions of the library's extension module
 (python/operators/crawl_functions.h) behind the ExportedProgram crawler's
-finish_report: the same output as the JSON-string operators they replaced
-(_evaluate_crawl, _evaluate_measured_crawl), and one-line errors naming the
-cause.
+finish_report (crawl_report; evaluate_crawl for bare records): the same
+output as the JSON-string operators they replaced (_evaluate_crawl,
+_evaluate_measured_crawl), and one-line errors naming the cause.
 
 testdata/crawl_functions/outputs.json was captured from those operators
 (main before they were removed): "evaluated", what _evaluate_crawl returned
@@ -92,3 +92,55 @@ def test_wrong_arguments_are_type_errors():
         hooks().evaluate_crawl()
     with pytest.raises(TypeError, match="^'str' object cannot be interpreted as an integer$"):
         hooks().evaluate_measured_crawl("1", {})
+
+
+
+def _sent_to_crawl_report(monkeypatch, mode):
+    """The record, context, inputs and layers a real exported crawl sends
+    crawl_report."""
+    sent = []
+    original = hooks().crawl_report
+
+    def capture(*args):
+        sent.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(hooks(), "crawl_report", capture)
+    model_class, shape = MODELS[sorted(MODELS)[0]]
+    example = torch.rand(1, *shape)
+    program = torch.export.export(model_class().eval(), (example,))
+    report = tsd.crawl_module(program, args=(example,), mode=mode)
+    monkeypatch.undo()
+    (args,) = sent
+    return args, report
+
+
+def test_crawl_report_rejects_a_layer_count_the_layers_do_not_have(monkeypatch):
+    (record, context, inputs, layers), _ = _sent_to_crawl_report(monkeypatch, "structure")
+    record = dict(record, layer_count=len(layers) + 1)
+    with pytest.raises(ValueError) as raised:
+        hooks().crawl_report(record, context, inputs, layers)
+    assert f"crawl.layer_count: {len(layers) + 1}, but the crawl has {len(layers)} layers" == str(raised.value)
+
+
+def test_crawl_report_names_a_bad_layer_field(monkeypatch):
+    (record, context, inputs, layers), _ = _sent_to_crawl_report(monkeypatch, "structure")
+    layers = [dict(layers[0], depth="deep"), *layers[1:]]
+    with pytest.raises(ValueError, match=r"layers\[0\]\.depth"):
+        hooks().crawl_report(record, context, inputs, layers)
+
+
+def test_a_strict_crawl_of_an_incomplete_exported_program_raises_as_an_eager_one():
+    # GELU has no FLOP formula: both reports are partial, and strict mode
+    # raises the same message with the finished report attached.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()).eval()
+    example = torch.rand(1, 4)
+    program = torch.export.export(model, (example,))
+    with pytest.raises(tsd.IncompleteAnalysisError) as exported:
+        tsd.crawl_module(program, args=(example,), strict=True)
+    with pytest.raises(tsd.IncompleteAnalysisError) as eager:
+        tsd.crawl_module(model, args=(example,), strict=True)
+    assert str(eager.value) == str(exported.value)
+    assert "operator_flops" in str(exported.value).split(": ")[1].split(", ")
+    assert text(tsd.crawl_module(program, args=(example,))) == text(exported.value.report)
