@@ -95,27 +95,35 @@ absl::StatusOr<Count> Product(std::initializer_list<Count> factors) {
   __int128 product = 1;
   for (Count factor : factors) {
     if (!MultiplyInto(product, static_cast<__int128>(factor))) {
-      return absl::OutOfRangeError("FLOP count overflows 128 bits");
+      return CountOverflowError();
     }
   }
   return Count(product);
 }
 
 absl::StatusOr<Count> ProductOf(ShapeRef dims) {
+  std::optional<Count> product = ExactProductOf(dims);
+  if (!product) return CountOverflowError();
+  return *product;
+}
+
+std::optional<Count> ExactProductOf(ShapeRef dims) {
   __int128 product = 1;
   for (std::int64_t dim : dims) {
-    if (!MultiplyInto(product, dim)) {
-      return absl::OutOfRangeError("FLOP count overflows 128 bits");
-    }
+    if (!MultiplyInto(product, dim)) return std::nullopt;
   }
   return Count(product);
+}
+
+absl::Status CountOverflowError() {
+  return absl::OutOfRangeError("FLOP count overflows 128 bits");
 }
 
 absl::StatusOr<Count> Sum(std::initializer_list<Count> terms) {
   Count sum = 0;
   for (Count term : terms) {
     std::optional<Count> next = report::CheckedAdd(sum, term);
-    if (!next) return absl::OutOfRangeError("FLOP count overflows 128 bits");
+    if (!next) return CountOverflowError();
     sum = *next;
   }
   return sum;

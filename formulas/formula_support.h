@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -43,6 +44,11 @@ absl::Status ExpectRank(ShapeRef shape, std::size_t rank,
 absl::StatusOr<Count> Product(std::initializer_list<Count> factors);
 absl::StatusOr<Count> ProductOf(ShapeRef dims);
 absl::StatusOr<Count> Sum(std::initializer_list<Count> terms);
+// ProductOf without a Status, for the typed entry points (NOTE [Typed matrix
+// products] in matmul_formulas.cc): nothing where ProductOf is an error.
+std::optional<Count> ExactProductOf(ShapeRef dims);
+// The error of a count that does not fit (Product's, ProductOf's, Sum's).
+absl::Status CountOverflowError();
 
 std::string ShapeText(ShapeRef shape);
 

@@ -1,10 +1,84 @@
 #include "formulas/matmul_formulas.h"
 
+#include <cstddef>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
 namespace torchscan::formulas {
 namespace {
+
+// NOTE [Typed matrix products]
+// The unboxed kernels hold a product's shapes already, as the typed tensors'
+// sizes; the table's formula (MmFlops) wants them as OperatorValues and
+// returns a StatusOr: building the values and evaluating it on them cost a
+// counted 8x8 mm about 760 instructions (docs/performance.md, "Unboxed
+// kernels for the hot operators"). So each product's checks and arithmetic are
+// written once, below, and say what is wrong instead of building a Status: the
+// typed entry points (MatmulFlopCount, BatchedMatmulFlopCount) return the count
+// or nothing, and the formulas of the table (MatmulFlops, BatchedMatmulFlops)
+// turn the same outcome into their diagnostic. The two cannot disagree on a
+// count, and a caller that gets nothing asks the table's formula why.
+
+// Why two shapes are no product the formula counts, in the order the
+// checks run (the first that fails is the diagnostic).
+enum class ProductProblem {
+  kNone,
+  kFirstRank,
+  kSecondRank,
+  kBatch,
+  kInner,
+  kOverflow,
+};
+
+ProductProblem Exact(std::optional<Count> product, Count& flops) {
+  if (!product) return ProductProblem::kOverflow;
+  flops = *product;
+  return ProductProblem::kNone;
+}
+
+// [m,k] @ [k,n]: 2*m*n*k into `flops`, or why not.
+ProductProblem CountMatmul(ShapeRef a, ShapeRef b, Count& flops) {
+  if (a.size() != 2) return ProductProblem::kFirstRank;
+  if (b.size() != 2) return ProductProblem::kSecondRank;
+  if (a[1] != b[0]) return ProductProblem::kInner;
+  return Exact(ExactProductOf({2, a[0], b[1], a[1]}), flops);
+}
+
+// [b,m,k] @ [b,k,n]: 2*b*m*n*k into `flops`, or why not.
+ProductProblem CountBatchedMatmul(ShapeRef a, ShapeRef b, Count& flops) {
+  if (a.size() != 3) return ProductProblem::kFirstRank;
+  if (b.size() != 3) return ProductProblem::kSecondRank;
+  if (a[0] != b[0]) return ProductProblem::kBatch;
+  if (a[2] != b[1]) return ProductProblem::kInner;
+  return Exact(ExactProductOf({2, a[0], a[1], b[2], a[2]}), flops);
+}
+
+// The diagnostic of `problem` (not kNone) for operands `a` and `b` of rank
+// `rank` of the product `what` names: the inner dimensions are a's last and
+// b's second to last.
+absl::Status ProductError(ProductProblem problem, absl::string_view what,
+                          std::size_t rank, ShapeRef a, ShapeRef b) {
+  switch (problem) {
+    case ProductProblem::kFirstRank:
+      return ExpectRank(a, rank, absl::StrCat(what, ": the first operand"));
+    case ProductProblem::kSecondRank:
+      return ExpectRank(b, rank, absl::StrCat(what, ": the second operand"));
+    case ProductProblem::kBatch:
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": batch dimensions must match, got ", a[0], " and ", b[0]));
+    case ProductProblem::kInner:
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": inner dimensions must match, got ", a[rank - 1],
+                       " and ", b[rank - 2]));
+    case ProductProblem::kOverflow:
+      return CountOverflowError();
+    case ProductProblem::kNone:
+      break;
+  }
+  return absl::InternalError(absl::StrCat(what, ": no problem to report"));
+}
 
 absl::StatusOr<Count> MatmulOfArguments(const OperatorCall& call,
                                         std::size_t first,
@@ -40,27 +114,31 @@ absl::StatusOr<Count> MatrixVectorFlops(ShapeRef matrix, ShapeRef vector) {
 }  // namespace
 
 absl::StatusOr<Count> MatmulFlops(ShapeRef a, ShapeRef b) {
-  TS_RETURN_IF_ERROR(ExpectRank(a, 2, "matmul: the first operand"));
-  TS_RETURN_IF_ERROR(ExpectRank(b, 2, "matmul: the second operand"));
-  if (a[1] != b[0]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "matmul: inner dimensions must match, got ", a[1], " and ", b[0]));
-  }
-  return Product({2, a[0], b[1], a[1]});
+  Count flops;
+  const ProductProblem problem = CountMatmul(a, b, flops);
+  if (problem == ProductProblem::kNone) return flops;
+  return ProductError(problem, "matmul", 2, a, b);
 }
 
 absl::StatusOr<Count> BatchedMatmulFlops(ShapeRef a, ShapeRef b) {
-  TS_RETURN_IF_ERROR(ExpectRank(a, 3, "bmm: the first operand"));
-  TS_RETURN_IF_ERROR(ExpectRank(b, 3, "bmm: the second operand"));
-  if (a[0] != b[0]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bmm: batch dimensions must match, got ", a[0], " and ", b[0]));
+  Count flops;
+  const ProductProblem problem = CountBatchedMatmul(a, b, flops);
+  if (problem == ProductProblem::kNone) return flops;
+  return ProductError(problem, "bmm", 3, a, b);
+}
+
+std::optional<Count> MatmulFlopCount(ShapeRef a, ShapeRef b) {
+  Count flops;
+  if (CountMatmul(a, b, flops) != ProductProblem::kNone) return std::nullopt;
+  return flops;
+}
+
+std::optional<Count> BatchedMatmulFlopCount(ShapeRef a, ShapeRef b) {
+  Count flops;
+  if (CountBatchedMatmul(a, b, flops) != ProductProblem::kNone) {
+    return std::nullopt;
   }
-  if (a[2] != b[1]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bmm: inner dimensions must match, got ", a[2], " and ", b[1]));
-  }
-  return Product({2, a[0], a[1], b[2], a[2]});
+  return flops;
 }
 
 absl::StatusOr<Count> MmFlops(const OperatorCall& call) {

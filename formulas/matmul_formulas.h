@@ -4,6 +4,8 @@
 #ifndef TORCHSCAN_FORMULAS_MATMUL_FORMULAS_H_
 #define TORCHSCAN_FORMULAS_MATMUL_FORMULAS_H_
 
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "formulas/formula_support.h"
 #include "formulas/operator_call.h"
@@ -14,6 +16,14 @@ namespace torchscan::formulas {
 absl::StatusOr<Count> MatmulFlops(ShapeRef a, ShapeRef b);
 // [b,m,k] @ [b,k,n]: 2*b*m*n*k.
 absl::StatusOr<Count> BatchedMatmulFlops(ShapeRef a, ShapeRef b);
+
+// The typed entry points of the same two formulas, for callers that hold
+// the shapes already (the unboxed kernels, torchscan_dispatch/
+// unboxed_kernels.cc): the count where MatmulFlops (BatchedMatmulFlops)
+// returns one, nothing where it returns an error, whose diagnostic only it
+// gives. No Status is built (NOTE [Typed matrix products] in the .cc).
+std::optional<Count> MatmulFlopCount(ShapeRef a, ShapeRef b);
+std::optional<Count> BatchedMatmulFlopCount(ShapeRef a, ShapeRef b);
 
 // FlopCounterMode's packets.
 absl::StatusOr<Count> MmFlops(const OperatorCall& call);

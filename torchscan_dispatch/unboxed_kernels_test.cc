@@ -263,6 +263,50 @@ TEST_F(UnboxedKernelsTest, MetaTensorsCountWhatTheFallbackCounts) {
             unboxed.report.by_operator.at("aten.mm"));
 }
 
+// The typed formulas (NOTE [Typed formulas] in unboxed_kernels.cc) on
+// degenerate and large shapes: the whole report is the fallback's, whose
+// formula reads OperatorValues.
+TEST_F(UnboxedKernelsTest, MmWithNoRowsCountsWhatTheFallbackCounts) {
+  const Call call = Mm(at::ones({0, 4}), at::ones({4, 6}));
+  const Counted unboxed = Unboxed(call);
+  EXPECT_EQ(1u, unboxed.unboxed);
+  EXPECT_EQ(Fallback(call).report, unboxed.report);
+}
+
+TEST_F(UnboxedKernelsTest, MmWithNoInnerDimensionCountsWhatTheFallbackCounts) {
+  const Call call = Mm(at::ones({8, 0}), at::ones({0, 6}));
+  const Counted unboxed = Unboxed(call);
+  EXPECT_EQ(1u, unboxed.unboxed);
+  EXPECT_EQ(Fallback(call).report, unboxed.report);
+}
+
+TEST_F(UnboxedKernelsTest, BmmOfOneBatchCountsWhatTheFallbackCounts) {
+  const Call call = [a = at::ones({1, 8, 4}), b = at::ones({1, 4, 6})] {
+    at::bmm(a, b);
+  };
+  const Counted unboxed = Unboxed(call);
+  EXPECT_EQ(1u, unboxed.unboxed);
+  EXPECT_EQ(Fallback(call).report, unboxed.report);
+}
+
+TEST_F(UnboxedKernelsTest, MmOfLargeMetaShapesCountsWhatTheFallbackCounts) {
+  constexpr std::int64_t kLarge = std::int64_t{1} << 30;
+  const Call call = Mm(at::empty({kLarge, kLarge}, at::kMeta),
+                       at::empty({kLarge, kLarge}, at::kMeta));
+  const Counted unboxed = Unboxed(call);
+  EXPECT_EQ(1u, unboxed.unboxed);
+  EXPECT_EQ(Fallback(call).report, unboxed.report);
+}
+
+TEST_F(UnboxedKernelsTest, AddmmInBfloat16CountsWhatTheFallbackCounts) {
+  const Call call =
+      [bias = at::ones({6}, at::kBFloat16), a = at::ones({8, 4}, at::kBFloat16),
+       b = at::ones({4, 6}, at::kBFloat16)] { at::addmm(bias, a, b); };
+  const Counted unboxed = Unboxed(call);
+  EXPECT_EQ(1u, unboxed.unboxed);
+  EXPECT_EQ(Fallback(call).report, unboxed.report);
+}
+
 TEST_F(UnboxedKernelsTest, CustomFormulaGoesToTheFallback) {
   const Call call = Mm(at::ones({8, 4}), at::ones({4, 6}));
   CountingOptions custom;
