@@ -279,11 +279,18 @@ bool Unmasked(const AttentionMaskRule& rule, const OperatorValue* arguments) {
 // counted by a stale typed one). Where the typed entry counts nothing (an
 // undefined operand, a rank or inner-dimension mismatch, an overflow), the
 // call takes the generic path, so the table's formula records its
-// diagnostic as before. Operators without a TypedFormula (kTable nullptr)
+// diagnostic as before. Operators without a TypedFormula (kTyped false)
 // always take the generic path.
+//
+// NOTE [No function addresses in constant conditions]
+// Whether an operator has a typed entry is a bool of its own, not
+// `kTable != nullptr`: under the sanitizer configuration's flags GCC does
+// not fold a function's address compared with null into a constant (it
+// does not assume the function is away from address 0 there), so an
+// `if constexpr` on that comparison fails to build with --config=asan.
 template <typename Op>
 struct TypedFormula {
-  static constexpr formulas::OperatorFormula kTable = nullptr;
+  static constexpr bool kTyped = false;
 };
 
 // A typed entry point on two tensors' sizes; nothing for an undefined one.
@@ -300,6 +307,7 @@ std::optional<Count> OnSizes(const at::Tensor& a, const at::Tensor& b) {
 
 template <>
 struct TypedFormula<at::_ops::mm> {
+  static constexpr bool kTyped = true;
   static constexpr formulas::OperatorFormula kTable = &formulas::MmFlops;
   static std::optional<Count> Flops(const at::Tensor& self,
                                     const at::Tensor& mat2) {
@@ -309,6 +317,7 @@ struct TypedFormula<at::_ops::mm> {
 
 template <>
 struct TypedFormula<at::_ops::addmm> {
+  static constexpr bool kTyped = true;
   static constexpr formulas::OperatorFormula kTable = &formulas::AddmmFlops;
   static std::optional<Count> Flops(const at::Tensor& /*self*/,
                                     const at::Tensor& mat1,
@@ -321,6 +330,7 @@ struct TypedFormula<at::_ops::addmm> {
 
 template <>
 struct TypedFormula<at::_ops::bmm> {
+  static constexpr bool kTyped = true;
   static constexpr formulas::OperatorFormula kTable = &formulas::BmmFlops;
   static std::optional<Count> Flops(const at::Tensor& self,
                                     const at::Tensor& mat2) {
@@ -381,7 +391,7 @@ struct UnboxedKernel<Op, Result(Args...)> {
     if (!ReadsArgumentsBeforeCall(info, *session)) {
       return Boxed(op, keys, std::forward<Args>(args)...);
     }
-    if constexpr (TypedFormula<Op>::kTable != nullptr) {
+    if constexpr (TypedFormula<Op>::kTyped) {
       // The formula ReadsArgumentsBeforeCall found (FormulaFor) is
       // info.formula whenever that is set.
       if (info.formula != nullptr &&
