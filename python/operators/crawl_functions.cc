@@ -49,10 +49,16 @@ PyObject* EvaluateCrawl(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return ok ? FromJson(parts) : nullptr;
 }
 
-// The measurement's own failures (an unknown handle, a report that cannot
-// be built) are c10::Errors, RuntimeErrors in Python as the operator raised
-// them; the record's are ValueErrors.
-absl::StatusOr<Json> EvaluateMeasured(std::int64_t handle, const Json& crawl) {
+// What measurement `handle` counted: its operator FlopReport and each layer
+// call's operator FLOPs. The measurement's own failures (an unknown handle,
+// a report that cannot be built) are c10::Errors, RuntimeErrors in Python
+// as the operator raised them; the record's are ValueErrors.
+struct MeasuredFlops {
+  report::FlopReport operator_flops;
+  std::map<std::size_t, report::LayerOperatorFlops> layer_calls;
+};
+
+MeasuredFlops ReadMeasuredFlops(std::int64_t handle) {
   CountingSession& session = OpenMeasurements::Get().Session(handle);
   absl::StatusOr<report::FlopReport> flops = session.BuildReport();
   TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().ToString());
@@ -60,9 +66,15 @@ absl::StatusOr<Json> EvaluateMeasured(std::int64_t handle, const Json& crawl) {
       session.BuildLayerCallFlops();
   TORCH_CHECK(layer_call_flops.ok(),
               "torchscan: ", layer_call_flops.status().ToString());
-  return crawl::EvaluateMeasuredCrawlParts(
-      crawl, *std::move(flops),
-      ToLayerOperatorFlops(*std::move(layer_call_flops)));
+  return {*std::move(flops),
+          ToLayerOperatorFlops(*std::move(layer_call_flops))};
+}
+
+absl::StatusOr<Json> EvaluateMeasured(std::int64_t handle, const Json& crawl) {
+  MeasuredFlops measured = ReadMeasuredFlops(handle);
+  return crawl::EvaluateMeasuredCrawlParts(crawl,
+                                           std::move(measured.operator_flops),
+                                           std::move(measured.layer_calls));
 }
 
 PyObject* EvaluateMeasuredCrawl(PyObject*, PyObject* const* args,
@@ -156,20 +168,13 @@ PyObject* MeasuredCrawlReport(PyObject*, PyObject* const* args,
       !ReadFrontEndParts(args + 2, &front_end)) {
     return nullptr;
   }
-  // The measurement's failures are RuntimeErrors (EvaluateMeasured's).
   crawl::CrawlRecord record;
   const bool ok = WithoutGil(
       [&]() -> absl::StatusOr<crawl::CrawlRecord> {
-        CountingSession& session = OpenMeasurements::Get().Session(handle);
-        absl::StatusOr<report::FlopReport> flops = session.BuildReport();
-        TORCH_CHECK(flops.ok(), "torchscan: ", flops.status().ToString());
-        absl::StatusOr<std::map<std::size_t, LayerCallFlops>> layer_calls =
-            session.BuildLayerCallFlops();
-        TORCH_CHECK(layer_calls.ok(),
-                    "torchscan: ", layer_calls.status().ToString());
+        MeasuredFlops measured = ReadMeasuredFlops(handle);
         return crawl::MeasuredCrawlRecordFromJson(
-            crawl, *std::move(flops),
-            ToLayerOperatorFlops(*std::move(layer_calls)));
+            crawl, std::move(measured.operator_flops),
+            std::move(measured.layer_calls));
       },
       &record, RaiseValueError);
   if (!ok) return nullptr;

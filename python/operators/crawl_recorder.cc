@@ -99,14 +99,11 @@ class CrawlRecorder {
  public:
   // `handle` < 0: a structure-mode crawl, with no measurement.
   CrawlRecorder(std::int64_t handle, PyObject* describe_module,
-                PyObject* ordered_inputs, PyObject* tensor_type,
-                PyObject* parameter_type)
+                PyObject* ordered_inputs)
       : handle_(handle),
         thread_(PyThread_get_thread_ident()),
         describe_module_(Py_NewRef(describe_module)),
-        ordered_inputs_(Py_NewRef(ordered_inputs)),
-        tensor_type_(Py_NewRef(tensor_type)),
-        parameter_type_(Py_NewRef(parameter_type)) {}
+        ordered_inputs_(Py_NewRef(ordered_inputs)) {}
 
   CrawlRecorder(const CrawlRecorder&) = delete;
   CrawlRecorder& operator=(const CrawlRecorder&) = delete;
@@ -274,8 +271,6 @@ class CrawlRecorder {
   int Traverse(visitproc visit, void* arg) {
     Py_VISIT(describe_module_);
     Py_VISIT(ordered_inputs_);
-    Py_VISIT(tensor_type_);
-    Py_VISIT(parameter_type_);
     for (auto& [module, registered] : modules_) {
       Py_VISIT(module);
       Py_VISIT(registered.signature);
@@ -286,8 +281,6 @@ class CrawlRecorder {
   void Clear() {
     Py_CLEAR(describe_module_);
     Py_CLEAR(ordered_inputs_);
-    Py_CLEAR(tensor_type_);
-    Py_CLEAR(parameter_type_);
   }
 
  private:
@@ -313,11 +306,6 @@ class CrawlRecorder {
     if (PyThread_get_thread_ident() != thread_) return nullptr;
     auto it = modules_.find(module);
     return it == modules_.end() ? nullptr : &it->second;
-  }
-
-  bool IsPlainTensor(PyObject* value) const {
-    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value));
-    return type == tensor_type_ || type == parameter_type_;
   }
 
   static bool TypeName(PyObject* module, RegisteredModule* registered) {
@@ -402,7 +390,7 @@ class CrawlRecorder {
   // and through Python for anything else (an uninitialized parameter raises
   // there, as it did).
   bool SizeOf(PyObject* tensor, TensorSize* size) {
-    if (IsPlainTensor(tensor)) {
+    if (ValueDescriber::IsPlainTensor(tensor)) {
       c10::TensorImpl* impl = TensorImplOf(tensor);
       if (impl == nullptr) return false;
       return RaisingPythonErrors([&] {
@@ -515,8 +503,6 @@ class CrawlRecorder {
   const unsigned long thread_;
   PyObject* describe_module_;
   PyObject* ordered_inputs_;  // (signature, args, kwargs) -> tuple
-  PyObject* tensor_type_;
-  PyObject* parameter_type_;
   // Keys hold a reference (released by the destructor).
   absl::flat_hash_map<PyObject*, RegisteredModule> modules_;
   absl::flat_hash_set<PyObject*> seen_tensors_;
@@ -539,14 +525,13 @@ bool CheckArguments(const char* method, Py_ssize_t nargs, Py_ssize_t expected) {
 
 PyObject* RecorderNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   long long handle = -1;
-  PyObject *describe_module, *ordered_inputs, *tensor_type, *parameter_type;
-  if (!PyArg_ParseTuple(args, "LOOOO:CrawlRecorder", &handle, &describe_module,
-                        &ordered_inputs, &tensor_type, &parameter_type)) {
+  PyObject *describe_module, *ordered_inputs;
+  if (!PyArg_ParseTuple(args, "LOO:CrawlRecorder", &handle, &describe_module,
+                        &ordered_inputs)) {
     return nullptr;
   }
   return RecorderType::New(type, std::make_unique<CrawlRecorder>(
-                                     handle, describe_module, ordered_inputs,
-                                     tensor_type, parameter_type));
+                                     handle, describe_module, ordered_inputs));
 }
 
 // register(module, path, label, metric_leaf, recurse, signature, arity)
@@ -639,10 +624,9 @@ PyType_Slot kRecorderSlots[] = {
     {Py_tp_clear, reinterpret_cast<void*>(RecorderType::Clear)},
     {Py_tp_methods, kRecorderMethods},
     {Py_tp_doc,
-     const_cast<char*>(
-         "CrawlRecorder(handle, describe_module, "
-         "ordered_inputs, tensor_type, parameter_type): one crawl's layer "
-         "records; handle < 0 for a structure-mode crawl.")},
+     const_cast<char*>("CrawlRecorder(handle, describe_module, "
+                       "ordered_inputs): one crawl's layer "
+                       "records; handle < 0 for a structure-mode crawl.")},
     {0, nullptr},
 };
 

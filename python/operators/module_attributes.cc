@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "formulas/module_families.h"
 #include "formulas/module_json.h"
+#include "python/operators/value_descriptions.h"
 #include "report/field_table.h"
 #include "report/json_reader.h"
 
@@ -41,8 +42,6 @@ constexpr std::size_t kFamilies =
 struct TorchClasses {
   bool found = false;
   std::array<PyObject*, kFamilies> families = {};  // [kUnsupported] unused
-  PyObject* tensor = nullptr;                      // torch.Tensor
-  PyObject* parameter = nullptr;                   // torch.nn.Parameter
 };
 
 // `qualified` ("torch.nn.modules.conv._ConvNd") as a new reference, or
@@ -68,10 +67,6 @@ const TorchClasses& Classes() {
       resolved->families[i] = name == nullptr ? nullptr : ResolveClass(name);
       resolved->found = resolved->found && resolved->families[i] != nullptr;
     }
-    resolved->tensor = ResolveClass("torch.Tensor");
-    resolved->parameter = ResolveClass("torch.nn.Parameter");
-    resolved->found = resolved->found && resolved->tensor != nullptr &&
-                      resolved->parameter != nullptr;
     return resolved;
   }();
   return *classes;
@@ -100,11 +95,6 @@ bool FamilyOf(PyObject* module, const TorchClasses& classes,
     }
   }
   return true;
-}
-
-bool IsPlainTensor(PyObject* value, const TorchClasses& classes) {
-  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value));
-  return type == classes.tensor || type == classes.parameter;
 }
 
 // Every function below returns false, with no Python error set, where the
@@ -176,8 +166,8 @@ bool Hyper(PyObject* value, bool allow_string, HyperParameter* out) {
   return false;
 }
 
-bool NumelOf(PyObject* tensor, const TorchClasses& classes, std::int64_t* out) {
-  if (!IsPlainTensor(tensor, classes)) return false;
+bool NumelOf(PyObject* tensor, std::int64_t* out) {
+  if (!ValueDescriber::IsPlainTensor(tensor)) return false;
   c10::TensorImpl* impl = TensorImplOf(tensor);
   if (impl == nullptr) {
     PyErr_Clear();
@@ -192,11 +182,11 @@ bool NumelOf(PyObject* tensor, const TorchClasses& classes, std::int64_t* out) {
 }
 
 bool ReadAttributes(PyObject* object, const ModuleFamilyRow& row,
-                    const TorchClasses& classes, ModuleParams* params);
+                    ModuleParams* params);
 
 // One attribute as its kind reads it.
 bool ReadAttribute(PyObject* object, const ModuleAttribute& attribute,
-                   const TorchClasses& classes, AttributeValue* out) {
+                   AttributeValue* out) {
   OwnedRef value(PyObject_GetAttr(object, AttributeName(attribute.name)));
   if (!value) {
     const bool absent = PyErr_ExceptionMatches(PyExc_AttributeError);
@@ -249,7 +239,7 @@ bool ReadAttribute(PyObject* object, const ModuleAttribute& attribute,
         *out = std::optional<std::int64_t>();
         return true;
       }
-      if (!NumelOf(v, classes, &numel)) return false;
+      if (!NumelOf(v, &numel)) return false;
       *out = std::optional<std::int64_t>(numel);
       return true;
     }
@@ -276,7 +266,7 @@ bool ReadAttribute(PyObject* object, const ModuleAttribute& attribute,
     }
     case AttributeKind::kLinear: {
       ModuleParams linear;
-      if (!ReadAttributes(v, ModuleFamilyRowFor(ModuleFamily::kLinear), classes,
+      if (!ReadAttributes(v, ModuleFamilyRowFor(ModuleFamily::kLinear),
                           &linear)) {
         return false;
       }
@@ -289,19 +279,18 @@ bool ReadAttribute(PyObject* object, const ModuleAttribute& attribute,
 
 // The row's attributes of `object`, stored in *params.
 bool ReadAttributes(PyObject* object, const ModuleFamilyRow& row,
-                    const TorchClasses& classes, ModuleParams* params) {
+                    ModuleParams* params) {
   for (const ModuleAttribute& attribute : row.attributes) {
     if (attribute.name == nullptr) break;
     AttributeValue value;
-    if (!ReadAttribute(object, attribute, classes, &value)) return false;
+    if (!ReadAttribute(object, attribute, &value)) return false;
     attribute.store(*params, std::move(value));
   }
   return true;
 }
 
 // sum(p.numel() for p in module.parameters()), natively for plain tensors.
-bool ParameterCount(PyObject* module, const TorchClasses& classes,
-                    std::int64_t* out) {
+bool ParameterCount(PyObject* module, std::int64_t* out) {
   static PyObject* const kParameters = PyUnicode_InternFromString("parameters");
   OwnedRef iterable(PyObject_CallMethodObjArgs(module, kParameters, nullptr));
   OwnedRef list(iterable ? PySequence_List(iterable.get()) : nullptr);
@@ -312,7 +301,7 @@ bool ParameterCount(PyObject* module, const TorchClasses& classes,
   *out = 0;
   for (Py_ssize_t i = 0, n = PyList_Size(list.get()); i < n; ++i) {
     std::int64_t numel = 0;
-    if (!NumelOf(PyList_GetItem(list.get(), i), classes, &numel)) return false;
+    if (!NumelOf(PyList_GetItem(list.get(), i), &numel)) return false;
     *out += numel;
   }
   return true;
@@ -442,13 +431,13 @@ bool DescribeModuleNatively(PyObject* module, const std::string& type_name,
   }
   const ModuleFamilyRow& row = ModuleFamilyRowFor(description.family);
   if (!formulas::DescribedByAttributes(row) ||
-      !ReadAttributes(module, row, classes, &description.params)) {
+      !ReadAttributes(module, row, &description.params)) {
     return false;
   }
   std::int64_t count = 0;
   if (parameter_count) {
     count = *parameter_count;
-  } else if (!ParameterCount(module, classes, &count)) {
+  } else if (!ParameterCount(module, &count)) {
     return false;
   }
   description.parameter_count = count;

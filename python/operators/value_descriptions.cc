@@ -84,22 +84,20 @@ bool AsInt64(PyObject* value, std::int64_t* out) {
   return !(*out == -1 && PyErr_Occurred());
 }
 
-// str(getattr(tensor, attribute)), made once per `key` into `cache`.
-const std::string* PythonString(std::map<int, std::string>& cache, int key,
-                                PyObject* tensor, const char* attribute) {
-  if (auto it = cache.find(key); it != cache.end()) return &it->second;
-  OwnedRef value(PyObject_GetAttrString(tensor, attribute));
-  OwnedRef text(value ? PyObject_Str(value.get()) : nullptr);
-  std::string name;
-  if (!text || !Utf8(text.get(), &name)) return nullptr;
-  return &cache.emplace(key, std::move(name)).first->second;
-}
-
 // str(getattr(value, attribute)).
 bool StrOf(PyObject* value, const char* attribute, std::string* out) {
   OwnedRef attr(PyObject_GetAttrString(value, attribute));
   OwnedRef text(attr ? PyObject_Str(attr.get()) : nullptr);
   return text && Utf8(text.get(), out);
+}
+
+// StrOf(tensor, attribute), made once per `key` into `cache`.
+const std::string* PythonString(std::map<int, std::string>& cache, int key,
+                                PyObject* tensor, const char* attribute) {
+  if (auto it = cache.find(key); it != cache.end()) return &it->second;
+  std::string name;
+  if (!StrOf(tensor, attribute, &name)) return nullptr;
+  return &cache.emplace(key, std::move(name)).first->second;
 }
 
 // A mapping key as TorchScan keeps it (report::MappingKey): an int or a

@@ -92,8 +92,6 @@ class _Crawl:
             -1 if measurement is None else measurement.handle,
             describe_module,
             _ordered_inputs,
-            torch.Tensor,
-            nn.Parameter,
         )
         self.handles: list[Any] = []
         self._signatures: dict[Any, inspect.Signature | None] = {}
