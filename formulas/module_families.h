@@ -165,6 +165,19 @@ const ModuleFamilyRow& ModuleFamilyRowFor(ModuleFamily family);
 // first.
 absl::Span<const ModuleFamilyRow> ModuleFamilyRows();
 
+// A row's list without its unused tail: the entries before the first
+// nullptr name (attributes, script_classes, activation_operators).
+constexpr const char* ListedName(const char* name) { return name; }
+constexpr const char* ListedName(const ModuleAttribute& attribute) {
+  return attribute.name;
+}
+template <typename T, std::size_t N>
+constexpr absl::Span<const T> Listed(const std::array<T, N>& list) {
+  std::size_t size = 0;
+  while (size < N && ListedName(list[size]) != nullptr) ++size;
+  return absl::Span<const T>(list.data(), size);
+}
+
 // True when the row's attributes give all of its family's hyper-parameters
 // (a family without any included).
 constexpr bool DescribedByAttributes(const ModuleFamilyRow& row) {

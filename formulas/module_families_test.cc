@@ -20,8 +20,7 @@ constexpr std::size_t kFamilies =
 std::vector<std::string> AttributeNames(ModuleFamily family) {
   std::vector<std::string> names;
   for (const ModuleAttribute& attribute :
-       ModuleFamilyRowFor(family).attributes) {
-    if (attribute.name == nullptr) break;
+       Listed(ModuleFamilyRowFor(family).attributes)) {
     names.push_back(attribute.name);
   }
   return names;

@@ -201,8 +201,7 @@ void FromLayerNorm(const std::vector<Operator>& operators, Recovered& out) {
 void FromActivation(const std::vector<Operator>& operators, Recovered& out) {
   std::set<std::string> names;
   for (const formulas::ModuleFamilyRow& row : formulas::ModuleFamilyRows()) {
-    for (const char* name : row.activation_operators) {
-      if (name == nullptr) break;
+    for (const char* name : formulas::Listed(row.activation_operators)) {
       names.insert(name);
       names.insert(absl::StrCat(name, "_"));
     }

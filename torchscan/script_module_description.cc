@@ -186,8 +186,7 @@ absl::StatusOr<ModuleParams> ReadParams(const ModuleFamilyRow& row,
                                         const torch::jit::Module& module) {
   const Attributes attributes(module);
   ModuleParams params;
-  for (const ModuleAttribute& attribute : row.attributes) {
-    if (attribute.name == nullptr) break;
+  for (const ModuleAttribute& attribute : formulas::Listed(row.attributes)) {
     TS_ASSIGN_OR_RETURN(AttributeValue value,
                         ReadAttribute(attributes, attribute));
     attribute.store(params, std::move(value));
@@ -203,8 +202,7 @@ const absl::flat_hash_map<std::string, ModuleFamily>& FamiliesByClass() {
     for (const ModuleFamilyRow& row : formulas::ModuleFamilyRows()) {
       if (row.torch_class == nullptr || !DescribedByAttributes(row)) continue;
       by_class->emplace(row.torch_class, row.family);
-      for (const char* subclass : row.script_classes) {
-        if (subclass == nullptr) break;
+      for (const char* subclass : formulas::Listed(row.script_classes)) {
         by_class->emplace(subclass, row.family);
       }
     }

@@ -280,8 +280,7 @@ bool ReadAttribute(PyObject* object, const ModuleAttribute& attribute,
 // The row's attributes of `object`, stored in *params.
 bool ReadAttributes(PyObject* object, const ModuleFamilyRow& row,
                     ModuleParams* params) {
-  for (const ModuleAttribute& attribute : row.attributes) {
-    if (attribute.name == nullptr) break;
+  for (const ModuleAttribute& attribute : formulas::Listed(row.attributes)) {
     AttributeValue value;
     if (!ReadAttribute(object, attribute, &value)) return false;
     attribute.store(*params, std::move(value));
@@ -376,19 +375,16 @@ PyObject* FamilyRowsForPython(PyObject*, PyObject* const*, Py_ssize_t nargs) {
   for (const ModuleFamilyRow& row : formulas::ModuleFamilyRows()) {
     if (row.family == ModuleFamily::kUnsupported) continue;
     report::Json attributes = report::Json::array();
-    for (const ModuleAttribute& attribute : row.attributes) {
-      if (attribute.name == nullptr) break;
+    for (const ModuleAttribute& attribute : formulas::Listed(row.attributes)) {
       attributes.push_back(
           {attribute.name, KindName(attribute.kind), attribute.key});
     }
     report::Json script_classes = report::Json::array();
-    for (const char* name : row.script_classes) {
-      if (name == nullptr) break;
+    for (const char* name : formulas::Listed(row.script_classes)) {
       script_classes.push_back(name);
     }
     report::Json operators = report::Json::array();
-    for (const char* op : row.activation_operators) {
-      if (op == nullptr) break;
+    for (const char* op : formulas::Listed(row.activation_operators)) {
       operators.push_back(op);
     }
     rows.push_back({
