@@ -9,7 +9,8 @@
 // assembles the report with report::AssembleAnalysisReport, so the reports
 // of all front ends agree by construction. The C++ front ends and Python's
 // nn.Module crawler (python/operators/crawl_recorder.cc) build a CrawlRecord
-// directly; the ExportedProgram crawler sends one as JSON (crawl_json.h).
+// directly; the ExportedProgram crawler sends one as Python objects
+// (crawl_document.h).
 
 #ifndef TORCHSCAN_CRAWL_CRAWL_RECORD_H_
 #define TORCHSCAN_CRAWL_CRAWL_RECORD_H_

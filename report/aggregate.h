@@ -64,7 +64,7 @@ struct ModelTensorTotals {
                                      &ModelTensorTotals::buffer_elements),
       FieldAs<NonNegativeCountCodec>("buffer_bytes",
                                      &ModelTensorTotals::buffer_bytes));
-  // A crawl record's "model" (crawl/crawl_json.h) has always accepted keys
+  // A crawl record's "model" (crawl/crawl_document.h) has always accepted keys
   // of a newer front end.
   static constexpr bool kAcceptsUnknownKeys = true;
 };

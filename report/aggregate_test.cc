@@ -210,7 +210,8 @@ TEST(AggregateTest, ParameterTotalOverflowIsAnError) {
 }
 
 }  // namespace
-// A crawl record's "model" (crawl/crawl_json.h); a huge count is kept whole.
+// A crawl record's "model" (crawl/crawl_document.h); a huge count is kept
+// whole.
 template <>
 struct FieldTableSamples<ModelTensorTotals> {
   static std::vector<ModelTensorTotals> Get() {

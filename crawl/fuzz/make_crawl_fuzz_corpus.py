@@ -1,13 +1,13 @@
 """Writes the seed corpus of the crawl-record fuzzer
 (crawl/testdata/crawl_fuzz_corpus) from real inputs: the crawl records
 Python's ExportedProgram crawler hands the library for a set of small
-models (full and structure mode), in the form the extension module's
-evaluate_crawl reads (python/operators/crawl_functions.h), and module description + call documents from
+models (full and structure mode), in the JSON form of crawl::CrawlDocument
+(crawl/crawl_document.h), and module description + call documents from
 formulas/testdata/module_formula_goldens.json (one per module family).
 
 (crawl_module on an nn.Module builds its record natively and hands none
-over; the ExportedProgram crawler is the front end that still sends its
-record as JSON data, crawl/crawl_json.h.)
+over; the ExportedProgram crawler is the front end that sends its record,
+as Python objects, to the extension module's crawl_report.)
 
 Run from the repository root with the library built:
     PYTHONPATH=python python3 crawl/fuzz/make_crawl_fuzz_corpus.py
@@ -72,25 +72,32 @@ def models():
 
 def crawl_records():
     """(file name, record JSON) of each model's exported program, crawled.
-    A full-mode crawl hands evaluate_measured_crawl a record without its
+    A full-mode crawl hands measured_crawl_report a record without its
     operator FLOPs (the measurement holds them); they are added back from
-    the evaluation's answer, as evaluate_crawl reads them."""
+    the report, as a record crawled elsewhere carries them."""
     captured = []
     library = hooks()
-    evaluate, evaluate_measured = library.evaluate_crawl, library.evaluate_measured_crawl
+    report, measured_report = library.crawl_report, library.measured_crawl_report
 
-    def capture(record):
+    def capture(record, *parts):
         captured.append(json.dumps(record, separators=(",", ":")))
-        return evaluate(record)
+        return report(record, *parts)
 
-    def capture_measured(handle, record):
-        parts = evaluate_measured(handle, record)
-        record = {**record, "operator_flops": parts["operator_flops"]}
+    def capture_measured(handle, record, *parts):
+        built, incomplete = measured_report(handle, record, *parts)
+        record = {
+            **record,
+            "operator_flops": built["operator_flops"],
+            "layer_call_flops": {
+                str(i): {"total": call["total"], "by_operator": call["by_operator"]}
+                for i, call in enumerate(built["layer_operator_flops"])
+            },
+        }
         captured.append(json.dumps(record, separators=(",", ":")))
-        return parts
+        return built, incomplete
 
     # The crawler looks the functions up on every call.
-    library.evaluate_crawl, library.evaluate_measured_crawl = capture, capture_measured
+    library.crawl_report, library.measured_crawl_report = capture, capture_measured
     try:
         for name, model, inputs in models():
             args, kwargs = inputs.get("args"), inputs.get("kwargs", {})
@@ -103,7 +110,7 @@ def crawl_records():
                 torchscan_dispatch.crawl_module(program, args=args, kwargs=kwargs or None, mode=mode)
                 yield f"crawl_{name}_{mode}.json", captured.pop()
     finally:
-        library.evaluate_crawl, library.evaluate_measured_crawl = evaluate, evaluate_measured
+        library.crawl_report, library.measured_crawl_report = report, measured_report
 
 
 def module_documents():

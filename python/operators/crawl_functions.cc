@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "crawl/crawl_json.h"
+#include "crawl/crawl_document.h"
 #include "crawl/crawl_record.h"
 #include "python/operators/open_measurements.h"
 #include "python/operators/report_from_objects.h"
@@ -29,25 +29,6 @@
 
 namespace torchscan::dispatch {
 namespace {
-
-using report::Json;
-
-// The crawl record argument as JSON, its bad values named from "crawl".
-bool CrawlArgument(PyObject* value, Json* out) {
-  return ToJson(value, "crawl", out, "crawl is not a JSON crawl record: ");
-}
-
-PyObject* EvaluateCrawl(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json crawl;
-  if (!CheckArguments(kExtensionModule, "evaluate_crawl", nargs, 1) ||
-      !CrawlArgument(args[0], &crawl)) {
-    return nullptr;
-  }
-  Json parts;
-  const bool ok = WithoutGil([&] { return crawl::EvaluateCrawlParts(crawl); },
-                             &parts, RaiseValueError);
-  return ok ? FromJson(parts) : nullptr;
-}
 
 // What measurement `handle` counted: its operator FlopReport and each layer
 // call's operator FLOPs. The measurement's own failures (an unknown handle,
@@ -70,35 +51,21 @@ MeasuredFlops ReadMeasuredFlops(std::int64_t handle) {
           ToLayerOperatorFlops(*std::move(layer_call_flops))};
 }
 
-absl::StatusOr<Json> EvaluateMeasured(std::int64_t handle, const Json& crawl) {
-  MeasuredFlops measured = ReadMeasuredFlops(handle);
-  return crawl::EvaluateMeasuredCrawlParts(crawl,
-                                           std::move(measured.operator_flops),
-                                           std::move(measured.layer_calls));
-}
-
-PyObject* EvaluateMeasuredCrawl(PyObject*, PyObject* const* args,
-                                Py_ssize_t nargs) {
-  if (!CheckArguments(kExtensionModule, "evaluate_measured_crawl", nargs, 2)) {
-    return nullptr;
-  }
-  std::int64_t handle = 0;
-  Json crawl;
-  if (!Handle(args[0], &handle) || !CrawlArgument(args[1], &crawl)) {
-    return nullptr;
-  }
-  Json parts;
-  const bool ok = WithoutGil([&] { return EvaluateMeasured(handle, crawl); },
-                             &parts, RaiseValueError);
-  return ok ? FromJson(parts) : nullptr;
-}
-
 // NOTE [The front end's parts cross as objects]
-// The ExportedProgram crawler keeps its layer records, the context and the
-// input metadata as Python objects while it walks the graph. They are read
-// here by their field tables (report_from_objects.h) into the record's
-// parts, so the report is assembled by BuildAnalysisReport, as every other
-// front end's is, and handed back as Python objects made from its table.
+// The ExportedProgram crawler keeps its crawl record, its layer records,
+// the context and the input metadata as Python objects while it walks the
+// graph. They are read here by their field tables (report_from_objects.h),
+// so the report is assembled by BuildAnalysisReport, as every other front
+// end's is, and handed back as Python objects made from its table.
+
+// The crawl record argument.
+bool CrawlArgument(PyObject* value, crawl::CrawlDocument* out) {
+  absl::StatusOr<crawl::CrawlDocument> document =
+      FromPython<crawl::CrawlDocument>(value, "crawl");
+  if (!document.ok()) return RaiseValueError(document.status());
+  *out = *std::move(document);
+  return true;
+}
 
 // The record's front-end parts from `context`, `inputs` and `layers`.
 bool ReadFrontEndParts(PyObject* const* args, report::AnalysisParts* parts) {
@@ -148,33 +115,40 @@ PyObject* ReportOf(absl::StatusOr<crawl::CrawlRecord> record,
 }
 
 PyObject* CrawlReport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  Json crawl;
+  crawl::CrawlDocument crawl;
   report::AnalysisParts front_end;
   if (!CheckArguments(kExtensionModule, "crawl_report", nargs, 4) ||
       !CrawlArgument(args[0], &crawl) ||
       !ReadFrontEndParts(args + 1, &front_end)) {
     return nullptr;
   }
-  return ReportOf(crawl::CrawlRecordFromJson(crawl), std::move(front_end));
+  return ReportOf(crawl::CrawlRecordOf(std::move(crawl)), std::move(front_end));
 }
 
 PyObject* MeasuredCrawlReport(PyObject*, PyObject* const* args,
                               Py_ssize_t nargs) {
   std::int64_t handle = 0;
-  Json crawl;
+  crawl::CrawlDocument crawl;
   report::AnalysisParts front_end;
   if (!CheckArguments(kExtensionModule, "measured_crawl_report", nargs, 5) ||
       !Handle(args[0], &handle) || !CrawlArgument(args[1], &crawl) ||
       !ReadFrontEndParts(args + 2, &front_end)) {
     return nullptr;
   }
+  // The record's own errors first: the measurement is read only for a
+  // record that can take its FLOPs.
+  if (absl::Status checked = crawl::CheckMeasuredDocument(crawl);
+      !checked.ok()) {
+    RaiseValueError(checked);
+    return nullptr;
+  }
   crawl::CrawlRecord record;
   const bool ok = WithoutGil(
       [&]() -> absl::StatusOr<crawl::CrawlRecord> {
         MeasuredFlops measured = ReadMeasuredFlops(handle);
-        return crawl::MeasuredCrawlRecordFromJson(
-            crawl, std::move(measured.operator_flops),
-            std::move(measured.layer_calls));
+        return crawl::MeasuredCrawlRecordOf(std::move(crawl),
+                                            std::move(measured.operator_flops),
+                                            std::move(measured.layer_calls));
       },
       &record, RaiseValueError);
   if (!ok) return nullptr;
@@ -189,13 +163,6 @@ PyMethodDef kFunctions[] = {
     {"measured_crawl_report", AsCFunction(MeasuredCrawlReport), METH_FASTCALL,
      "measured_crawl_report(handle, crawl, context, inputs, layers) -> "
      "(report, incomplete): the same, operator FLOPs from the measurement."},
-    {"evaluate_crawl", AsCFunction(EvaluateCrawl), METH_FASTCALL,
-     "evaluate_crawl(crawl) -> dict: the computed parts of a crawl's "
-     "report."},
-    {"evaluate_measured_crawl", AsCFunction(EvaluateMeasuredCrawl),
-     METH_FASTCALL,
-     "evaluate_measured_crawl(handle, crawl) -> dict: the same, operator "
-     "FLOPs from the measurement."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -35,7 +35,7 @@ constexpr std::size_t kFamilies =
 
 // NOTE [Classes resolved once]
 // The family rows name torch's classes by qualified name; they are looked
-// up once per process (torch has imported them all by the time a crawl
+// up at the first description (torch has imported them all by the time a crawl
 // runs: torchscan_dispatch._describe imports them too) and kept for the
 // life of the process. A class that cannot be found turns the native
 // description off, so describe_module decides every module, as before.
@@ -45,20 +45,18 @@ struct TorchClasses {
 };
 
 // `qualified` ("torch.nn.modules.conv._ConvNd") as a new reference, or
-// nullptr with the error cleared.
+// nullptr with the error cleared (NOTE [Classes resolved once]).
 PyObject* ResolveClass(absl::string_view qualified) {
-  const std::size_t dot = qualified.rfind('.');
-  const std::string owner(qualified.substr(0, dot));
-  const std::string name(qualified.substr(dot + 1));
-  OwnedRef module(PyImport_ImportModule(owner.c_str()));
-  PyObject* found =
-      module ? PyObject_GetAttrString(module.get(), name.c_str()) : nullptr;
+  PyObject* found = ImportQualified(qualified);
   if (found == nullptr) PyErr_Clear();
   return found;
 }
 
+// NOTE [Classes found under the GIL] in python_objects.h: a plain static,
+// set under the GIL.
 const TorchClasses& Classes() {
-  static const TorchClasses* const classes = [] {
+  static const TorchClasses* classes = nullptr;
+  if (classes == nullptr) {
     auto* resolved = new TorchClasses;
     resolved->found = true;
     for (std::size_t i = 1; i < kFamilies; ++i) {
@@ -67,8 +65,8 @@ const TorchClasses& Classes() {
       resolved->families[i] = name == nullptr ? nullptr : ResolveClass(name);
       resolved->found = resolved->found && resolved->families[i] != nullptr;
     }
-    return resolved;
-  }();
+    classes = resolved;
+  }
   return *classes;
 }
 

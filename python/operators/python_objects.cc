@@ -40,6 +40,19 @@ bool AddType(PyObject* module, const char* name, PyType_Spec* spec) {
   return type && PyModule_AddObjectRef(module, name, type.get()) == 0;
 }
 
+PyObject* ImportQualified(absl::string_view qualified) {
+  const std::size_t dot = qualified.rfind('.');
+  if (dot == absl::string_view::npos) {
+    PyErr_Format(PyExc_ValueError, "not a qualified name: %.*s",
+                 static_cast<int>(qualified.size()), qualified.data());
+    return nullptr;
+  }
+  const std::string owner(qualified.substr(0, dot));
+  const std::string name(qualified.substr(dot + 1));
+  OwnedRef module(PyImport_ImportModule(owner.c_str()));
+  return module ? PyObject_GetAttrString(module.get(), name.c_str()) : nullptr;
+}
+
 c10::TensorImpl* TensorImplOf(PyObject* tensor) {
   static PyObject* const kCdata = PyUnicode_InternFromString("_cdata");
   OwnedRef address(PyObject_GetAttr(tensor, kCdata));

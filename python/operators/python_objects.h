@@ -125,6 +125,21 @@ bool WithoutGil(Body body, T* out, RaiseFunction raise_status) {
 // None for `ok`, else nullptr (the error is set): a method's result.
 PyObject* NoneOrRaise(bool ok);
 
+// NOTE [Classes found under the GIL]
+// Classes the library looks up are found at their first use and kept for
+// the life of the process. A function-local static initialised by the
+// lookup would hold C++'s initialisation lock while the import may release
+// the GIL; another thread could then wait on that lock holding the GIL, and
+// neither would go on. The pointers are plain statics set under the GIL
+// instead: two threads may both look a class up, and one reference is kept
+// twice, never released.
+
+// The class (or any attribute of a module) that `qualified` names, as
+// "torch.nn.modules.conv._ConvNd" or "collections.abc.Mapping": its module
+// imported, then the attribute read. A new reference, or nullptr with the
+// Python error set (the caller decides whether a missing class is an error).
+PyObject* ImportQualified(absl::string_view qualified);
+
 // The TensorImpl of a tensor, from Tensor._cdata; the Python tensor keeps
 // it alive. nullptr with an error set on failure.
 c10::TensorImpl* TensorImplOf(PyObject* tensor);

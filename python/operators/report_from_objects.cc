@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace torchscan::dispatch {
 
@@ -164,6 +166,26 @@ absl::string_view TextOf(PyObject* text) {
   return absl::string_view(utf8, static_cast<std::size_t>(size));
 }
 
+absl::StatusOr<absl::string_view> KeyText(const PythonValue& object,
+                                          PyObject* key) {
+  if (!PyUnicode_Check(key)) {
+    // The type's __name__: the stable ABI has no tp_name.
+    OwnedRef name(PyObject_GetAttrString(
+        reinterpret_cast<PyObject*>(Py_TYPE(key)), "__name__"));
+    std::string type = "?";
+    if (!name || !Utf8(name.get(), &type)) PyErr_Clear();
+    return report::FieldError(
+        object.path(), absl::StrCat("a dict key of type ", type, ", not str"));
+  }
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(key, &size);
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    return report::FieldError(object.path(), "a dict key that is not UTF-8");
+  }
+  return absl::string_view(utf8, static_cast<std::size_t>(size));
+}
+
 PyObject* MemberOf(const PythonValue& object, const char* key) {
   PyObject* name = KeyOf(key);
   if (name == nullptr) return nullptr;
@@ -181,7 +203,7 @@ absl::Status RejectUnknownKeys(const PythonValue& object,
   PyObject *key, *item;
   Py_ssize_t position = 0;
   while (PyDict_Next(object.object(), &position, &key, &item)) {
-    const absl::string_view name = TextOf(key);
+    TS_ASSIGN_OR_RETURN(const absl::string_view name, KeyText(object, key));
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       return report::FieldError(report::MemberPath(object.path(), name),
                                 "unknown field");

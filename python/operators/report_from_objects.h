@@ -257,6 +257,13 @@ absl::Status TakePythonError();
 // The UTF-8 text of a str that CheckJsonData accepted.
 absl::string_view TextOf(PyObject* text);
 
+// The text of `key`, a key of the dict `object`: "<path>: a dict key of
+// type int, not str" for a key that is no str (CheckJsonData's words: JSON
+// objects have text keys), "<path>: a dict key that is not UTF-8" for one
+// that holds a lone surrogate.
+absl::StatusOr<absl::string_view> KeyText(const PythonValue& object,
+                                          PyObject* key);
+
 // The items of an array, each read by `read` into `out`.
 template <typename V, typename Read>
 absl::Status ReadItems(const PythonValue& node, Read read,
@@ -278,7 +285,7 @@ absl::Status ForEachMember(const PythonValue& node, Visit visit) {
   PyObject *key, *item;
   Py_ssize_t position = 0;
   while (PyDict_Next(node.object(), &position, &key, &item)) {
-    const absl::string_view name = TextOf(key);
+    TS_ASSIGN_OR_RETURN(const absl::string_view name, KeyText(node, key));
     TS_RETURN_IF_ERROR(visit(name, PythonValue(item, node, name)));
   }
   return absl::OkStatus();

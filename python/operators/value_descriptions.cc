@@ -18,33 +18,24 @@ namespace {
 using report::MappingItem;
 using report::ValueMetadata;
 
-// NOTE [Classes found under the GIL]
-// The classes the rules name are looked up at their first use and kept for
-// the life of the process. A function-local static would hold C++'s
-// initialisation lock while the import may release the GIL; another
-// thread could then wait on the lock holding the GIL. These pointers are
-// set under the GIL instead: two threads may both look a class up, and one
-// reference is kept twice, never released.
-PyObject* ClassNamed(const char* owner, const char* name) {
-  OwnedRef module(PyImport_ImportModule(owner));
-  return module ? PyObject_GetAttrString(module.get(), name) : nullptr;
-}
-
+// The classes the rules name, looked up at their first use and kept for the
+// life of the process (NOTE [Classes found under the GIL] in
+// python_objects.h).
 PyObject* TensorClass() {
   static PyObject* found = nullptr;
-  if (found == nullptr) found = ClassNamed("torch", "Tensor");
+  if (found == nullptr) found = ImportQualified("torch.Tensor");
   return found;
 }
 
 PyObject* ParameterClass() {
   static PyObject* found = nullptr;
-  if (found == nullptr) found = ClassNamed("torch.nn", "Parameter");
+  if (found == nullptr) found = ImportQualified("torch.nn.Parameter");
   return found;
 }
 
 PyObject* MappingClass() {
   static PyObject* found = nullptr;
-  if (found == nullptr) found = ClassNamed("collections.abc", "Mapping");
+  if (found == nullptr) found = ImportQualified("collections.abc.Mapping");
   return found;
 }
 

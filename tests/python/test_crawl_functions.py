@@ -1,18 +1,21 @@
 """The crawl functions of the library's extension module
 (python/operators/crawl_functions.h) behind the ExportedProgram crawler's
-finish_report (crawl_report; evaluate_crawl for bare records): the same
-output as the JSON-string operators they replaced (_evaluate_crawl,
+finish_report (crawl_report, measured_crawl_report): the same output as the
+JSON-string operators they replaced (_evaluate_crawl,
 _evaluate_measured_crawl), and one-line errors naming the cause.
 
 testdata/crawl_functions/outputs.json was captured from those operators
 (main before they were removed): "evaluated", what _evaluate_crawl returned
-for each crawl record of the crawl fuzzer's corpus (real records of eight
-models, crawl/testdata/crawl_fuzz_corpus); "reports", the crawl_module
+(the report's computed parts) for each crawl record of the crawl fuzzer's
+corpus (real records of eight models, crawl/testdata/crawl_fuzz_corpus),
+now read back from crawl_report's report; "reports", the crawl_module
 reports of test_exported.py's exported programs in both modes (full mode
 evaluated through _evaluate_measured_crawl); "errors", the type and message
 of bad records.
 """
 
+import copy
+import functools
 import json
 from pathlib import Path
 
@@ -37,9 +40,65 @@ def test_the_corpus_holds_the_captured_records():
     assert sorted(OUTPUTS["evaluated"]) == [path.stem for path in CORPUS]
 
 
+@functools.cache
+def _sent_parts():
+    """The context, input metadata and one layer record a real exported
+    crawl sends crawl_report."""
+    model = torch.nn.Linear(2, 2).eval()
+    example = torch.rand(1, 2)
+    sent = []
+    original = hooks().crawl_report
+
+    def capture(*args):
+        sent.append(args)
+        return original(*args)
+
+    hooks().crawl_report = capture
+    try:
+        tsd.crawl_module(torch.export.export(model, (example,)), args=(example,), mode="structure")
+    finally:
+        hooks().crawl_report = original
+    ((_, context, inputs, (layer,)),) = sent
+    return context, inputs, layer
+
+
+def _front_end_parts(count):
+    """A context, input metadata and `count` layer records without metrics:
+    the parts a bare crawl record lacks (the computed parts do not depend
+    on them)."""
+    context, inputs, layer = _sent_parts()
+    return copy.deepcopy(context), copy.deepcopy(inputs), [dict(layer, metrics={}) for _ in range(count)]
+
+
+def _computed_parts(report, incomplete):
+    """What _evaluate_crawl returned, read from the report: the layers'
+    metrics by index, the operator FLOPs, each layer call's operator FLOPs
+    without its key, the totals, diagnostics, analysis mode and strict
+    mode's message."""
+    parts = {
+        "layer_metrics": {str(i): layer["metrics"] for i, layer in enumerate(report["layers"]) if layer["metrics"]},
+        "operator_flops": report["operator_flops"],
+    }
+    if "layer_operator_flops" in report:
+        parts["layer_operator_flops"] = [
+            {key: value for key, value in call.items() if key not in ("path", "call_index")}
+            for call in report["layer_operator_flops"]
+        ]
+    parts["totals"] = report["totals"]
+    parts["diagnostics"] = report["diagnostics"]
+    parts["analysis_mode"] = report["context"].get("analysis_mode")
+    parts["incomplete"] = incomplete
+    return parts
+
+
+def _crawl_report(record):
+    return hooks().crawl_report(record, *_front_end_parts(record.get("layer_count", 0)))
+
+
 @pytest.mark.parametrize("path", CORPUS, ids=lambda path: path.stem)
-def test_evaluation_of_a_real_crawl_record_is_the_operators(path):
-    assert text(OUTPUTS["evaluated"][path.stem]) == text(hooks().evaluate_crawl(json.loads(path.read_text())))
+def test_the_report_of_a_real_crawl_record_has_the_operators_parts(path):
+    record = json.loads(path.read_text())
+    assert text(OUTPUTS["evaluated"][path.stem]) == text(_computed_parts(*_crawl_report(record)))
 
 
 @pytest.mark.parametrize("mode", ["full", "structure"])
@@ -63,36 +122,93 @@ def test_crawl_of_an_exported_program_is_the_operators(name, mode):
 def test_a_record_the_crawl_library_cannot_read_keeps_the_operators_message(name, record):
     kind, message = OUTPUTS["errors"][name]
     with pytest.raises(ValueError) as raised:
-        hooks().evaluate_crawl(record)
+        hooks().crawl_report(record, *_front_end_parts(0))
     assert (kind, message) == (type(raised.value).__name__, str(raised.value))
 
 
-def test_a_value_no_json_holds_is_a_value_error_naming_its_path():
-    record = {"mode": "structure", "layer_count": 0, "model": {"sizes": [1, torch.ones(1)]}}
+def _mlp_record():
+    return json.loads((ROOT / "crawl" / "testdata" / "crawl_fuzz_corpus" / "crawl_mlp_full.json").read_text())
+
+
+def test_a_value_of_the_wrong_type_is_a_value_error_naming_its_path():
+    record = _mlp_record()
+    record["leaf_calls"][1]["call"]["inputs"][0]["shape"] = [1, torch.ones(1)]
     with pytest.raises(ValueError) as raised:
-        hooks().evaluate_crawl(record)
-    assert str(raised.value) == "crawl is not a JSON crawl record: crawl.model.sizes[1]: a value of type Tensor is not JSON data"
+        _crawl_report(record)
+    assert str(raised.value).startswith("crawl.leaf_calls[1].call.inputs[0].shape[1]: ")
 
 
 def test_a_key_that_is_not_a_str_is_a_value_error():
     with pytest.raises(ValueError) as raised:
-        hooks().evaluate_crawl({"mode": "structure", 1: 0})
-    assert str(raised.value) == "crawl is not a JSON crawl record: crawl: a dict key of type int, not str"
+        _crawl_report({"mode": "structure", 1: 0})
+    assert "crawl: a dict key of type int, not str" == str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("argument", "path", "spelled"),
+    [
+        (1, (), "context"),
+        (3, (0,), "layers[0]"),
+        (3, (0, "metrics"), "layers[0].metrics"),
+        (3, (0, "metrics", "calls"), "layers[0].metrics.calls"),
+    ],
+)
+def test_a_dict_key_that_is_not_a_str_is_named_with_its_path(monkeypatch, argument, path, spelled):
+    # A record's keys, a map's keys, a map of records' keys, read by their
+    # field tables: JSON objects have text keys, so an int key is refused
+    # where it stands, never read as an empty name.
+    args, _ = _sent_to_crawl_report(monkeypatch, "structure")
+    args = copy.deepcopy(list(args))
+    node = args[argument]
+    for step in path:
+        node = node[step]
+    node[7] = 1
+    with pytest.raises(ValueError) as raised:
+        hooks().crawl_report(*args)
+    assert f"{spelled}: a dict key of type int, not str" == str(raised.value)
+
+
+def test_an_unknown_key_is_a_value_error_naming_it():
+    with pytest.raises(ValueError) as raised:
+        _crawl_report(dict(_mlp_record(), leaf_call=[]))
+    assert "crawl.leaf_call: unknown field" == str(raised.value)
+
+
+def test_a_leaf_call_of_a_layer_the_crawl_does_not_have_is_named():
+    record = _mlp_record()
+    record["leaf_calls"][0]["layer"] = record["layer_count"]
+    with pytest.raises(ValueError) as raised:
+        _crawl_report(record)
+    assert "crawl.leaf_calls[0].layer: is not a layer index" == str(raised.value)
+
+
+def _measured_record():
+    record = _mlp_record()
+    del record["operator_flops"], record["layer_call_flops"]
+    return record
 
 
 def test_an_unknown_measurement_is_the_operators_runtime_error():
     kind, message = OUTPUTS["errors"]["unknown_handle"]
+    record = _measured_record()
     with pytest.raises(RuntimeError) as raised:
-        hooks().evaluate_measured_crawl(12345, {"mode": "full", "layer_count": 0})
+        hooks().measured_crawl_report(12345, record, *_front_end_parts(record["layer_count"]))
     assert (kind, message) == (type(raised.value).__name__, str(raised.value))
 
 
-def test_wrong_arguments_are_type_errors():
-    with pytest.raises(TypeError, match=r"^torchscan_dispatch._hooks.evaluate_crawl takes 1 arguments \(0 given\)$"):
-        hooks().evaluate_crawl()
-    with pytest.raises(TypeError, match="^'str' object cannot be interpreted as an integer$"):
-        hooks().evaluate_measured_crawl("1", {})
+def test_a_measured_record_with_flops_of_its_own_is_refused():
+    record = _mlp_record()
+    del record["layer_call_flops"]
+    with pytest.raises(ValueError) as raised:
+        hooks().measured_crawl_report(12345, record, *_front_end_parts(record["layer_count"]))
+    assert "crawl.operator_flops: comes from the measurement, not from the crawl record" == str(raised.value)
 
+
+def test_wrong_arguments_are_type_errors():
+    with pytest.raises(TypeError, match=r"^torchscan_dispatch._hooks.crawl_report takes 4 arguments \(0 given\)$"):
+        hooks().crawl_report()
+    with pytest.raises(TypeError, match="^'str' object cannot be interpreted as an integer$"):
+        hooks().measured_crawl_report("1", {}, {}, {}, [])
 
 
 def _sent_to_crawl_report(monkeypatch, mode):

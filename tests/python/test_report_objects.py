@@ -272,6 +272,41 @@ def spec_parts(spec):
                     yield "SpecSymbol", dimension
 
 
+def exported_crawl_documents():
+    """The crawl record a real exported crawl sends measured_crawl_report:
+    a MultiheadAttention, whose graph keeps no batch_first, so the record
+    carries the front end's own diagnostic."""
+    from torchscan_dispatch._library import hooks
+
+    sent = []
+    original = hooks().measured_crawl_report
+
+    def capture(handle, record, *parts):
+        sent.append(record)
+        return original(handle, record, *parts)
+
+    torch.manual_seed(0)
+    attention = torch.nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    query = torch.rand(1, 3, 8)
+    program = torch.export.export(attention, (query, query, query))
+    hooks().measured_crawl_report = capture
+    try:
+        tsd.crawl_module(program, args=(query, query, query))
+    finally:
+        hooks().measured_crawl_report = original
+    (record,) = sent
+    assert record["diagnostics"], "the exported attention's record names what it cannot recover"
+    return json.loads(json.dumps(record))
+
+
+def crawl_document_parts(document):
+    """A crawl record the ExportedProgram crawler sends (the crawl fuzzer's
+    corpus: real records of eight models) and its leaf calls."""
+    yield "CrawlDocument", document
+    for leaf in document.get("leaf_calls", []):
+        yield "LeafCallDocument", leaf
+
+
 @pytest.fixture(scope="module")
 def documents():
     found = defaultdict(list)
@@ -299,6 +334,9 @@ def documents():
     add([("RooflineDevice", {"name": "L4", "memory_bandwidth": 3e11, "peak_flops": {"bf16": 1.21e14}, "source": "a datasheet"})])
     for spec in [*specs(), *HAND_WRITTEN_SPECS]:
         add(spec_parts(spec))
+    for path in sorted((REPO / "crawl" / "testdata" / "crawl_fuzz_corpus").glob("crawl_*.json")):
+        add(crawl_document_parts(json.loads(path.read_text())))
+    add(crawl_document_parts(exported_crawl_documents()))
     return found
 
 
@@ -331,6 +369,7 @@ RECORDS = [
     "CommunicationReport", "ComparableLayer", "ComparableReport", "MetricDiff", "LayerSnapshot",
     "LayerDiff", "ReportDiff", "MeshDimension", "DistributedContext", "RankReport", "JobMetric",
     "JobBytes", "JobReport", "RooflineDevice", "SpecSymbol", "SpecValue", "SpecCall", "CompiledGraphSpec",
+    "LeafCallDocument", "CrawlDocument",
 ]
 
 

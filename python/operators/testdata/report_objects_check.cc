@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "crawl/crawl_document.h"
 #include "python/operators/report_from_objects.h"
 #include "python/operators/report_objects.h"
 #include "report/analysis_report.h"
@@ -262,6 +263,8 @@ const std::vector<Record>& Records() {
       TORCHSCAN_RECORD(SpecValue, "SpecValue"),
       TORCHSCAN_RECORD(SpecCall, "SpecCall"),
       TORCHSCAN_RECORD(CompiledGraphSpec, "CompiledGraphSpec"),
+      TORCHSCAN_RECORD(crawl::LeafCallDocument, "LeafCallDocument"),
+      TORCHSCAN_RECORD(crawl::CrawlDocument, "CrawlDocument"),
   };
   return *records;
 }
