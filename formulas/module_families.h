@@ -11,11 +11,13 @@
 // ModuleFlops, ModuleMacs, ModuleDmas, ModuleReceptiveField, a description's
 // JSON codec (module_json.h), the crawl's native module description
 // (python/operators/module_attributes.h), the TorchScript front end
-// (torchscan/script_module_description.h), Python's describe_module and both
-// graph recoveries (an activation's `inplace`). A family with new
-// hyper-parameters also declares their struct (module_description.h) and its
-// formulas (module_family_formulas.h); one whose hyper-parameters are no
-// module attributes (kTransformer) needs its front ends' own code.
+// (torchscan/script_module_description.h), Python's describe_module and the
+// graph recovery (an activation's `inplace`: crawl/recover_from_graph.h). A
+// family with new hyper-parameters also declares their struct
+// (module_description.h), its formulas (module_family_formulas.h) and, for
+// modules that keep no attributes, its reader in crawl/recover_from_graph.cc;
+// one whose hyper-parameters are no module attributes (kTransformer) needs
+// its front ends' own code.
 
 #ifndef TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_
 #define TORCHSCAN_FORMULAS_MODULE_FAMILIES_H_

@@ -220,7 +220,7 @@ class ScriptCrawl {
   }
 
   // A leaf's description, with what tracing dropped recovered from its
-  // graph (recover_from_graph.h). A module still missing an attribute is a
+  // graph (script_module_graph.h). A module still missing an attribute is a
   // layer with its parameters but no formulas, and one diagnostic names the
   // attribute: a report never fails for it.
   formulas::ModuleDescription DescribeLeaf(const torch::jit::Module& module,

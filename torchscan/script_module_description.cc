@@ -14,7 +14,7 @@
 #include "base/status_macros.h"
 #include "formulas/module_families.h"
 #include "torchscan/ivalue_metadata.h"
-#include "torchscan/recover_from_graph.h"
+#include "torchscan/script_module_graph.h"
 #include "torchscan/tensor_identity.h"
 
 namespace torchscan {
@@ -32,12 +32,13 @@ using formulas::ModuleParams;
 // One module's constants (`__constants__`) and attributes, read by name.
 class Attributes {
  public:
-  explicit Attributes(const torch::jit::Module& module)
+  Attributes(const torch::jit::Module& module, ModuleFamily family)
       : module_(module),
+        family_(family),
         type_(ShortClassName(module.type()->name()->qualifiedName())) {}
 
   // The constant or attribute `name`; else what the module's graph shows
-  // of it (a traced module keeps no attributes: recover_from_graph.h);
+  // of it (a traced module keeps no attributes: script_module_graph.h);
   // else None.
   c10::IValue Get(const std::string& name) const {
     if (std::optional<c10::IValue> constant =
@@ -45,11 +46,23 @@ class Attributes {
       return *constant;
     }
     if (module_.hasattr(name)) return module_.attr(name);
-    if (!recovered_) recovered_ = RecoverAttributes(module_);
-    if (auto it = recovered_->find(name); it != recovered_->end()) {
+    if (auto it = Recovered().find(name); it != Recovered().end()) {
       return it->second;
     }
     return c10::IValue();
+  }
+
+  // Whether the module or its graph holds `name` at all: None is a value
+  // (a BatchNorm's momentum, a missing weight), and only a held None is.
+  bool Holds(const std::string& name) const {
+    return module_.type()->findConstant(name).has_value() ||
+           module_.hasattr(name) || Recovered().contains(name);
+  }
+
+  // An attribute neither the module nor its graph holds.
+  absl::Status Missing(const std::string& name, absl::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(type_, ".", name, ": expected ", what, ", got nothing"));
   }
 
   absl::Status Expected(const std::string& name, absl::string_view what,
@@ -78,11 +91,13 @@ class Attributes {
   }
 
   // A number, or nullopt for None (BatchNorm's momentum).
-  std::optional<double> NumberOrNone(const std::string& name) const {
+  absl::StatusOr<std::optional<double>> NumberOrNone(
+      const std::string& name) const {
+    if (!Holds(name)) return Missing(name, "a number or None");
     const c10::IValue value = Get(name);
     if (value.isDouble()) return value.toDouble();
     if (value.isInt()) return static_cast<double>(value.toInt());
-    return std::nullopt;
+    return std::optional<double>();
   }
 
   absl::StatusOr<std::vector<std::int64_t>> Ints(
@@ -125,16 +140,26 @@ class Attributes {
   }
 
   // numel of the tensor attribute `name`, or nullopt for None.
-  std::optional<std::int64_t> TensorNumel(const std::string& name) const {
+  absl::StatusOr<std::optional<std::int64_t>> TensorNumel(
+      const std::string& name) const {
+    if (!Holds(name)) return Missing(name, "a tensor or None");
     const c10::IValue value = Get(name);
-    if (!value.isTensor() || !value.toTensor().defined()) return std::nullopt;
+    if (!value.isTensor() || !value.toTensor().defined()) {
+      return std::optional<std::int64_t>();
+    }
     return value.toTensor().numel();
   }
 
  private:
   const torch::jit::Module& module_;
+  ModuleFamily family_;
   std::string type_;
-  // Computed on the first attribute the module lacks.
+  // What the module's graph shows, computed on the first attribute the
+  // module lacks.
+  const std::map<std::string, c10::IValue>& Recovered() const {
+    if (!recovered_) recovered_ = RecoverScriptAttributes(module_, family_);
+    return *recovered_;
+  }
   mutable std::optional<std::map<std::string, c10::IValue>> recovered_;
 };
 
@@ -184,7 +209,7 @@ absl::StatusOr<AttributeValue> ReadAttribute(const Attributes& attributes,
 // The row's hyper-parameters, read from the attributes it declares.
 absl::StatusOr<ModuleParams> ReadParams(const ModuleFamilyRow& row,
                                         const torch::jit::Module& module) {
-  const Attributes attributes(module);
+  const Attributes attributes(module, row.family);
   ModuleParams params;
   for (const ModuleAttribute& attribute : formulas::Listed(row.attributes)) {
     TS_ASSIGN_OR_RETURN(AttributeValue value,

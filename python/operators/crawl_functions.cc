@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "crawl/crawl_document.h"
 #include "crawl/crawl_record.h"
+#include "crawl/recover_from_graph.h"
 #include "python/operators/open_measurements.h"
 #include "python/operators/report_from_objects.h"
 #include "python/operators/report_objects.h"
@@ -155,6 +156,20 @@ PyObject* MeasuredCrawlReport(PyObject*, PyObject* const* args,
   return ReportOf(std::move(record), std::move(front_end));
 }
 
+PyObject* RecoverAttributes(PyObject*, PyObject* const* args,
+                            Py_ssize_t nargs) {
+  if (!CheckArguments(kExtensionModule, "recover_attributes", nargs, 1)) {
+    return nullptr;
+  }
+  absl::StatusOr<crawl::ModuleGraph> graph =
+      FromPython<crawl::ModuleGraph>(args[0], "graph");
+  if (!graph.ok()) {
+    RaiseValueError(graph.status());
+    return nullptr;
+  }
+  return ToPython(crawl::RecoverAttributes(*graph));
+}
+
 PyMethodDef kFunctions[] = {
     {"crawl_report", AsCFunction(CrawlReport), METH_FASTCALL,
      "crawl_report(crawl, context, inputs, layers) -> (report, incomplete): "
@@ -163,6 +178,10 @@ PyMethodDef kFunctions[] = {
     {"measured_crawl_report", AsCFunction(MeasuredCrawlReport), METH_FASTCALL,
      "measured_crawl_report(handle, crawl, context, inputs, layers) -> "
      "(report, incomplete): the same, operator FLOPs from the measurement."},
+    {"recover_attributes", AsCFunction(RecoverAttributes), METH_FASTCALL,
+     "recover_attributes(graph) -> {values, unrecovered}: a module "
+     "family's attributes that its call's graph shows, and those it does "
+     "not."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -23,6 +23,10 @@
 //       calls' operator FLOPs are read from the measurement; the record
 //       carries none. An unknown handle, or a measurement whose report
 //       cannot be built, is a RuntimeError.
+//   recover_attributes(graph) -> {"values": dict, "unrecovered": list}
+//       The attributes a module call's graph shows (crawl::ModuleGraph in,
+//       crawl::RecoveredAttributes out: crawl/recover_from_graph.h), by
+//       their description keys, and the keys the graph does not show.
 //
 // The GIL is released while the crawl library works (NOTE [The GIL while
 // the library works] in python_objects.h).

@@ -50,7 +50,7 @@ from torchscan_dispatch._describe import describe_call, describe_value, module_f
 from torchscan_dispatch._library import load_library
 from torchscan_dispatch._native import Measurement
 from torchscan_dispatch._pt2_reader import MissingPytreeTypeError, UntrustedFileError, read_exported_program
-from torchscan_dispatch._recover_from_graph import describe_from_graph, unrecovered
+from torchscan_dispatch._recover_from_graph import describe_from_graph
 
 __all__ = ["MissingPytreeTypeError", "UntrustedFileError", "crawl_exported_program", "load_exported_program"]
 
@@ -418,13 +418,12 @@ class _ProgramCrawl:
     def _describe(self, call: _Call) -> dict[str, Any]:
         subtree = self._owned(self.parameters, call.path, recurse=True)
         tensors = {**dict(subtree), **dict(self._owned(self.buffers, call.path, recurse=False))}
-        description = describe_from_graph(
+        description, missing = describe_from_graph(
             call.type_name,
             call.nodes,
             tensors,
             parameter_count=sum(t.numel() for t in {id(t): t for _, t in subtree}.values()),
         )
-        missing = unrecovered(description)
         if not missing:
             return description
         self.diagnostics.append({

@@ -4,7 +4,7 @@ a config (random weights, nothing downloaded).
 
 A traced module keeps its parameters but not its Python attributes; the C++
 TorchScript front end recovers them from the module's forward graph
-(torchscan/recover_from_graph.h). Checked against independent values: the
+(crawl/recover_from_graph.h). Checked against independent values: the
 parameter count of the original module, FlopCounterMode on the very same
 TorchScript module, and the module formulas of crawl_module on the original
 eager module, layer by layer. What cannot be recovered (a traced
