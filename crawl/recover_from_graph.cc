@@ -2,12 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,9 @@ namespace torchscan::crawl {
 namespace {
 
 using formulas::ModuleFamily;
-using Names = absl::flat_hash_set<std::string>;
+// A handful of operator names: a std::set, so that the fuzzer's build
+// (crawl/fuzz/) needs no hashing library.
+using Names = std::set<std::string, std::less<>>;
 
 // --- Reading values, with the rules every family's reader shares.
 
@@ -238,9 +241,11 @@ Shown NumelOf(const GraphValue& value) {
 // NOTE [A zero averaging factor]
 // A batch norm operator's `momentum` is the module's averaging factor for
 // this call, not the attribute: a module built with momentum=None passes
-// 0.0 when evaluating and 1 / num_batches_tracked (computed) when
-// training. So 0.0 may be either momentum=0.0 or None, which TorchScan
-// 0.2's formulas tell apart; it is unrecovered, as a computed factor is.
+// 0.0 when evaluating and 1 / num_batches_tracked when training. So 0.0 may
+// be either momentum=0.0 or None, which TorchScan 0.2's formulas tell
+// apart; it is unrecovered, as a factor the graph computes is (an exported
+// training step's). A trace in training mode bakes that factor in as a
+// constant, which reads as a momentum: the one case this cannot tell.
 Shown MomentumOf(const GraphValue& factor) {
   if (IsNone(factor)) return GraphValue();
   const std::optional<double> number = NumberOf(factor);

@@ -133,9 +133,11 @@ class Attributes {
     return std::optional<HyperParameter>(std::move(value));
   }
 
-  // Whether the tensor attribute `name` is set (`module.bias is not None`).
+  // Whether the tensor attribute `name` is set (`module.bias is not None`);
+  // the graph recovery answers with a bool.
   bool HasTensor(const std::string& name) const {
     const c10::IValue value = Get(name);
+    if (value.isBool()) return value.toBool();
     return value.isTensor() && value.toTensor().defined();
   }
 
@@ -144,6 +146,7 @@ class Attributes {
       const std::string& name) const {
     if (!Holds(name)) return Missing(name, "a tensor or None");
     const c10::IValue value = Get(name);
+    if (value.isInt()) return value.toInt();  // recovered from the graph
     if (!value.isTensor() || !value.toTensor().defined()) {
       return std::optional<std::int64_t>();
     }

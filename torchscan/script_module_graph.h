@@ -31,9 +31,11 @@ crawl::ModuleGraph ScriptModuleGraph(const torch::jit::Module& module,
                                      formulas::ModuleFamily family);
 
 // What the module's graph shows of the family's attributes, by torch's
-// attribute names, valued as a scripted module stores them (ints, lists of
-// ints, a padding string, bools, floats, or None where None is the value);
-// an attribute the graph does not show is absent.
+// attribute names, as the description holds them: plain values as a
+// scripted module stores them (ints, lists of ints, a padding string,
+// bools, floats, or None where None is the value), a tensor attribute as
+// its numel or whether it is set (a traced module keeps no None tensor).
+// An attribute the graph does not show is absent.
 std::map<std::string, c10::IValue> RecoverScriptAttributes(
     const torch::jit::Module& module, formulas::ModuleFamily family);
 

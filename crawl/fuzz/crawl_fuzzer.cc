@@ -10,7 +10,8 @@
 // render, and every module metric set must serialize.
 //
 // Input: one JSON document, tried as a crawl record, as a captured module
-// call ({"path", "module", "call"}), as a module description and as a call;
+// call ({"path", "module", "call"}), as a module description, as a call and
+// as a module call's graph ({"family", "operators", "tensors"});
 // the leaf calls of a crawl-shaped document are also tried one by one.
 
 #include <cstddef>
@@ -22,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "crawl/crawl_document.h"
 #include "crawl/crawl_record.h"
+#include "crawl/recover_from_graph.h"
 #include "formulas/module_json.h"
 #include "formulas/module_metrics.h"
 #include "report/analysis_report.h"
@@ -86,6 +88,25 @@ void ExerciseModuleDocument(const Json& json) {
   (void)report::FromJson<formulas::CallValue>(report::JsonValue(json, "value"));
 }
 
+// A module call's graph (recover_from_graph.h): read, written back equal,
+// and recovered, whose values write back equal too.
+void ExerciseModuleGraph(const Json& json) {
+  absl::StatusOr<ModuleGraph> graph =
+      report::FromJson<ModuleGraph>(report::JsonValue(json, "graph"));
+  if (!graph.ok()) return;
+  absl::StatusOr<ModuleGraph> again = report::FromJson<ModuleGraph>(
+      report::JsonValue(report::ToJson(*graph), "graph"));
+  Require(again.ok() && *again == *graph, "a module graph reads back equal");
+  const RecoveredAttributes recovered = RecoverAttributes(*graph);
+  absl::StatusOr<RecoveredAttributes> written =
+      report::FromJson<RecoveredAttributes>(
+          report::JsonValue(report::ToJson(recovered), "recovered"));
+  Require(written.ok() && *written == recovered,
+          "recovered attributes read back equal");
+  Require(recovered.unrecovered.size() <= recovered.values.size(),
+          "only attributes of the family are unrecovered");
+}
+
 void ExerciseDocument(const Json& json) {
   if (absl::StatusOr<CrawlDocument> document =
           report::FromJson<CrawlDocument>(report::JsonValue(json, "crawl"));
@@ -104,6 +125,7 @@ void ExerciseDocument(const Json& json) {
     }
   }
   ExerciseModuleDocument(json);
+  ExerciseModuleGraph(json);
   if (json.is_object()) {
     if (auto leaf_calls = json.find("leaf_calls");
         leaf_calls != json.end() && leaf_calls->is_array()) {

@@ -2,7 +2,9 @@
 (crawl/testdata/crawl_fuzz_corpus) from real inputs: the crawl records
 Python's ExportedProgram crawler hands the library for a set of small
 models (full and structure mode), in the JSON form of crawl::CrawlDocument
-(crawl/crawl_document.h), and module description + call documents from
+(crawl/crawl_document.h), the graphs of their module calls the graph
+recovery reads (crawl/recover_from_graph.h, one per family), and module
+description + call documents from
 formulas/testdata/module_formula_goldens.json (one per module family).
 
 (crawl_module on an nn.Module builds its record natively and hands none
@@ -113,6 +115,31 @@ def crawl_records():
         library.crawl_report, library.measured_crawl_report = report, measured_report
 
 
+def module_graphs():
+    """(file name, graph JSON) of the first module call of each family the
+    models' exported crawls hand the graph recovery."""
+    library = hooks()
+    recover = library.recover_attributes
+    graphs = {}
+
+    def capture(graph):
+        graphs.setdefault(graph["family"], json.dumps(graph, separators=(",", ":")))
+        return recover(graph)
+
+    library.recover_attributes = capture
+    try:
+        for _, model, inputs in models():
+            args, kwargs = inputs.get("args"), inputs.get("kwargs", {})
+            if args is None:
+                args = (torch.rand(1, *inputs["input_shape"]),)
+            program = torch.export.export(model.eval(), args, kwargs)
+            torchscan_dispatch.crawl_module(program, args=args, kwargs=kwargs or None)
+    finally:
+        library.recover_attributes = recover
+    for family, text in sorted(graphs.items()):
+        yield f"graph_{family}.json", text
+
+
 def module_documents():
     cases = json.loads(GOLDENS.read_text())["formula_cases"]
     seen = set()
@@ -131,7 +158,7 @@ def main():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
     count = 0
-    for name, text in [*crawl_records(), *module_documents()]:
+    for name, text in [*crawl_records(), *module_graphs(), *module_documents()]:
         (OUT / name).write_text(text)
         count += 1
     print(f"wrote {count} seeds to {OUT}")

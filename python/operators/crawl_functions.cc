@@ -59,8 +59,12 @@ MeasuredFlops ReadMeasuredFlops(std::int64_t handle) {
 // so the report is assembled by BuildAnalysisReport, as every other front
 // end's is, and handed back as Python objects made from its table.
 
-// The crawl record argument.
+// The crawl record argument, checked as JSON data (report_from_objects.h's
+// precondition), then read by its table.
 bool CrawlArgument(PyObject* value, crawl::CrawlDocument* out) {
+  if (!CheckJsonData(value, "crawl", "crawl is not a JSON crawl record: ")) {
+    return false;
+  }
   absl::StatusOr<crawl::CrawlDocument> document =
       FromPython<crawl::CrawlDocument>(value, "crawl");
   if (!document.ok()) return RaiseValueError(document.status());
@@ -68,8 +72,16 @@ bool CrawlArgument(PyObject* value, crawl::CrawlDocument* out) {
   return true;
 }
 
-// The record's front-end parts from `context`, `inputs` and `layers`.
+// The record's front-end parts from `context`, `inputs` and `layers`, each
+// checked as JSON data first.
 bool ReadFrontEndParts(PyObject* const* args, report::AnalysisParts* parts) {
+  constexpr const char* kNames[] = {"context", "inputs", "layers"};
+  for (int i = 0; i < 3; ++i) {
+    if (!CheckJsonData(args[i], kNames[i],
+                       absl::StrCat(kNames[i], " is not JSON data: "))) {
+      return false;
+    }
+  }
   absl::StatusOr<report::ReportContext> context =
       FromPython<report::ReportContext>(args[0], "context");
   if (!context.ok()) return RaiseValueError(context.status());
@@ -159,6 +171,9 @@ PyObject* MeasuredCrawlReport(PyObject*, PyObject* const* args,
 PyObject* RecoverAttributes(PyObject*, PyObject* const* args,
                             Py_ssize_t nargs) {
   if (!CheckArguments(kExtensionModule, "recover_attributes", nargs, 1)) {
+    return nullptr;
+  }
+  if (!CheckJsonData(args[0], "graph", "graph is not JSON data: ")) {
     return nullptr;
   }
   absl::StatusOr<crawl::ModuleGraph> graph =

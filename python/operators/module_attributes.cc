@@ -35,10 +35,12 @@ constexpr std::size_t kFamilies =
 
 // NOTE [Classes resolved once]
 // The family rows name torch's classes by qualified name; they are looked
-// up at the first description (torch has imported them all by the time a crawl
-// runs: torchscan_dispatch._describe imports them too) and kept for the
-// life of the process. A class that cannot be found turns the native
-// description off, so describe_module decides every module, as before.
+// up at the first description (torch has imported them all by the time a
+// crawl runs: torchscan_dispatch._describe imports them too) and kept for
+// the life of the process (two threads may both look them up: NOTE
+// [Classes found under the GIL] in python_objects.h). A class that cannot be
+// found turns the native description off, so describe_module decides every
+// module, as before.
 struct TorchClasses {
   bool found = false;
   std::array<PyObject*, kFamilies> families = {};  // [kUnsupported] unused

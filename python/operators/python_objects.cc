@@ -43,8 +43,8 @@ bool AddType(PyObject* module, const char* name, PyType_Spec* spec) {
 PyObject* ImportQualified(absl::string_view qualified) {
   const std::size_t dot = qualified.rfind('.');
   if (dot == absl::string_view::npos) {
-    PyErr_Format(PyExc_ValueError, "not a qualified name: %.*s",
-                 static_cast<int>(qualified.size()), qualified.data());
+    const std::string name(qualified);
+    PyErr_Format(PyExc_ValueError, "not a qualified name: %s", name.c_str());
     return nullptr;
   }
   const std::string owner(qualified.substr(0, dot));

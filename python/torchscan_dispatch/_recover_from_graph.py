@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import math
+
 import torch
 from torch import fx
 
@@ -37,8 +39,14 @@ def _value(value: Any) -> Any:
     or {"unknown": True}."""
     if isinstance(value, fx.Node):
         value = value.meta.get("val", _UNKNOWN)
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    # A fill value -inf (masked_fill), a clamp's inf, an int no 64 bits hold:
+    # arguments no hyper-parameter is, passed over as unknown.
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**63 else _UNKNOWN
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _UNKNOWN
     if isinstance(value, torch.Tensor):
         return {"tensor": _sizes(value)}
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):

@@ -135,13 +135,16 @@ def test_a_value_of_the_wrong_type_is_a_value_error_naming_its_path():
     record["leaf_calls"][1]["call"]["inputs"][0]["shape"] = [1, torch.ones(1)]
     with pytest.raises(ValueError) as raised:
         _crawl_report(record)
-    assert str(raised.value).startswith("crawl.leaf_calls[1].call.inputs[0].shape[1]: ")
+    assert (
+        "crawl is not a JSON crawl record: crawl.leaf_calls[1].call.inputs[0].shape[1]: "
+        "a value of type Tensor is not JSON data"
+    ) == str(raised.value)
 
 
 def test_a_key_that_is_not_a_str_is_a_value_error():
     with pytest.raises(ValueError) as raised:
         _crawl_report({"mode": "structure", 1: 0})
-    assert "crawl: a dict key of type int, not str" == str(raised.value)
+    assert "crawl is not a JSON crawl record: crawl: a dict key of type int, not str" == str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -154,9 +157,9 @@ def test_a_key_that_is_not_a_str_is_a_value_error():
     ],
 )
 def test_a_dict_key_that_is_not_a_str_is_named_with_its_path(monkeypatch, argument, path, spelled):
-    # A record's keys, a map's keys, a map of records' keys, read by their
-    # field tables: JSON objects have text keys, so an int key is refused
-    # where it stands, never read as an empty name.
+    # A record's keys, a map's keys, a map of records' keys: JSON objects
+    # have text keys, so an int key is refused where it stands, before any
+    # field table reads the argument.
     args, _ = _sent_to_crawl_report(monkeypatch, "structure")
     args = copy.deepcopy(list(args))
     node = args[argument]
@@ -165,7 +168,8 @@ def test_a_dict_key_that_is_not_a_str_is_named_with_its_path(monkeypatch, argume
     node[7] = 1
     with pytest.raises(ValueError) as raised:
         hooks().crawl_report(*args)
-    assert f"{spelled}: a dict key of type int, not str" == str(raised.value)
+    name = ("context", "inputs", "layers")[argument - 1]
+    assert f"{name} is not JSON data: {spelled}: a dict key of type int, not str" == str(raised.value)
 
 
 def test_an_unknown_key_is_a_value_error_naming_it():

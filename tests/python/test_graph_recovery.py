@@ -13,6 +13,7 @@ counts MaxPool2d(3) and MaxPool2d((3, 3)) differently, its quirk 10, and a
 graph keeps only the tuple.)
 """
 
+import math
 import warnings
 
 import pytest
@@ -110,3 +111,45 @@ def test_a_cumulative_batch_norms_momentum_is_unrecovered(front_end):
     assert diagnostic["path"] == "module"
     assert "momentum" in diagnostic["message"]
     assert leaf_metrics(report)["module_flops"]["status"] != "complete"
+
+
+class MaskedAttention(nn.Module):
+    """An attention given a padding mask (its scope fills -inf) and a leaf
+    of its own that clamps at inf: arguments no hyper-parameter is."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.clamp = Clamp()
+
+    def forward(self, x, mask):
+        return self.clamp(self.attention(x, x, x, key_padding_mask=mask, need_weights=False)[0])
+
+
+class Clamp(nn.Module):
+    def forward(self, x):
+        return torch.clamp(x, min=-math.inf, max=math.inf)
+
+
+def test_non_finite_arguments_do_not_stop_an_exported_crawl():
+    torch.manual_seed(0)
+    model = MaskedAttention().eval()
+    x = torch.rand(1, 3, 8)
+    mask = torch.tensor([[False, False, True]])
+    program = torch.export.export(model, (x, mask))
+    report = crawl_with(program, (x, mask))
+    eager = crawl_with(model, (x, mask))
+    assert [layer["path"] for layer in eager["layers"]] == [layer["path"] for layer in report["layers"]]
+    # The graph keeps no batch_first, add_zero_attn or training: the
+    # attention alone is unrecovered, and says so.
+    (diagnostic,) = [d for d in report["diagnostics"] if d["code"] == "unrecovered_module_attribute"]
+    assert diagnostic["path"] == "attention"
+    # (Eager runs the fused kernel, the exported graph its parts: their
+    # operator FLOPs are compared by test_exported.py where both run alike.)
+    assert report["operator_flops"]["total"]["known_value"] > 0
+
+
+def crawl_with(subject, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tsd.crawl_module(subject, args=args)
