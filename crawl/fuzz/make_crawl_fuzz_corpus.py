@@ -72,6 +72,15 @@ def models():
     yield "conv1d_3d", nn.Sequential(nn.Conv1d(2, 2, 3), nn.BatchNorm1d(2)), {"input_shape": (2, 6)}
 
 
+def exported_models():
+    """(name, exported program, args, kwargs) of each model of models()."""
+    for name, model, inputs in models():
+        args, kwargs = inputs.get("args"), inputs.get("kwargs", {})
+        if args is None:
+            args = (torch.rand(1, *inputs["input_shape"]),)
+        yield name, torch.export.export(model.eval(), args, kwargs), args, kwargs
+
+
 def crawl_records():
     """(file name, record JSON) of each model's exported program, crawled.
     A full-mode crawl hands measured_crawl_report a record without its
@@ -101,11 +110,7 @@ def crawl_records():
     # The crawler looks the functions up on every call.
     library.crawl_report, library.measured_crawl_report = capture, capture_measured
     try:
-        for name, model, inputs in models():
-            args, kwargs = inputs.get("args"), inputs.get("kwargs", {})
-            if args is None:
-                args = (torch.rand(1, *inputs["input_shape"]),)
-            program = torch.export.export(model.eval(), args, kwargs)
+        for name, program, args, kwargs in exported_models():
             for mode in ("full", "structure"):
                 if mode == "structure" and name not in ("mlp", "convnet"):
                     continue
@@ -128,11 +133,7 @@ def module_graphs():
 
     library.recover_attributes = capture
     try:
-        for _, model, inputs in models():
-            args, kwargs = inputs.get("args"), inputs.get("kwargs", {})
-            if args is None:
-                args = (torch.rand(1, *inputs["input_shape"]),)
-            program = torch.export.export(model.eval(), args, kwargs)
+        for _, program, args, kwargs in exported_models():
             torchscan_dispatch.crawl_module(program, args=args, kwargs=kwargs or None)
     finally:
         library.recover_attributes = recover

@@ -60,10 +60,10 @@ def leaf_metrics(report):
     return {name: layer["metrics"].get(name) for name in METRICS}
 
 
-def crawl(subject, example):
+def crawl(subject, *args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return tsd.crawl_module(subject, args=(example,))
+        return tsd.crawl_module(subject, args=args)
 
 
 @pytest.fixture(params=sorted(CASES), ids=str)
@@ -137,8 +137,8 @@ def test_non_finite_arguments_do_not_stop_an_exported_crawl():
     x = torch.rand(1, 3, 8)
     mask = torch.tensor([[False, False, True]])
     program = torch.export.export(model, (x, mask))
-    report = crawl_with(program, (x, mask))
-    eager = crawl_with(model, (x, mask))
+    report = crawl(program, x, mask)
+    eager = crawl(model, x, mask)
     assert [layer["path"] for layer in eager["layers"]] == [layer["path"] for layer in report["layers"]]
     # The graph keeps no batch_first, add_zero_attn or training: the
     # attention alone is unrecovered, and says so.
@@ -147,9 +147,3 @@ def test_non_finite_arguments_do_not_stop_an_exported_crawl():
     # (Eager runs the fused kernel, the exported graph its parts: their
     # operator FLOPs are compared by test_exported.py where both run alike.)
     assert report["operator_flops"]["total"]["known_value"] > 0
-
-
-def crawl_with(subject, args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return tsd.crawl_module(subject, args=args)
