@@ -1,25 +1,15 @@
 #!/usr/bin/env bash
-# The crawl-record fuzzer (crawl_fuzzer.cc), built from the torch-free
-# sources (report/, formulas/, crawl/) and run on
+# The crawl-record fuzzer (crawl_fuzzer.cc) over the torch-free sources
+# (report/, formulas/, crawl/), linked from the objects Bazel compiled with
+# clang (the test's arguments; tools/fuzz/libfuzzer.bzl) and run on
 # crawl/testdata/crawl_fuzz_corpus (written by
 # crawl/fuzz/make_crawl_fuzz_corpus.py from real crawl_module calls); see
 # tools/fuzz/libfuzzer.sh.
 #
-# Under `bazel test //crawl:crawl_fuzz_test` it runs in the runfiles tree;
-# by hand, run it from the repository root. CRAWL_FUZZ_SECONDS (default 20)
-# bounds the fuzzing time.
+# Run it as `bazel test //crawl:crawl_fuzz_test`; CRAWL_FUZZ_SECONDS
+# (default 20; --test_env=CRAWL_FUZZ_SECONDS=300) bounds the fuzzing time.
 set -euo pipefail
 source tools/fuzz/libfuzzer.sh
 libfuzzer_require_clang
-
-sources=()
-for source in report/*.cc formulas/*.cc crawl/*.cc; do
-  case "${source}" in
-    # *_builtin.cc: the embedded device table, a file Bazel generates, and
-    # what uses it.
-    *_test.cc | report/test_support.cc | report/*_builtin.cc | formulas/print_operator_tables.cc) ;;
-    *) sources+=("${source}") ;;
-  esac
-done
-libfuzzer_build crawl_fuzzer "${sources[@]}" crawl/fuzz/crawl_fuzzer.cc
+libfuzzer_link crawl_fuzzer "$@"
 libfuzzer_run crawl_fuzzer "${CRAWL_FUZZ_SECONDS:-20}" crawl/testdata/crawl_fuzz_corpus

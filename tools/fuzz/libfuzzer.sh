@@ -1,7 +1,8 @@
 # Shared by the libFuzzer tests (//report:report_fuzz_test,
-# //crawl:crawl_fuzz_test); sourced, not run. Each test builds its fuzzer
-# with clang (libFuzzer + ASan + UBSan) straight from torch-free sources and
-# runs it for a bounded time on its committed seed corpus. Any crash, leak,
+# //crawl:crawl_fuzz_test); sourced, not run. Each test links its fuzzer
+# from the objects clang compiled in Bazel actions (libFuzzer + ASan +
+# UBSan, tools/fuzz/libfuzzer.bzl) and runs it for a bounded time on its
+# committed seed corpus. Any crash, leak,
 # uncaught exception, sanitizer report or broken invariant fails the test.
 #
 # Paths are relative to the repository root (the runfiles tree under
@@ -16,7 +17,7 @@ libfuzzer_require_clang() {
   fi
 }
 
-# Sets fuzzer_prefix (libfuzzer_build calls it): the fuzzer runs with address-space randomization off
+# Sets fuzzer_prefix (libfuzzer_link calls it): the fuzzer runs with address-space randomization off
 # where the kernel's (vm.mmap_rnd_bits above 28) breaks clang 14's ASan, and
 # the test skips, saying so, where that cannot be turned off. The same rule
 # as tools/test_machine.sh (its NOTE says why); repeated here because the
@@ -36,29 +37,30 @@ libfuzzer_require_sanitizer_memory_layout() {
   exit 0
 }
 
-# libfuzzer_build NAME SOURCE...: compiles the sources (one compiler per
-# core) and links ${work}/NAME. Sets `work` and `artifacts`.
-libfuzzer_build() {
+# libfuzzer_link NAME OBJECT...: links the objects Bazel compiled
+# (tools/fuzz/libfuzzer.bzl) into ${work}/NAME. Sets `work` and
+# `artifacts`. Skips the test, saying so, when the objects are empty:
+# clang++ was missing when they were built.
+libfuzzer_link() {
   local name="$1"
   shift
   libfuzzer_require_sanitizer_memory_layout
   work="${TEST_TMPDIR:-$(mktemp -d)}/${name}"
   artifacts="${TEST_UNDECLARED_OUTPUTS_DIR:-${work}}"
-  mkdir -p "${work}/objects" "${work}/corpus" "${artifacts}"
+  mkdir -p "${work}/corpus" "${artifacts}"
+  local object
+  for object in "$@"; do
+    if [[ ! -s "${object}" ]]; then
+      echo "SKIPPED: ${object} is empty: clang++ was not installed when Bazel built the fuzzer's objects."
+      exit 0
+    fi
+  done
   local modules=(absl_status absl_statusor absl_strings absl_str_format
     absl_int128 absl_cord absl_synchronization nlohmann_json)
   local libs
   read -r -a libs <<<"$(pkg-config --libs "${modules[@]}")"
-  echo "== compiling $# sources with $(clang++ --version | head -n 1)"
-  LIBFUZZER_OBJECTS="${work}/objects" \
-    LIBFUZZER_CFLAGS="$(pkg-config --cflags "${modules[@]}")" \
-    xargs -P "$(nproc)" -I{} sh -c '
-      object="${LIBFUZZER_OBJECTS}/$(echo "{}" | tr / _ | sed "s/\.cc$/.o/")"
-      clang++ -std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined -I. ${LIBFUZZER_CFLAGS} \
-        -c "{}" -o "${object}"' < <(printf '%s\n' "$@")
-  clang++ -fsanitize=fuzzer,address,undefined "${work}"/objects/*.o \
-    "${libs[@]}" -o "${work}/${name}"
+  echo "== linking $# objects with $(clang++ --version | head -n 1)"
+  clang++ -fsanitize=fuzzer,address,undefined "$@" "${libs[@]}" -o "${work}/${name}"
 }
 
 # libfuzzer_run NAME SECONDS SEEDS_DIR: fuzzes for SECONDS and prints the
