@@ -7,7 +7,7 @@
 # tools/fuzz/libfuzzer.sh.
 #
 # Run it as `bazel test //crawl:crawl_fuzz_test`; CRAWL_FUZZ_SECONDS
-# (default 20; --test_env=CRAWL_FUZZ_SECONDS=300) bounds the fuzzing time.
+# (default 20; --test_env=CRAWL_FUZZ_SECONDS=600) bounds the fuzzing time.
 set -euo pipefail
 source tools/fuzz/libfuzzer.sh
 libfuzzer_require_clang

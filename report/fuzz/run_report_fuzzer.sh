@@ -5,7 +5,7 @@
 # report/testdata/fuzz_corpus; see tools/fuzz/libfuzzer.sh.
 #
 # Run it as `bazel test //report:report_fuzz_test`; REPORT_FUZZ_SECONDS
-# (default 20; --test_env=REPORT_FUZZ_SECONDS=300) bounds the fuzzing time.
+# (default 20; --test_env=REPORT_FUZZ_SECONDS=600) bounds the fuzzing time.
 set -euo pipefail
 source tools/fuzz/libfuzzer.sh
 libfuzzer_require_clang
