@@ -26,10 +26,12 @@ bool IsIdentifier(const std::string& text) {
   return true;
 }
 
+// type(key).__name__ of the Python value TorchScript's key stands for.
 std::string KeyType(const c10::IValue& key) {
   if (key.isBool()) return "bool";
   if (key.isInt()) return "int";
   if (key.isDouble()) return "float";
+  if (key.isComplexDouble()) return "complex";
   if (key.isString()) return "str";
   if (key.isTensor()) return "Tensor";
   return "object";
@@ -139,6 +141,11 @@ ValueMetadata DescribeValue(const c10::IValue& value) {
         ShortClassName(value.toObjectRef().type()->name()->qualifiedName()));
   }
   if (value.isDevice()) return ValueMetadata::Object("device");
+  // An enum member: type(member).__qualname__ is its Enum class's.
+  if (value.isEnum()) {
+    return ValueMetadata::Object(
+        ShortClassName(value.toEnumHolder()->qualifiedClassName()));
+  }
   return ValueMetadata::Object(value.tagKind());
 }
 

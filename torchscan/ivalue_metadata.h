@@ -1,6 +1,12 @@
 // TorchScan 0.2's "describe" rules for C++ values: the metadata of a value
 // (kind, tensor shape/dtype/device/requires_grad, container structure),
-// never its contents, the same the Python package records.
+// never its contents, the same the Python package records for the Python
+// value an IValue stands for (python/operators/value_descriptions.h has the
+// rules; tests/python/test_value_description_parity.py checks every kind
+// TorchScript carries against it: dict keys of each type, dtypes, enums,
+// devices). One difference is left: a string key is kept when it is an
+// ASCII identifier, where Python's str.isidentifier() also takes non-ASCII
+// letters, which TorchScript code rarely uses as keys.
 
 #ifndef TORCHSCAN_TORCHSCAN_IVALUE_METADATA_H_
 #define TORCHSCAN_TORCHSCAN_IVALUE_METADATA_H_
