@@ -21,8 +21,6 @@
 
 #include "python/operators/crawl_recorder.h"  // Python.h first
 
-#include <c10/core/TensorImpl.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -39,6 +37,7 @@
 #include "formulas/module_call.h"
 #include "formulas/module_description.h"
 #include "formulas/module_json.h"
+#include "python/operators/model_tensors.h"
 #include "python/operators/module_attributes.h"
 #include "python/operators/open_measurements.h"
 #include "python/operators/python_objects.h"
@@ -329,17 +328,25 @@ class CrawlRecorder {
       buffers->shared = registered->has_buffers;
       return true;
     }
-    PyObject* recurse = registered->recurse ? Py_True : Py_False;
     static PyObject* const kParameters =
         PyUnicode_InternFromString("parameters");
     static PyObject* const kBuffers = PyUnicode_InternFromString("buffers");
-    OwnedRef parameter_list = ListOf(module, kParameters, recurse);
+    static PyObject* const kOwnParameters =
+        PyUnicode_InternFromString("_parameters");
+    static PyObject* const kOwnBuffers = PyUnicode_InternFromString("_buffers");
+    bool from_dicts = false;
+    if (!registered->recurse && !ReadsOwnDicts(module, &from_dicts)) {
+      return false;
+    }
+    OwnedRef parameter_list =
+        from_dicts ? OwnTensors(module, kOwnParameters)
+                   : ListOf(module, kParameters, registered->recurse);
     if (!parameter_list) return false;
     for (Py_ssize_t i = 0, n = PyList_Size(parameter_list.get()); i < n; ++i) {
       PyObject* parameter = PyList_GetItem(parameter_list.get(), i);
       registered->has_parameters = true;
       TensorSize size;
-      if (!SizeOf(parameter, &size)) return false;
+      if (!TensorSizeOf(parameter, &size)) return false;
       registered->parameter_count += size.numel;
       if (!seen_tensors_.insert(parameter).second) {
         parameters->shared = true;
@@ -349,7 +356,9 @@ class CrawlRecorder {
           size.numel;
       parameters->bytes += size.numel * size.element_size;
     }
-    OwnedRef buffer_list = ListOf(module, kBuffers, recurse);
+    OwnedRef buffer_list = from_dicts
+                               ? OwnTensors(module, kOwnBuffers)
+                               : ListOf(module, kBuffers, registered->recurse);
     if (!buffer_list) return false;
     for (Py_ssize_t i = 0, n = PyList_Size(buffer_list.get()); i < n; ++i) {
       PyObject* buffer = PyList_GetItem(buffer_list.get(), i);
@@ -359,7 +368,7 @@ class CrawlRecorder {
         continue;
       }
       TensorSize size;
-      if (!SizeOf(buffer, &size)) return false;
+      if (!TensorSizeOf(buffer, &size)) return false;
       buffers->elements += size.numel;
       buffers->bytes += size.numel * size.element_size;
     }
@@ -372,48 +381,24 @@ class CrawlRecorder {
   }
 
   // module.<method>(recurse) as a list.
-  static OwnedRef ListOf(PyObject* module, PyObject* method,
-                         PyObject* recurse) {
-    OwnedRef iterable(
-        PyObject_CallMethodObjArgs(module, method, recurse, nullptr));
+  static OwnedRef ListOf(PyObject* module, PyObject* method, bool recurse) {
+    OwnedRef iterable(PyObject_CallMethodObjArgs(
+        module, method, recurse ? Py_True : Py_False, nullptr));
     if (!iterable) return OwnedRef();
     return OwnedRef(PySequence_List(iterable.get()));
   }
 
-  struct TensorSize {
-    std::int64_t numel = 0;
-    std::int64_t element_size = 0;
-    bool requires_grad = false;
-  };
-
-  // numel(), element_size() and requires_grad, natively for plain tensors
-  // and through Python for anything else (an uninitialized parameter raises
-  // there, as it did).
-  bool SizeOf(PyObject* tensor, TensorSize* size) {
-    if (ValueDescriber::IsPlainTensor(tensor)) {
-      c10::TensorImpl* impl = TensorImplOf(tensor);
-      if (impl == nullptr) return false;
-      return RaisingPythonErrors([&] {
-        size->numel = impl->numel();
-        size->element_size = static_cast<std::int64_t>(impl->itemsize());
-        size->requires_grad = impl->requires_grad();
-        return true;
-      });
+  // NOTE [A module's own tensors from its dicts] in model_tensors.h; the
+  // answer is kept per class for the crawl.
+  bool ReadsOwnDicts(PyObject* module, bool* out) {
+    PyTypeObject* type = Py_TYPE(module);
+    if (auto it = reads_own_dicts_.find(type); it != reads_own_dicts_.end()) {
+      *out = it->second;
+      return true;
     }
-    static PyObject* const kNumel = PyUnicode_InternFromString("numel");
-    static PyObject* const kElementSize =
-        PyUnicode_InternFromString("element_size");
-    static PyObject* const kRequiresGrad =
-        PyUnicode_InternFromString("requires_grad");
-    OwnedRef numel(PyObject_CallMethodObjArgs(tensor, kNumel, nullptr));
-    OwnedRef element_size(
-        PyObject_CallMethodObjArgs(tensor, kElementSize, nullptr));
-    OwnedRef requires_grad(PyObject_GetAttr(tensor, kRequiresGrad));
-    if (!numel || !element_size || !requires_grad) return false;
-    size->numel = PyLong_AsLongLong(numel.get());
-    size->element_size = PyLong_AsLongLong(element_size.get());
-    if (PyErr_Occurred()) return false;
-    return IsTrue(requires_grad.get(), &size->requires_grad);
+    if (!InheritsOwnTensorMethods(type, out)) return false;
+    reads_own_dicts_.emplace(type, *out);
+    return true;
   }
 
   // The module's hyper-parameters, described once per crawl: natively
@@ -506,6 +491,9 @@ class CrawlRecorder {
   // Keys hold a reference (released by the destructor).
   absl::flat_hash_map<PyObject*, RegisteredModule> modules_;
   absl::flat_hash_set<PyObject*> seen_tensors_;
+  // Whether a module class's own tensors are read from its dicts (NOTE [A
+  // module's own tensors from its dicts]); its modules keep the class alive.
+  absl::flat_hash_map<PyTypeObject*, bool> reads_own_dicts_;
   std::vector<OwnedRef> claimed_lists_;
   std::vector<report::LayerReport> layers_;
   std::vector<crawl::CapturedLeafCall> leaf_calls_;

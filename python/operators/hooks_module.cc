@@ -4,7 +4,8 @@
 // crawl_recorder.h), the control of a measurement (counting_functions.h)
 // and what is read of it (measurement_functions.h), the report functions
 // (report_functions.h), the evaluation of recorded crawls
-// (crawl_functions.h), the native module description's test hook
+// (crawl_functions.h) and the model totals they need (model_tensors.h), the
+// native module description's test hook
 // (module_attributes.h), the peak memory measurement (memory_functions.h),
 // the calls around compiled code (compiled_region_calls.h) and eager
 // flex attention (flex_attention_calls.h), and the command line's parser
@@ -30,6 +31,7 @@
 #include "python/operators/flex_attention_calls.h"
 #include "python/operators/measurement_functions.h"
 #include "python/operators/memory_functions.h"
+#include "python/operators/model_tensors.h"
 #include "python/operators/module_attributes.h"
 #include "python/operators/module_scope_hooks.h"
 #include "python/operators/python_objects.h"
@@ -55,6 +57,7 @@ PyMODINIT_FUNC PyInit__hooks() {
   if (!module || !AddModuleScopeTracker(module.get()) ||
       !AddCrawlRecorder(module.get()) || !AddReportFunctions(module.get()) ||
       !AddCrawlFunctions(module.get()) || !AddMemoryFunctions(module.get()) ||
+      !AddModelTensorFunctions(module.get()) ||
       !AddCountingFunctions(module.get()) ||
       !AddMeasurementFunctions(module.get()) ||
       !AddCompiledRegionFunctions(module.get()) ||

@@ -145,26 +145,31 @@ def tensor_identity(tensor: torch.Tensor) -> Any:
     return id(tensor)
 
 
+_MODEL_TOTALS = ("trainable_parameters", "frozen_parameters", "parameter_bytes", "buffer_elements", "buffer_bytes")
+
+
 def model_totals(
     parameters: Iterable[torch.Tensor], buffers: Iterable[torch.Tensor]
-) -> tuple[dict[str, int], list[torch.Tensor]]:
-    """The model's parameter and buffer totals, each tensor counted once."""
-    parameters = list({tensor_identity(p): p for p in parameters}.values())
-    buffers = list({tensor_identity(b): b for b in buffers}.values())
-    totals = {
-        "trainable_parameters": sum(p.numel() for p in parameters if p.requires_grad),
-        "frozen_parameters": sum(p.numel() for p in parameters if not p.requires_grad),
-        "parameter_bytes": sum(p.numel() * p.element_size() for p in parameters),
-        "buffer_elements": sum(b.numel() for b in buffers),
-        "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),
-    }
-    return totals, [*parameters, *buffers]
+) -> tuple[dict[str, int], list[str], list[str]]:
+    """The model's parameter and buffer totals, each tensor counted once
+    (torchscan/tensor_identity.h's rule, read natively:
+    python/operators/model_tensors.h), and the sorted devices and dtypes of
+    the tensors counted."""
+    totals, devices, dtypes = hooks().model_tensor_totals(parameters, buffers)
+    return dict(zip(_MODEL_TOTALS, totals)), devices, dtypes
+
+
+def module_totals(root: nn.Module, modules: list[nn.Module]) -> tuple[dict[str, int], list[str], list[str]]:
+    """model_totals(root.parameters(), root.buffers()), where ``modules`` is
+    list(root.modules()): read from each module's own dicts unless root's
+    class overrides how they are walked (python/operators/model_tensors.h)."""
+    totals, devices, dtypes = hooks().module_tensor_totals(root, modules)
+    return dict(zip(_MODEL_TOTALS, totals)), devices, dtypes
 
 
 def crawl_context(
-    model_type: str, execution_mode: str, training_before: bool, model_tensors: Iterable[torch.Tensor]
+    model_type: str, execution_mode: str, training_before: bool, devices: list[str], dtypes: list[str]
 ) -> dict[str, Any]:
-    tensors = list(model_tensors)
     return {
         "torchscan_version": _version.__version__,
         "torch_version": torch.__version__,
@@ -172,8 +177,8 @@ def crawl_context(
         "model_type": model_type,
         "execution_mode": execution_mode,
         "training_before": training_before,
-        "devices": sorted({str(t.device) for t in tensors}),
-        "dtypes": sorted({str(t.dtype) for t in tensors}),
+        "devices": devices,
+        "dtypes": dtypes,
     }
 
 

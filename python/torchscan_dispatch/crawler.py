@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
-from torchscan_dispatch._crawl_support import crawl_context, model_totals, prepare_inputs
+from torchscan_dispatch._crawl_support import crawl_context, module_totals, prepare_inputs
 from torchscan_dispatch._describe import describe_module
 from torchscan_dispatch._library import hooks, load_library
 from torchscan_dispatch._native import Measurement
@@ -221,12 +221,13 @@ def crawl_module(
             for child, training in training_flags:
                 child.training = training
 
-        totals, model_tensors = model_totals(module.parameters(), module.buffers())
+        totals, devices, dtypes = module_totals(module, list(module.modules()))
         context = crawl_context(
             f"{type(module).__module__}.{type(module).__qualname__}",
             "evaluation_no_grad",
             training_flags[0][1],
-            model_tensors,
+            devices,
+            dtypes,
         )
         report, incomplete = crawl.recorder.report(tuple(totals.values()), context, input_metadata)
         if strict and incomplete is not None:

@@ -485,7 +485,7 @@ def crawl_exported_program(
     measurement = Measurement() if mode == "full" else None
     try:
         crawl.run(call_args, call_kwargs, measurement)
-        totals, model_tensors = model_totals(
+        totals, devices, dtypes = model_totals(
             (tensor for tensors in crawl.parameters.values() for _, tensor in tensors),
             (tensor for tensors in crawl.buffers.values() for _, tensor in tensors),
         )
@@ -500,7 +500,7 @@ def crawl_exported_program(
             # The operator FLOPs stay in C++: the measurement hands them to
             # the evaluation directly.
             record["leaf_calls"] = crawl.leaf_calls
-        context = crawl_context(root_type, EXECUTION_MODE, False, model_tensors)
+        context = crawl_context(root_type, EXECUTION_MODE, False, devices, dtypes)
         return finish_report(record, crawl.layers, context, input_metadata, strict, measurement)
     finally:
         if measurement is not None:

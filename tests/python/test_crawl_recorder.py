@@ -151,3 +151,93 @@ def test_a_failing_forward_leaves_the_model_as_it_was(mode):
         torchscan_dispatch.crawl_module(model, args=(torch.randn(2, 4),), mode=mode)
     assert model.training and model[0].training
     assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+
+
+# --- a model's own tensors, read from the modules' dicts where their classes
+# inherit nn.Module's methods, and through the methods where they override
+# them (NOTE [A module's own tensors from its dicts], model_tensors.h)
+
+
+class BiasHidden(nn.Linear):
+    """Overrides parameters(): its layer tally and the model totals follow."""
+
+    def parameters(self, recurse=True):
+        return iter([self.weight])
+
+
+class RunningStatsOnly(nn.BatchNorm1d):
+    """Overrides named_buffers(): num_batches_tracked is left out."""
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        for name, buffer in super().named_buffers(prefix, recurse, remove_duplicate):
+            if "running" in name:
+                yield name, buffer
+
+
+class OwnTensors(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = BiasHidden(5, 4)
+        self.norm = RunningStatsOnly(4)
+        self.plain = nn.Linear(4, 3, bias=False)  # a None entry in _parameters
+        self.plain.register_parameter("alias", self.plain.weight)  # one object, two names
+        self.frozen = nn.Linear(3, 3)
+        self.frozen.requires_grad_(False)
+        self.register_buffer("scale", torch.ones(3, dtype=torch.float64))
+        self.register_buffer("scratch", torch.zeros(7), persistent=False)
+        self.tied = nn.Linear(4, 3, bias=False)
+        self.tied.weight = self.plain.weight  # shared across modules
+
+    def forward(self, x):
+        h = self.norm(self.hidden(x))
+        return self.frozen(self.plain(h) + self.tied(h)) * self.scale
+
+
+class WeightsOnlyRoot(OwnTensors):
+    """A root that overrides parameters() and buffers(): the totals follow
+    its methods, not the modules' dicts."""
+
+    def parameters(self, recurse=True):
+        return iter([self.hidden.weight, self.frozen.weight])
+
+    def buffers(self, recurse=True):
+        return iter([self.scale])
+
+
+def _hand_totals(parameters, buffers):
+    parameters = list({id(p): p for p in parameters}.values())
+    buffers = list({id(b): b for b in buffers}.values())
+    return {
+        "trainable_parameters": sum(p.numel() for p in parameters if p.requires_grad),
+        "frozen_parameters": sum(p.numel() for p in parameters if not p.requires_grad),
+        "parameter_bytes": sum(p.numel() * p.element_size() for p in parameters),
+        "buffer_elements": sum(b.numel() for b in buffers),
+        "buffer_bytes": sum(b.numel() * b.element_size() for b in buffers),
+    }
+
+
+@pytest.mark.parametrize("model_class", [OwnTensors, WeightsOnlyRoot])
+def test_overridden_tensor_methods_match_released_torchscan(model_class):
+    torch.manual_seed(0)
+    _compare(model_class().eval(), (torch.randn(2, 5),), None)
+
+
+@pytest.mark.parametrize("model_class", [OwnTensors, WeightsOnlyRoot])
+def test_model_totals_are_the_roots_tensors_each_counted_once(model_class):
+    model = model_class().eval()
+    report = torchscan_dispatch.crawl_module(model, args=(torch.randn(2, 5),))
+    expected = _hand_totals(model.parameters(), model.buffers())
+    assert expected == {name: report["totals"][name]["value"] for name in expected}
+    tensors = [*model.parameters(), *model.buffers()]
+    assert sorted({str(t.dtype) for t in tensors}) == report["context"]["dtypes"]
+    assert sorted({str(t.device) for t in tensors}) == report["context"]["devices"]
+
+
+def test_a_layer_tally_follows_its_classes_overridden_methods():
+    report = torchscan_dispatch.crawl_module(OwnTensors().eval(), args=(torch.randn(2, 5),))
+    layers = {layer["path"]: layer for layer in report["layers"]}
+    assert 5 * 4 == layers["hidden"]["parameters"]["trainable"]  # no bias
+    assert 4 + 4 == layers["norm"]["buffers"]["elements"]  # no num_batches_tracked
+    assert 4 * 3 == layers["plain"]["parameters"]["trainable"]  # alias once
+    assert 3 * 3 + 3 == layers["frozen"]["parameters"]["frozen"]
+    assert layers["tied"]["parameters"] == {"trainable": 0, "frozen": 0, "bytes": 0, "shared": True}
