@@ -29,7 +29,10 @@ def libfuzzer_objects(name, srcs, hdrs):
             srcs = [src] + hdrs,
             outs = [out],
             cmd = "$(location //tools:fuzz/compile_for_libfuzzer.sh) $(location %s) $@" % src,
-            tools = ["//tools:fuzz/compile_for_libfuzzer.sh"],
+            tools = [
+                "//tools:fuzz/compile_for_libfuzzer.sh",
+                "//tools:fuzz/libfuzzer.sh",
+            ],
             testonly = True,
         )
         objects.append(out)

@@ -9,6 +9,12 @@
 # `bazel test`). New inputs go to a scratch corpus; the committed seeds are
 # read only.
 
+# Debian's libraries the fuzzers' sources use, by pkg-config module: the
+# compile flags (compile_for_libfuzzer.sh, which sources this file) and the
+# link flags (libfuzzer_link) come from this one list.
+libfuzzer_pkg_config_modules=(absl_status absl_statusor absl_strings
+  absl_str_format absl_int128 absl_cord absl_synchronization nlohmann_json)
+
 # Skips the test, saying so, when clang++ is missing.
 libfuzzer_require_clang() {
   if ! command -v clang++ >/dev/null 2>&1; then
@@ -55,10 +61,8 @@ libfuzzer_link() {
       exit 0
     fi
   done
-  local modules=(absl_status absl_statusor absl_strings absl_str_format
-    absl_int128 absl_cord absl_synchronization nlohmann_json)
   local libs
-  read -r -a libs <<<"$(pkg-config --libs "${modules[@]}")"
+  read -r -a libs <<<"$(pkg-config --libs "${libfuzzer_pkg_config_modules[@]}")"
   echo "== linking $# objects with $(clang++ --version | head -n 1)"
   clang++ -fsanitize=fuzzer,address,undefined "$@" "${libs[@]}" -o "${work}/${name}"
 }
