@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import platform
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from typing import Any, Literal
@@ -82,6 +83,32 @@ def _arity(signature: inspect.Signature | None) -> int:
     return _BINDS_BY_NAME
 
 
+# A forward function's signature and arity, kept while the function lives:
+# a training loop crawls the same classes again and again, and
+# inspect.signature costs about 15 us per class.
+_SIGNATURES: weakref.WeakKeyDictionary[Callable[..., Any], tuple[inspect.Signature | None, int]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _signature_and_arity(module: nn.Module) -> tuple[inspect.Signature | None, int]:
+    forward = module.forward
+    key = forward.__func__ if inspect.ismethod(forward) else None
+    if key is not None:
+        with suppress(TypeError):  # a function that takes no weak references
+            known = _SIGNATURES.get(key)
+            if known is not None:
+                return known
+    signature = None
+    with suppress(TypeError, ValueError):
+        signature = inspect.signature(forward)
+    known = (signature, _arity(signature))
+    if key is not None:
+        with suppress(TypeError):
+            _SIGNATURES[key] = known
+    return known
+
+
 class _Crawl:
     """The hooks of one crawl; their bodies record natively."""
 
@@ -94,7 +121,6 @@ class _Crawl:
             _ordered_inputs,
         )
         self.handles: list[Any] = []
-        self._signatures: dict[Any, inspect.Signature | None] = {}
         # FlopCounterMode's module labels: the root's class name, then the
         # attribute path ("Net", "Net.blocks.0").
         self._root_label = type(root).__name__
@@ -105,18 +131,6 @@ class _Crawl:
             or isinstance(module, nn.MultiheadAttention)
             or (module is self.root and isinstance(module, nn.Transformer))
         )
-
-    def _signature(self, module: nn.Module) -> inspect.Signature | None:
-        forward = module.forward
-        key = forward.__func__ if inspect.ismethod(forward) else None
-        if key is not None and key in self._signatures:
-            return self._signatures[key]
-        signature = None
-        with suppress(TypeError, ValueError):
-            signature = inspect.signature(forward)
-        if key is not None:
-            self._signatures[key] = signature
-        return signature
 
     def module_label(self, path: str) -> str:
         return f"{self._root_label}.{path}" if path else self._root_label
@@ -146,12 +160,12 @@ class _Crawl:
 
     def register(self, module: nn.Module, path: str) -> None:
         metric_leaf = self.is_metric_leaf(module)
-        signature = self._signature(module) if metric_leaf and self.full else None
+        signature, arity = _signature_and_arity(module) if metric_leaf and self.full else (None, _NO_SIGNATURE)
         recurse = isinstance(module, nn.MultiheadAttention) or (
             module is self.root and isinstance(module, nn.Transformer)
         )
         self.recorder.register(
-            module, path, self.module_label(path), metric_leaf, recurse, signature, _arity(signature)
+            module, path, self.module_label(path), metric_leaf, recurse, signature, arity
         )
         self.handles.append(module.register_forward_pre_hook(self.recorder.pre_hook, with_kwargs=True))
         self.handles.append(module.register_forward_hook(self.recorder.post_hook, with_kwargs=True))
