@@ -65,13 +65,6 @@ using report::ValueMetadata;
 constexpr int kNoSignature = -2;  // inputs are args then kwargs values
 constexpr int kBindsByName = -1;  // Python binds the call to the signature
 
-bool IsTrue(PyObject* value, bool* out) {
-  const int truth = PyObject_IsTrue(value);
-  if (truth < 0) return false;
-  *out = truth != 0;
-  return true;
-}
-
 // One registered module and what its calls have recorded so far.
 struct RegisteredModule {
   std::string path;

@@ -3,30 +3,16 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/TensorImpl.h>
 
-#include <initializer_list>
 #include <set>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/types/span.h"
 #include "python/operators/value_descriptions.h"
 #include "torchscan/tensor_identity.h"
 
 namespace torchscan::dispatch {
 namespace {
-
-bool IsTrue(PyObject* value, bool* out) {
-  const int truth = PyObject_IsTrue(value);
-  if (truth < 0) return false;
-  *out = truth != 0;
-  return true;
-}
-
-// str(getattr(tensor, attribute)).
-bool StrOf(PyObject* tensor, const char* attribute, std::string* out) {
-  OwnedRef value(PyObject_GetAttrString(tensor, attribute));
-  OwnedRef text(value ? PyObject_Str(value.get()) : nullptr);
-  return text && Utf8(text.get(), out);
-}
 
 // The tensors of one model, each counted once, and what they add up to.
 class ModelTensors {
@@ -35,7 +21,6 @@ class ModelTensors {
   // totals it joins.
   bool Add(PyObject* tensor, bool parameter) {
     const int kind = parameter ? 0 : 1;
-    TensorSize size;
     if (ValueDescriber::IsPlainTensor(tensor)) {
       c10::TensorImpl* impl = TensorImplOf(tensor);
       if (impl == nullptr) return false;
@@ -44,19 +29,27 @@ class ModelTensors {
         first = seen_[kind].Insert(at::Tensor(
             c10::intrusive_ptr<c10::TensorImpl,
                                c10::UndefinedTensorImpl>::reclaim_copy(impl)));
-        size = {impl->numel(), static_cast<std::int64_t>(impl->itemsize()),
-                impl->requires_grad()};
         return true;
       });
       if (!ok) return false;
       if (!first) return true;
-      Total(size, parameter);
-      return AddNamesOfPlain(tensor, impl);
+    } else if (!seen_objects_[kind].insert(tensor).second) {
+      return true;
     }
-    if (!seen_objects_[kind].insert(tensor).second) return true;
+    TensorSize size;
     if (!TensorSizeOf(tensor, &size)) return false;
-    Total(size, parameter);
-    return AddNamesByAttributes(tensor);
+    if (parameter) {
+      (size.requires_grad ? trainable_ : frozen_) += size.numel;
+      parameter_bytes_ += size.numel * size.element_size;
+    } else {
+      buffer_elements_ += size.numel;
+      buffer_bytes_ += size.numel * size.element_size;
+    }
+    std::string dtype, device;
+    if (!describer_.TensorNames(tensor, &dtype, &device)) return false;
+    dtypes_.insert(std::move(dtype));
+    devices_.insert(std::move(device));
+    return true;
   }
 
   // ((trainable, frozen, parameter_bytes, buffer_elements, buffer_bytes),
@@ -72,45 +65,6 @@ class ModelTensors {
   }
 
  private:
-  void Total(const TensorSize& size, bool parameter) {
-    if (parameter) {
-      (size.requires_grad ? trainable_ : frozen_) += size.numel;
-      parameter_bytes_ += size.numel * size.element_size;
-    } else {
-      buffer_elements_ += size.numel;
-      buffer_bytes_ += size.numel * size.element_size;
-    }
-  }
-
-  // A plain tensor's names, made through Python once per dtype and device.
-  bool AddNamesOfPlain(PyObject* tensor, const c10::TensorImpl* impl) {
-    const int dtype = static_cast<int>(impl->dtype().toScalarType());
-    const c10::Device device = impl->device();
-    const int device_key =
-        (static_cast<int>(device.type()) << 16) + device.index() + 1;
-    if (named_dtypes_.insert(dtype).second) {
-      std::string name;
-      if (!StrOf(tensor, "dtype", &name)) return false;
-      dtypes_.insert(std::move(name));
-    }
-    if (named_devices_.insert(device_key).second) {
-      std::string name;
-      if (!StrOf(tensor, "device", &name)) return false;
-      devices_.insert(std::move(name));
-    }
-    return true;
-  }
-
-  bool AddNamesByAttributes(PyObject* tensor) {
-    std::string dtype, device;
-    if (!StrOf(tensor, "dtype", &dtype) || !StrOf(tensor, "device", &device)) {
-      return false;
-    }
-    dtypes_.insert(std::move(dtype));
-    devices_.insert(std::move(device));
-    return true;
-  }
-
   static PyObject* SortedList(const std::set<std::string>& names) {
     OwnedRef list(PyList_New(0));
     if (!list) return nullptr;
@@ -126,7 +80,7 @@ class ModelTensors {
   SeenTensors seen_[2];
   // Tensors that are not plain, by object (their storage is theirs to say).
   absl::flat_hash_set<PyObject*> seen_objects_[2];
-  std::set<int> named_dtypes_, named_devices_;
+  ValueDescriber describer_;  // keeps the dtype and device names it made
   std::set<std::string> dtypes_, devices_;
   long long trainable_ = 0, frozen_ = 0, parameter_bytes_ = 0;
   long long buffer_elements_ = 0, buffer_bytes_ = 0;
@@ -146,7 +100,7 @@ bool AddAll(PyObject* iterable, bool parameters, ModelTensors* tensors,
 
 // Whether torch.nn.Module's `names` are what `type` has.
 bool InheritsModuleMethods(PyTypeObject* type,
-                           std::initializer_list<PyObject*> names, bool* out) {
+                           absl::Span<PyObject* const> names, bool* out) {
   // NOTE [Classes found under the GIL] in python_objects.h.
   static PyObject* module_class = nullptr;
   if (module_class == nullptr) {
@@ -163,19 +117,24 @@ bool InheritsModuleMethods(PyTypeObject* type,
   return true;
 }
 
+// The totals of two iterables of tensors, as model_tensor_totals returns them.
+PyObject* TotalsOf(PyObject* parameters, PyObject* buffers) {
+  OwnedRef kept(PyList_New(0));
+  if (!kept) return nullptr;
+  ModelTensors tensors;
+  if (!AddAll(parameters, /*parameters=*/true, &tensors, kept.get()) ||
+      !AddAll(buffers, /*parameters=*/false, &tensors, kept.get())) {
+    return nullptr;
+  }
+  return tensors.ToPython();
+}
+
 PyObject* ModelTensorTotals(PyObject*, PyObject* const* args,
                             Py_ssize_t nargs) {
   if (!CheckArguments(kExtensionModule, "model_tensor_totals", nargs, 2)) {
     return nullptr;
   }
-  OwnedRef kept(PyList_New(0));
-  if (!kept) return nullptr;
-  ModelTensors tensors;
-  if (!AddAll(args[0], /*parameters=*/true, &tensors, kept.get()) ||
-      !AddAll(args[1], /*parameters=*/false, &tensors, kept.get())) {
-    return nullptr;
-  }
-  return tensors.ToPython();
+  return TotalsOf(args[0], args[1]);
 }
 
 PyObject* ModuleTensorTotals(PyObject*, PyObject* const* args,
@@ -199,19 +158,15 @@ PyObject* ModuleTensorTotals(PyObject*, PyObject* const* args,
                              &from_dicts)) {
     return nullptr;
   }
-  OwnedRef kept(PyList_New(0));
-  if (!kept) return nullptr;
-  ModelTensors tensors;
   if (!from_dicts) {
     OwnedRef parameters(PyObject_CallMethodObjArgs(root, kParameters, nullptr));
     OwnedRef buffers(PyObject_CallMethodObjArgs(root, kBuffers, nullptr));
-    if (!parameters || !buffers ||
-        !AddAll(parameters.get(), /*parameters=*/true, &tensors, kept.get()) ||
-        !AddAll(buffers.get(), /*parameters=*/false, &tensors, kept.get())) {
-      return nullptr;
-    }
-    return tensors.ToPython();
+    if (!parameters || !buffers) return nullptr;
+    return TotalsOf(parameters.get(), buffers.get());
   }
+  OwnedRef kept(PyList_New(0));
+  if (!kept) return nullptr;
+  ModelTensors tensors;
   OwnedRef modules(PySequence_List(args[1]));
   if (!modules) return nullptr;
   // Parameters first, then buffers: the order of the two walks (only the
@@ -276,9 +231,7 @@ bool InheritsOwnTensorMethods(PyTypeObject* type, bool* out) {
       PyUnicode_InternFromString("named_buffers"),
       PyUnicode_InternFromString("_named_members"),
   };
-  return InheritsModuleMethods(
-      type, {kMethods[0], kMethods[1], kMethods[2], kMethods[3], kMethods[4]},
-      out);
+  return InheritsModuleMethods(type, kMethods, out);
 }
 
 OwnedRef OwnTensors(PyObject* module, PyObject* dict_name) {

@@ -72,6 +72,13 @@ bool Utf8(PyObject* text, std::string* out) {
   return true;
 }
 
+bool IsTrue(PyObject* value, bool* out) {
+  const int truth = PyObject_IsTrue(value);
+  if (truth < 0) return false;
+  *out = truth != 0;
+  return true;
+}
+
 bool Handle(PyObject* value, std::int64_t* out) {
   const long long handle = PyLong_AsLongLong(value);
   if (handle == -1 && PyErr_Occurred()) return false;

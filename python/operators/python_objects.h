@@ -76,6 +76,9 @@ bool RaisingPythonErrors(Body body) {
 // `text` (a str) as UTF-8.
 bool Utf8(PyObject* text, std::string* out);
 
+// bool(value), as Python computes it.
+bool IsTrue(PyObject* value, bool* out);
+
 // `value` (an int) as a measurement handle; a TypeError or OverflowError
 // otherwise.
 bool Handle(PyObject* value, std::int64_t* out);

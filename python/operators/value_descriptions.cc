@@ -200,15 +200,44 @@ bool ValueDescriber::DescribeTensor(PyObject* tensor, ValueMetadata* out) {
   } catch (const c10::Error&) {
     return DescribeTensorByAttributes(tensor, out);
   }
-  const std::string* dtype_name =
+  const std::string* dtype_name = nullptr;
+  const std::string* device_name = nullptr;
+  if (!PlainTensorNames(tensor, dtype, device, &dtype_name, &device_name)) {
+    return false;
+  }
+  *out = ValueMetadata::Tensor(std::move(shape), *dtype_name, *device_name,
+                               requires_grad);
+  return true;
+}
+
+bool ValueDescriber::PlainTensorNames(PyObject* tensor, c10::ScalarType dtype,
+                                      c10::Device device,
+                                      const std::string** dtype_name,
+                                      const std::string** device_name) {
+  *dtype_name =
       PythonString(dtype_names_, static_cast<int>(dtype), tensor, "dtype");
-  const std::string* device_name =
+  *device_name =
       PythonString(device_names_,
                    (static_cast<int>(device.type()) << 16) + device.index() + 1,
                    tensor, "device");
-  if (dtype_name == nullptr || device_name == nullptr) return false;
-  *out = ValueMetadata::Tensor(std::move(shape), *dtype_name, *device_name,
-                               requires_grad);
+  return *dtype_name != nullptr && *device_name != nullptr;
+}
+
+bool ValueDescriber::TensorNames(PyObject* tensor, std::string* dtype,
+                                 std::string* device) {
+  if (!IsPlainTensor(tensor)) {
+    return StrOf(tensor, "dtype", dtype) && StrOf(tensor, "device", device);
+  }
+  c10::TensorImpl* impl = TensorImplOf(tensor);
+  if (impl == nullptr) return false;
+  const std::string* dtype_name = nullptr;
+  const std::string* device_name = nullptr;
+  if (!PlainTensorNames(tensor, c10::typeMetaToScalarType(impl->dtype()),
+                        impl->device(), &dtype_name, &device_name)) {
+    return false;
+  }
+  *dtype = *dtype_name;
+  *device = *device_name;
   return true;
 }
 

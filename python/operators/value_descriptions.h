@@ -49,6 +49,9 @@ class ValueDescriber {
   // `args` a tuple, `kwargs` a dict (its items in order).
   bool DescribeCall(PyObject* args, PyObject* kwargs,
                     report::CallMetadata* out);
+  // str(tensor.dtype) and str(tensor.device): for a plain tensor made once
+  // per dtype and device, for any other read from its attributes.
+  bool TensorNames(PyObject* tensor, std::string* dtype, std::string* device);
   // Whether `value`'s type is exactly torch.Tensor or torch.nn.Parameter.
   // False, with no error, before torch can be found.
   static bool IsPlainTensor(PyObject* value);
@@ -56,6 +59,10 @@ class ValueDescriber {
  private:
   bool DescribeTensor(PyObject* tensor, report::ValueMetadata* out);
   bool DescribeTensorByAttributes(PyObject* tensor, report::ValueMetadata* out);
+  // The names of `dtype` and `device`, those of plain tensor `tensor`.
+  bool PlainTensorNames(PyObject* tensor, c10::ScalarType dtype,
+                        c10::Device device, const std::string** dtype_name,
+                        const std::string** device_name);
   bool DescribeSequence(PyObject* value, bool tuple,
                         report::ValueMetadata* out);
   bool DescribeMapping(PyObject* value, report::ValueMetadata* out);
