@@ -949,7 +949,7 @@ std::unique_ptr<CompiledGraphTally> CompiledGraphTally::Unreadable(
 // runs inside the user's compiled code, where an exception would fail their
 // step. An unreadable spec becomes a tally that records the graph as unseen
 // work, naming the error, and the workload runs on.
-const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec) {
+const CompiledGraphTally& TallyFor(std::int64_t key, absl::string_view spec) {
   static absl::Mutex mu;
   // Keyed by the pass's hash of the spec; the spec itself is compared, so
   // two specs that share a key each get their own tally.
@@ -974,7 +974,7 @@ const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec) {
   for (const auto& [text, existing] : entries) {
     if (text == spec) return *existing;  // another thread parsed it first
   }
-  entries.emplace_back(spec, std::move(tally));
+  entries.emplace_back(std::string(spec), std::move(tally));
   return *entries.back().second;
 }
 

@@ -213,8 +213,9 @@ class CompiledGraphTally {
 
 // The tally for `spec`, parsed once per process and kept by `key` (a hash of
 // the spec computed by the pass). Never throws for a malformed spec: that
-// tally records its graph as unseen work, naming the error.
-const CompiledGraphTally& TallyFor(std::int64_t key, const std::string& spec);
+// tally records its graph as unseen work, naming the error. The spec is
+// copied only the first time.
+const CompiledGraphTally& TallyFor(std::int64_t key, absl::string_view spec);
 
 }  // namespace torchscan::dispatch
 

@@ -14,6 +14,11 @@
 //   counting_key_bits() -> int
 //       The raw DispatchKeySet bits of the counting key, which compiled
 //       calls take out of the thread-local included set.
+//   counting_here() -> bool
+//       Whether a measurement's session is current on this thread
+//       (counting, or in a hidden region of it). When it is not, and no
+//       module hooks of ours are installed, a compiled call or graph needs
+//       nothing of ours (NOTE [Idle compiled calls] in _compiled_calls.py).
 //   enter_compiled_call(root_label) -> int
 //       A compiled call begins on this thread. When a measurement is
 //       counting here, opens a hidden region (its eager calls are counted by

@@ -7,7 +7,8 @@
 // (crawl_functions.h) and the model totals they need (model_tensors.h), the
 // native module description's test hook
 // (module_attributes.h), the peak memory measurement (memory_functions.h),
-// the calls around compiled code (compiled_region_calls.h) and eager
+// the calls around compiled code (compiled_region_calls.h) and the views
+// of `torch` its integration puts in Dynamo's place (module_view.h), eager
 // flex attention (flex_attention_calls.h), and the command line's parser
 // and listings (cli_functions.h).
 //
@@ -34,6 +35,7 @@
 #include "python/operators/model_tensors.h"
 #include "python/operators/module_attributes.h"
 #include "python/operators/module_scope_hooks.h"
+#include "python/operators/module_view.h"
 #include "python/operators/python_objects.h"
 #include "python/operators/report_functions.h"
 #include "python/operators/value_descriptions.h"
@@ -61,6 +63,7 @@ PyMODINIT_FUNC PyInit__hooks() {
       !AddCountingFunctions(module.get()) ||
       !AddMeasurementFunctions(module.get()) ||
       !AddCompiledRegionFunctions(module.get()) ||
+      !AddModuleView(module.get()) ||
       !AddFlexAttentionFunctions(module.get()) ||
       !AddCliFunctions(module.get()) ||
       !AddModuleAttributeFunctions(module.get()) ||

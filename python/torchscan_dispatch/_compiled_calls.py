@@ -72,17 +72,6 @@ def swap_module_namer(namer: Any) -> Any:
     return previous
 
 
-class _ModuleProxy:
-    """A module whose attributes are another module's, except `overrides`."""
-
-    def __init__(self, module: Any, overrides: dict[str, Any]) -> None:
-        self.__dict__.update(overrides)
-        self._module = module
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._module, name)
-
-
 def _root_label(frame) -> bytes | None:
     """The label (FlopCounterMode's name) of the module the compiled call
     belongs to, when module tracking is on for this thread (else None); b""
@@ -100,18 +89,43 @@ def _root_label(frame) -> bytes | None:
     return b""
 
 
+# NOTE [Idle compiled calls]
+# The library is loaded into training processes that measure now and then,
+# or never, so a compiled call made while nothing of ours is active must
+# cost what it costs without us. The guard class is only reached through
+# the module view (ModuleView, python/operators/module_view.h: Dynamo reads
+# about ten `torch.*` attributes per compiled call, each a dict probe more
+# than on `torch` itself), and when no session is current on the calling
+# thread and none of our module hooks is installed, __new__ returns
+# PyTorch's own _ForceDispatchKeyGuard for Dynamo's sets, unchanged: without
+# a session the counting key is not in the included set, there is no hidden
+# region to open and no module to name, and without our hooks there is
+# nothing to hide from Dynamo's guards. A measurement cannot begin inside
+# the call on this thread before the guard is entered, and one begun inside
+# it is confined by PyTorch's guard as any other key change is. Compiled
+# graphs take the same test (wrap_compiled_graphs).
+
+
 def _make_guard_class(key_bits: int):
     force = torch._C._ForceDispatchKeyGuard
     from_raw = torch._C.DispatchKeySet.from_raw_repr
     calls = compiled_region_calls()
+    counting_here = calls.counting_here
     hide_hooks, unhide_hooks = _global_hooks.hide, _global_hooks.unhide
+    hooks_installed = _global_hooks.installed
 
     class CompiledCallGuard:
         """What Dynamo's compile wrapper gets for torch._C._ForceDispatchKeyGuard:
         the same guard, without the counting key; and a hidden region while a
-        measurement counts on this thread."""
+        measurement counts on this thread. Idle, PyTorch's own guard (NOTE
+        [Idle compiled calls])."""
 
         __slots__ = ("_guard", "_entered", "_label", "_hid")
+
+        def __new__(cls, include, exclude):
+            if not counting_here() and not hooks_installed():
+                return force(include, exclude)
+            return object.__new__(cls)
 
         def __init__(self, include, exclude) -> None:
             self._guard = force(from_raw(include.raw_repr() & ~key_bits), exclude)
@@ -143,10 +157,11 @@ def hide_key_from_compiled_calls() -> None:
     global _guard_class
     if _guard_class is None:
         _guard_class = _make_guard_class(compiled_region_calls().counting_key_bits())
-        for method in (_guard_class.__init__, _guard_class.__enter__, _guard_class.__exit__):
+        for method in (_guard_class.__new__, _guard_class.__init__, _guard_class.__enter__, _guard_class.__exit__):
             never_compile(method)
-    c_module = _ModuleProxy(torch._C, {"_ForceDispatchKeyGuard": _guard_class})
-    patch(eval_frame, "torch", _ModuleProxy(torch, {"_C": c_module}))
+    view = compiled_region_calls().ModuleView
+    c_module = view(torch._C, {"_ForceDispatchKeyGuard": _guard_class})
+    patch(eval_frame, "torch", view(torch, {"_C": c_module}))
 
 
 # ---------------------------------------------------------------------------
@@ -161,8 +176,11 @@ def wrap_compiled_graphs(integration_enabled: Callable[[], bool]) -> None:
 
     original = CompiledFxGraph.__call__
     calls = compiled_region_calls()
+    counting_here = calls.counting_here
 
     def __call__(self, inputs):
+        if not counting_here():  # NOTE [Idle compiled calls]
+            return original(self, inputs)
         before = calls.enter_compiled_graph()
         try:
             return original(self, inputs)

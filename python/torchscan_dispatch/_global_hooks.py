@@ -122,6 +122,11 @@ def leaving_ours_out(has_any_global_hook: Callable[[], Any]) -> Callable[[], boo
     return _has_any_global_hook
 
 
+def installed() -> bool:
+    """Whether any of our module hooks is installed now."""
+    return bool(_ours)
+
+
 def hook_dicts_guarded() -> bool:
     """Whether note_hook_dicts_guarded was called."""
     return _contents_guarded

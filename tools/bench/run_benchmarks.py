@@ -30,7 +30,11 @@ Workloads:
      the same step under StepMeter with its phases, interleaved in one
      process;
   9. the host's measured peak (roofline.measure_host_peak: float32 GEMM
-     FLOP/s and stream-copy bandwidth), run repeatedly: its spread.
+     FLOP/s and stream-copy bandwidth), run repeatedly: its spread;
+ 10. the library loaded but idle, against a process that never loads it:
+     a call of a torch._dynamo.disable'd function and calls of two
+     torch.compile'd models (a small one, and a deep one whose graph spec
+     is a few hundred kilobytes), fresh processes alternating.
 """
 
 from __future__ import annotations
@@ -867,10 +871,86 @@ def benchmark_host_peak(repeats):
     )
 
 
+IDLE_LIBRARY = r"""
+import json, statistics, sys, time, torch, torch._dynamo
+from torch import nn
+sys.path.insert(0, sys.argv[2])
+loaded = sys.argv[1] == "idle"
+spec_sizes = []
+if loaded:
+    import torchscan_dispatch
+    from torchscan_dispatch import _tally_pass
+    torchscan_dispatch.load_library()
+    text = _tally_pass.spec_text
+    def recorded(description):
+        spec = text(description)
+        spec_sizes.append(len(spec))
+        return spec
+    _tally_pass.spec_text = recorded
+torch.set_num_threads(1)
+torch.manual_seed(0)
+repeats = int(sys.argv[3])
+
+@torch._dynamo.disable
+def disabled(x):
+    return x
+
+def mlp(layers):
+    return nn.Sequential(*(m for _ in range(layers) for m in (nn.Linear(32, 32), nn.ReLU()))).eval()
+
+x = torch.randn(4, 32)
+small, deep = torch.compile(mlp(2)), torch.compile(mlp(400))
+def per_call(fn, calls):
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn(x)
+    return (time.perf_counter() - start) / calls
+cases = {"disabled": (disabled, 20000), "compiled small": (small, 2000), "compiled deep": (deep, 200)}
+with torch.no_grad():
+    small(x); deep(x)
+    times = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, (fn, calls) in cases.items():
+            times[name].append(per_call(fn, calls))
+print(json.dumps({"times": {name: statistics.median(v) for name, v in times.items()},
+                  "spec_kb": max(spec_sizes, default=0) / 1024}))
+"""
+
+
+def benchmark_idle_library(repeats, processes):
+    """Section 10: per-call times in fresh processes, plain and idle
+    alternating; medians over processes."""
+    results = {"plain": [], "idle": []}
+    for index in range(max(processes, 3)):
+        for kind in ("plain", "idle"):
+            progress(f"idle library: {kind} process {index + 1}")
+            out = subprocess.run([sys.executable, "-c", IDLE_LIBRARY, kind, str(ROOT / "python"), str(repeats)],
+                                 capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                print(f"{kind} process failed: {(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+                return None
+            results[kind].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    spec_kb = max(r["spec_kb"] for r in results["idle"])
+    rows = []
+    for name in results["plain"][0]["times"]:
+        plain = [r["times"][name] for r in results["plain"]]
+        idle = [r["times"][name] for r in results["idle"]]
+        ratios = sorted(i / p for i, p in zip(idle, plain))
+        rows.append([name, f"{statistics.median(plain) * 1e6:.2f}", f"{statistics.median(idle) * 1e6:.2f}",
+                     f"{statistics.median(ratios):.3f}x ({ratios[0]:.3f}-{ratios[-1]:.3f})"])
+    print_table(
+        f"10. The library loaded but idle: us per call, medians of {repeats} rounds in each of "
+        f"{len(results['plain'])} fresh processes per side (the deep model's largest graph spec: {spec_kb:.0f} KiB)",
+        ["call", "never loaded", "loaded, idle", "idle / never loaded (range over process pairs)"],
+        rows,
+    )
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--only", choices=["1", "2", "3", "3s", "4", "5", "6", "7", "8", "9"], action="append",
+    parser.add_argument("--only", choices=["1", "2", "3", "3s", "4", "5", "6", "7", "8", "9", "10"], action="append",
                         help="sections to run (3s: only section 3's small CNN and StepMeter tables)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--processes", type=int, default=1,
@@ -885,7 +965,7 @@ def main():
         return
     global PROCESSES
     PROCESSES = max(1, options.processes)
-    only = set(options.only or ["1", "2", "3", "4", "5", "6", "7", "8", "9"])
+    only = set(options.only or ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"])
     print(f"torch {torch.__version__}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} intra-op threads; "
           "each tool in its own process, interleaved with an uninstrumented baseline; medians over rounds"
           + (f", then over {PROCESSES} processes (ratio range in parentheses)" if PROCESSES > 1 else ""))
@@ -909,6 +989,8 @@ def main():
         benchmark_llm_step(max(options.repeats, 21))
     if "9" in only:
         benchmark_host_peak(max(options.repeats, 11))
+    if "10" in only:
+        benchmark_idle_library(options.repeats, options.processes)
 
 
 if __name__ == "__main__":
