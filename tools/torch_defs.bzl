@@ -8,7 +8,7 @@ discovery.
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library", "cc_test")
 load("@torch//:defs.bzl", "TORCH_CXXOPTS", "TORCH_FULL_VERSION")
-load("//tools:build_defs.bzl", "PROJECT_COPTS", "SANITIZER_DATA", "sanitizer_deps")
+load("//tools:build_defs.bzl", "PROJECT_COPTS", "SANITIZER_DATA", "TEST_COPTS", "sanitizer_deps")
 
 TORCH_LOCAL_DEFINES = [
     'TORCHSCAN_TORCH_FULL_VERSION=\\"%s\\"' % TORCH_FULL_VERSION,
@@ -28,10 +28,10 @@ PER_OPERATOR_HEADER_DEFINES = [
     "AT_PER_OPERATOR_HEADERS",
 ]
 
-def _with_torch_flags(kwargs):
+def _with_torch_flags(kwargs, extra = []):
     kwargs = dict(kwargs)
     per_operator = kwargs.pop("per_operator_headers", False)
-    kwargs["copts"] = PROJECT_COPTS + TORCH_CXXOPTS + kwargs.get("copts", [])
+    kwargs["copts"] = PROJECT_COPTS + TORCH_CXXOPTS + extra + kwargs.get("copts", [])
     kwargs["local_defines"] = (
         TORCH_LOCAL_DEFINES +
         (PER_OPERATOR_HEADER_DEFINES if per_operator else []) +
@@ -50,4 +50,6 @@ def torch_cc_test(name, **kwargs):
     kwargs = dict(kwargs)
     kwargs["data"] = kwargs.get("data", []) + SANITIZER_DATA
     kwargs["deps"] = kwargs.get("deps", []) + sanitizer_deps()
-    cc_test(name = name, **_with_torch_flags(kwargs))
+
+    # NOTE [Tests compile without optimization] in build_defs.bzl.
+    cc_test(name = name, **_with_torch_flags(kwargs, TEST_COPTS))
