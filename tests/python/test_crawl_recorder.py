@@ -241,3 +241,31 @@ def test_a_layer_tally_follows_its_classes_overridden_methods():
     assert 4 * 3 == layers["plain"]["parameters"]["trainable"]  # alias once
     assert 3 * 3 + 3 == layers["frozen"]["parameters"]["frozen"]
     assert layers["tied"]["parameters"] == {"trainable": 0, "frozen": 0, "bytes": 0, "shared": True}
+
+
+class CountsSetattr(nn.Linear):
+    """A class with its own __setattr__: the crawl must call it to give the
+    training flag back."""
+
+    def __init__(self):
+        super().__init__(4, 4)
+        object.__setattr__(self, "training_sets", [])
+
+    def __setattr__(self, name, value):
+        if name == "training":
+            self.training_sets.append(value)
+        super().__setattr__(name, value)
+
+
+def test_each_training_flag_is_given_back_through_the_modules_own_setattr():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), CountsSetattr(), nn.ReLU())
+    model.train()
+    model[1].eval()
+    before = [m.training for m in model.modules()]
+    model[2].training_sets.clear()
+    torchscan_dispatch.crawl_module(model, args=(torch.ones(2, 4),))
+    assert [m.training for m in model.modules()] == before == [True, True, False, True, True]
+    # eval() then the crawl's own restore, through the class's __setattr__.
+    assert model[2].training_sets == [False, True]
+    # A module already in evaluation mode is left as it was.
+    assert model[1].training is False

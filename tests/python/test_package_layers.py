@@ -32,7 +32,7 @@ LAYERS = [
     # Reports, descriptions of values and graphs, job merges.
     ("reports", {
         "report", "render", "devices", "roofline", "process", "distributed", "_describe", "_recover_from_graph",
-        "_pt2_reader", "_crawl_support",
+        "_pt2_reader", "_crawl_support", "_forward_hooks",
     }),
     # The analyses a user calls.
     ("front ends", {"flops", "mfu", "exported", "crawler", "achieved"}),
