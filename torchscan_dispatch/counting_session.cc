@@ -688,39 +688,65 @@ absl::Status CountingSession::SetScopeId(ScopeChannel channel,
   return absl::OkStatus();
 }
 
+// NOTE [Open layers by label id]
+// A crawl enters and leaves a layer around every module call. Each scope is
+// the set of the open layers' labels, rebuilt from open_layers_ (not a
+// transition from the current scope) so that a label open twice, a module
+// called inside itself, stays in the set until its outer call ends. The
+// labels are kept by id: one lookup per label as the call opens, then the
+// sets are built from integers, where building them from the strings took a
+// table lock and a string hash per open layer and channel (about 5 us per
+// hook on a ResNet crawl, docs/performance.md, section 4e).
 void CountingSession::EnterLayer(std::string layer_label,
                                  std::string module_label) {
-  std::vector<std::string> layers, modules;
-  {
-    absl::MutexLock lock(&mu_);
-    open_layers_.emplace_back(std::move(layer_label), std::move(module_label));
-    for (const auto& [layer, module] : open_layers_) {
-      if (!layer.empty()) layers.push_back(layer);
-      modules.push_back(module);
-    }
-  }
-  SetScope(ScopeChannel::kLayerCalls, std::move(layers));
-  SetScope(ScopeChannel::kModules, std::move(modules));
+  absl::MutexLock lock(&mu_);
+  const std::uint32_t layer =
+      layer_label.empty()
+          ? kNoLayer
+          : tables_[static_cast<int>(ScopeChannel::kLayerCalls)]->LabelId(
+                layer_label);
+  const std::uint32_t module =
+      tables_[static_cast<int>(ScopeChannel::kModules)]->LabelId(module_label);
+  open_layers_.emplace_back(layer, module);
+  SetOpenLayerScopes();
 }
 
 void CountingSession::ExitLayer(const std::string& layer_label,
                                 const std::string& module_label) {
-  std::vector<std::string> layers, modules;
-  {
-    absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&mu_);
+  const std::optional<std::uint32_t> layer =
+      layer_label.empty()
+          ? std::optional<std::uint32_t>(kNoLayer)
+          : tables_[static_cast<int>(ScopeChannel::kLayerCalls)]->FindLabelId(
+                layer_label);
+  const std::optional<std::uint32_t> module =
+      tables_[static_cast<int>(ScopeChannel::kModules)]->FindLabelId(
+          module_label);
+  if (layer.has_value() && module.has_value()) {
     for (auto it = open_layers_.rbegin(); it != open_layers_.rend(); ++it) {
-      if (it->first == layer_label && it->second == module_label) {
+      if (it->first == *layer && it->second == *module) {
         open_layers_.erase(std::next(it).base());
         break;
       }
     }
-    for (const auto& [layer, module] : open_layers_) {
-      if (!layer.empty()) layers.push_back(layer);
-      modules.push_back(module);
-    }
   }
-  SetScope(ScopeChannel::kLayerCalls, std::move(layers));
-  SetScope(ScopeChannel::kModules, std::move(modules));
+  SetOpenLayerScopes();
+}
+
+void CountingSession::SetOpenLayerScopes() {
+  std::vector<std::uint32_t> layers, modules;
+  layers.reserve(open_layers_.size());
+  modules.reserve(open_layers_.size());
+  for (const auto& [layer, module] : open_layers_) {
+    if (layer != kNoLayer) layers.push_back(layer);
+    modules.push_back(module);
+  }
+  const int l = static_cast<int>(ScopeChannel::kLayerCalls);
+  const int m = static_cast<int>(ScopeChannel::kModules);
+  current_scope_[l].store(tables_[l]->InternIds(std::move(layers)),
+                          std::memory_order_release);
+  current_scope_[m].store(tables_[m]->InternIds(std::move(modules)),
+                          std::memory_order_release);
 }
 
 std::vector<DeferredCall> CountingSession::TakeDeferredCalls() {

@@ -416,9 +416,13 @@ class CountingSession : public c10::DebugInfoBase,
   // The compiled graphs that ran, by name (one run or a few per step).
   std::map<std::string, report::CompiledRegionBytes> compiled_regions_
       ABSL_GUARDED_BY(mu_);
-  // Open layer calls, innermost last: (layer label, module label).
-  std::vector<std::pair<std::string, std::string>> open_layers_
+  // Open layer calls, innermost last: (layer label id, or kNoLayer for a
+  // module without a layer record; module label id), ids of tables_.
+  static constexpr std::uint32_t kNoLayer = UINT32_MAX;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> open_layers_
       ABSL_GUARDED_BY(mu_);
+  // Sets both channels' scopes to the labels of open_layers_.
+  void SetOpenLayerScopes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
 
 }  // namespace torchscan::dispatch

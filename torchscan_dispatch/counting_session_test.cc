@@ -66,6 +66,40 @@ TEST(CountingSessionTest, LayerCallFlopsAreKeyedByLayerIndexAndInclusive) {
   EXPECT_EQ(expected, *flops);
 }
 
+// A module called inside itself (NOTE [Open layers by label id]): its label
+// stays in the module scope until its outer call ends, and each layer call
+// keeps its own FLOPs.
+TEST(CountingSessionTest, AModuleCalledInsideItselfStaysOpenUntilItsOuterCall) {
+  ActiveCounting counting;
+  CountingSession& session = counting.session();
+  session.EnterLayer("0", "net.block");
+  session.EnterLayer("1", "net.block");
+  at::mm(at::ones({1, 2}), at::ones({2, 3}));  // 2*1*2*3 = 12
+  session.ExitLayer("1", "net.block");
+  EXPECT_EQ((std::vector<std::string>{"net.block"}),
+            session.ModuleScopeLabels(session.CurrentModuleScope()));
+  at::mm(at::ones({2, 2}), at::ones({2, 3}));  // 2*2*2*3 = 24
+  session.ExitLayer("0", "net.block");
+  EXPECT_EQ(std::vector<std::string>{},
+            session.ModuleScopeLabels(session.CurrentModuleScope()));
+  // Leaving a call that is not open changes nothing.
+  session.ExitLayer("7", "net.other");
+  counting.Stop();
+
+  absl::StatusOr<std::map<std::size_t, LayerCallFlops>> flops =
+      session.BuildLayerCallFlops();
+  ASSERT_TRUE(flops.ok()) << flops.status();
+  const std::map<std::size_t, LayerCallFlops> expected = {
+      {0,
+       {.total = MetricResult::Complete(Count(36), kLayerCallKind),
+        .by_operator = {{"aten.mm", Count(36)}}}},
+      {1,
+       {.total = MetricResult::Complete(Count(12), kLayerCallKind),
+        .by_operator = {{"aten.mm", Count(12)}}}},
+  };
+  EXPECT_EQ(expected, *flops);
+}
+
 TEST(CountingSessionTest, LayerCallFlopsRefuseALabelThatIsNoIndex) {
   ActiveCounting counting;
   CountingSession& session = counting.session();

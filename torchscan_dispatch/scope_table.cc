@@ -33,14 +33,28 @@ std::uint32_t ScopeTable::InternSet(LabelSet set) {
   return it->second;
 }
 
+std::optional<std::uint32_t> ScopeTable::FindLabelId(
+    absl::string_view label) const {
+  absl::MutexLock lock(&mu_);
+  if (auto it = label_ids_.find(label); it != label_ids_.end()) {
+    return it->second;
+  }
+  return std::nullopt;
+}
+
 std::uint32_t ScopeTable::Intern(const std::vector<std::string>& labels) {
   LabelSet set;
   set.reserve(labels.size());
   for (const std::string& label : labels) set.push_back(LabelId(label));
-  std::sort(set.begin(), set.end());
-  set.erase(std::unique(set.begin(), set.end()), set.end());
+  return InternIds(std::move(set));
+}
+
+std::uint32_t ScopeTable::InternIds(std::vector<std::uint32_t> label_ids) {
+  std::sort(label_ids.begin(), label_ids.end());
+  label_ids.erase(std::unique(label_ids.begin(), label_ids.end()),
+                  label_ids.end());
   absl::MutexLock lock(&mu_);
-  return InternSet(std::move(set));
+  return InternSet(std::move(label_ids));
 }
 
 std::uint32_t ScopeTable::Change(std::uint32_t scope, std::uint32_t label_id,

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -54,8 +55,15 @@ class ScopeTable {
   // valid as long as the table.
   const std::string& Label(std::uint32_t label_id) const;
 
+  // The id of `label` if LabelId handed one out, else nullopt (nothing is
+  // interned).
+  std::optional<std::uint32_t> FindLabelId(absl::string_view label) const;
+
   // The id of the set of `labels` (any order; duplicates count once).
   std::uint32_t Intern(const std::vector<std::string>& labels);
+  // The same for labels given by id (ids LabelId handed out): one lock, no
+  // string work.
+  std::uint32_t InternIds(std::vector<std::uint32_t> label_ids);
   // The id of scope `scope` with label `label_id` added (`present`) or
   // removed, as a set. Cached: a transition seen before allocates nothing.
   // Both ids must have been handed out by this table.

@@ -1,6 +1,7 @@
 #include "torchscan_dispatch/scope_table.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,24 @@ TEST(ScopeTableTest, SetsAreInternedRegardlessOfOrderAndDuplicates) {
   EXPECT_EQ(ab, table.Intern({"a", "b"}));
   EXPECT_EQ((Labels{"a", "b"}), table.Labels(ab));
   EXPECT_NE(ab, table.Intern({"a"}));
+}
+
+TEST(ScopeTableTest, SetsByLabelIdAreTheSetsByLabel) {
+  ScopeTable table;
+  const std::uint32_t a = table.LabelId("a");
+  const std::uint32_t b = table.LabelId("b");
+  const std::uint32_t ab = table.InternIds({b, a, b});
+  EXPECT_EQ(table.Intern({"a", "b"}), ab);
+  EXPECT_EQ((Labels{"a", "b"}), table.Labels(ab));
+  EXPECT_EQ(0u, table.InternIds({}));
+}
+
+TEST(ScopeTableTest, FindingALabelInternsNothing) {
+  ScopeTable table;
+  const std::uint32_t a = table.LabelId("a");
+  EXPECT_EQ(std::optional<std::uint32_t>(a), table.FindLabelId("a"));
+  EXPECT_EQ(std::nullopt, table.FindLabelId("b"));
+  EXPECT_EQ(1u, table.label_count());
 }
 
 TEST(ScopeTableTest, ChangeAddsAndRemovesLabelsAsASet) {
