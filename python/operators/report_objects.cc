@@ -1,6 +1,7 @@
 #include "python/operators/report_objects.h"  // Python.h first
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -10,9 +11,20 @@
 namespace torchscan::dispatch {
 
 // Keyed by the literal's address: a table's names are static constexpr
-// literals, so each row's key is looked up, never made again. Made and
+// literals, so each row's key is looked up, never made again. A small
+// direct-mapped array of recent literals answers most look-ups before the
+// map (a report of a 69-module crawl asks for about 3,500 keys). Made and
 // used under the GIL.
 PyObject* KeyOf(const char* name) {
+  struct Slot {
+    const char* name = nullptr;
+    PyObject* key = nullptr;
+  };
+  static Slot recent[1024];
+  Slot& slot =
+      recent[(reinterpret_cast<std::uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >>
+             54];
+  if (slot.name == name) return slot.key;
   static auto* const keys = new absl::flat_hash_map<const char*, PyObject*>();
   auto [it, inserted] = keys->try_emplace(name, nullptr);
   if (inserted) {
@@ -22,12 +34,35 @@ PyObject* KeyOf(const char* name) {
       return nullptr;
     }
   }
+  slot = {name, it->second};
   return it->second;
 }
 
+// NOTE [Report texts made once]
+// A report repeats a few short texts thousands of times: statuses, metric
+// units, scopes and methods, module labels and type names. Each became a new
+// str, decoded and allocated, then freed with the report (about 0.6 M
+// instructions per report of a 69-module crawl). A str is immutable, so one
+// object per text serves every report: texts up to kCachedTextBytes are kept,
+// up to kCachedTexts of them for the process; past that, texts are made as
+// before. Made and used under the GIL.
+constexpr std::size_t kCachedTextBytes = 64;
+constexpr std::size_t kCachedTexts = 4096;
+
 PyObject* PythonText(absl::string_view text) {
-  return PyUnicode_FromStringAndSize(text.data(),
-                                     static_cast<Py_ssize_t>(text.size()));
+  const auto make = [](absl::string_view made) {
+    return PyUnicode_FromStringAndSize(made.data(),
+                                       static_cast<Py_ssize_t>(made.size()));
+  };
+  if (text.size() > kCachedTextBytes) return make(text);
+  static auto* const texts = new absl::flat_hash_map<std::string, PyObject*>();
+  if (auto it = texts->find(text); it != texts->end()) {
+    return Py_NewRef(it->second);
+  }
+  PyObject* made = make(text);
+  if (made == nullptr || texts->size() >= kCachedTexts) return made;
+  texts->emplace(std::string(text), Py_NewRef(made));
+  return made;
 }
 
 PyObject* PythonCount(report::Count value) {
