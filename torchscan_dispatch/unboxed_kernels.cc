@@ -5,13 +5,18 @@
 #include <ATen/core/boxing/impl/boxing.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_ops.h>
+#include <ATen/ops/_unsafe_view_ops.h>
 #include <ATen/ops/add_ops.h>
 #include <ATen/ops/addmm_ops.h>
 #include <ATen/ops/bmm_ops.h>
 #include <ATen/ops/conv2d_ops.h>
 #include <ATen/ops/convolution_ops.h>
+#include <ATen/ops/detach_ops.h>
 #include <ATen/ops/mm_ops.h>
 #include <ATen/ops/mul_ops.h>
+#include <ATen/ops/t_ops.h>
+#include <ATen/ops/transpose_ops.h>
+#include <ATen/ops/view_ops.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/SymInt.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -88,6 +93,7 @@ bool Plain(const std::optional<at::Tensor>& tensor) {
   return !tensor.has_value() || Plain(*tensor);
 }
 bool Plain(bool) { return true; }
+bool Plain(std::int64_t) { return true; }
 bool Plain(double) { return true; }
 bool Plain(std::optional<double>) { return true; }
 bool Plain(const c10::SymInt& value) { return !value.is_heap_allocated(); }
@@ -488,11 +494,22 @@ void RegisterAll(torch::Library& aten) {
 // one is one line here, if its argument types have a Plain and a Reduce
 // above (a missing one does not compile). conv2d decomposes: our key sees
 // it, then its convolution.
+//
+// And the calls without a formula a training step makes most (the reference
+// LLM step of examples/llm_step.py: 627 of its 676 calls that reach the key;
+// t 75, view 62, add_ 42 and mul_ 42 from AdamW and the gradients, detach
+// 37, _unsafe_view 22, transpose 16): each is recorded by name, its bytes
+// read, as the fallback records it, without boxing its arguments into a
+// stack and unboxing them for the kernel below (docs/performance.md,
+// "Calls without a formula").
 void RegisterUnboxedKernels(torch::Library& aten) {
   RegisterAll<at::_ops::mm, at::_ops::addmm, at::_ops::bmm, at::_ops::conv2d,
               at::_ops::convolution,
               at::_ops::_scaled_dot_product_flash_attention_for_cpu,
               at::_ops::add_Tensor, at::_ops::mul_Tensor>(aten);
+  RegisterAll<at::_ops::t, at::_ops::view, at::_ops::detach,
+              at::_ops::_unsafe_view, at::_ops::transpose_int,
+              at::_ops::add__Tensor, at::_ops::mul__Tensor>(aten);
 }
 
 UnboxedKernelsOff::UnboxedKernelsOff() {

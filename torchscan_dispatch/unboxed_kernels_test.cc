@@ -13,15 +13,19 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_make_dual.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
+#include <ATen/ops/_unsafe_view.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/convolution.h>
+#include <ATen/ops/detach.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/t.h>
+#include <ATen/ops/transpose.h>
 #include <torch/csrc/autograd/forward_grad.h>
 
 #include <cstdint>
@@ -118,6 +122,22 @@ Call Mul() {
   return [a, b] { at::mul(a, b); };
 }
 
+// The calls without a formula a training step makes most: views, and the
+// in-place updates of an optimizer step.
+Call ViewsAndInPlaceUpdates() {
+  const at::Tensor a = at::ones({4, 6}), b = at::ones({4, 6});
+  return [a, b] {
+    at::Tensor c = a.clone();
+    at::t(a);
+    a.view({6, 4});
+    at::detach(a);
+    at::_unsafe_view(a, {24});
+    at::transpose(a, 0, 1);
+    c.add_(b, 2);
+    c.mul_(b);
+  };
+}
+
 class UnboxedKernelsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { at::set_num_threads(1); }
@@ -210,6 +230,30 @@ TEST_F(UnboxedKernelsTest, AddWithoutFormulaCountsWhatTheFallbackCounts) {
   const Counted unboxed = Unboxed(call);
   EXPECT_EQ(1u, unboxed.unboxed);
   EXPECT_EQ(Fallback(call).report, unboxed.report);
+}
+
+TEST_F(UnboxedKernelsTest, ViewsAndInPlaceUpdatesCountWhatTheFallbackCounts) {
+  const Call call = ViewsAndInPlaceUpdates();
+  const Counted unboxed = Unboxed(call);
+  // clone has no unboxed kernel; the seven others do.
+  EXPECT_EQ(7u, unboxed.unboxed);
+  EXPECT_EQ(Fallback(call).report, unboxed.report);
+  EXPECT_EQ(report::Count(1),
+            unboxed.report.ignored_operators.at("aten.t").calls);
+  EXPECT_EQ(report::Count(1),
+            unboxed.report.ignored_operators.at("aten.view").calls);
+}
+
+TEST_F(UnboxedKernelsTest,
+       InPlaceUpdatesUnderTheElementwiseRuleGoToTheFallback) {
+  const Call call = ViewsAndInPlaceUpdates();
+  CountingOptions elementwise;
+  elementwise.elementwise = true;
+  const Counted unboxed = Unboxed(call, elementwise);
+  // add_ and mul_ write their first argument: their formulas read it after
+  // the call, which only the fallback does.
+  EXPECT_EQ(5u, unboxed.unboxed);
+  EXPECT_EQ(Fallback(call, elementwise).report, unboxed.report);
 }
 
 TEST_F(UnboxedKernelsTest, MulUnderTheElementwiseRuleCountsAsTheFallback) {
