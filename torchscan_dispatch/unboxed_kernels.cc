@@ -495,13 +495,13 @@ void RegisterAll(torch::Library& aten) {
 // above (a missing one does not compile). conv2d decomposes: our key sees
 // it, then its convolution.
 //
-// And the calls without a formula a training step makes most (the reference
-// LLM step of examples/llm_step.py: 627 of its 676 calls that reach the key;
-// t 75, view 62, add_ 42 and mul_ 42 from AdamW and the gradients, detach
-// 37, _unsafe_view 22, transpose 16): each is recorded by name, its bytes
-// read, as the fallback records it, without boxing its arguments into a
-// stack and unboxing them for the kernel below (docs/performance.md,
-// "Calls without a formula").
+// And the calls without a formula a training step makes most (one eager
+// step of examples/llm_step.py as a TorchDispatchMode sees it: t 75, view
+// 62, add_ 42 and mul_ 42 from AdamW and the gradients, detach 37,
+// _unsafe_view 22 and transpose 16 of its 694 calls): each is recorded by
+// name, its bytes read, as the fallback records it, without boxing its
+// arguments into a stack and unboxing them for the kernel below
+// (docs/performance.md, "Calls without a formula").
 void RegisterUnboxedKernels(torch::Library& aten) {
   RegisterAll<at::_ops::mm, at::_ops::addmm, at::_ops::bmm, at::_ops::conv2d,
               at::_ops::convolution,
