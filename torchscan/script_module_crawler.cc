@@ -170,7 +170,9 @@ class ScriptCrawl {
                              path_name.empty()
                                  ? root_label_
                                  : absl::StrCat(root_label_, ".", path_name)});
-    PublishScopes();
+    if (session_ != nullptr) {
+      session_->EnterLayer(std::to_string(index), open_.back().module_label);
+    }
   }
 
   void Exit(const c10::IValue& output) {
@@ -180,7 +182,9 @@ class ScriptCrawl {
     if (unobserved || open_.empty()) return;
     OpenCall call = std::move(open_.back());
     open_.pop_back();
-    PublishScopes();
+    if (session_ != nullptr) {
+      session_->ExitLayer(std::to_string(call.layer), call.module_label);
+    }
     layers_[call.layer].output = DescribeValue(output);
     if (!full_ || !IsMetricLeaf(call.module)) return;
     formulas::ModuleDescription description =
@@ -253,17 +257,6 @@ class ScriptCrawl {
   bool IsMetricLeaf(const torch::jit::Module& module) const {
     return module.children().size() == 0 || IsMultiheadAttention(module) ||
            (transformer_root_ && module._ivalue() == root_._ivalue());
-  }
-
-  void PublishScopes() {
-    if (session_ == nullptr) return;
-    std::vector<std::string> layers, modules;
-    for (const OpenCall& call : open_) {
-      layers.push_back(std::to_string(call.layer));
-      modules.push_back(call.module_label);
-    }
-    session_->SetScope(dispatch::ScopeChannel::kLayerCalls, std::move(layers));
-    session_->SetScope(dispatch::ScopeChannel::kModules, std::move(modules));
   }
 
   const torch::jit::Module& root_;
@@ -384,7 +377,7 @@ absl::StatusOr<report::AnalysisReport> CrawlScriptModule(
     record.parts.module_diagnostics = crawl.TakeDiagnostics();
     TS_ASSIGN_OR_RETURN(record.operator_flops,
                         counting->session().BuildReport());
-    // PublishScopes labels each layer call with its layer's index.
+    // Enter labels each layer call with its layer's index (EnterLayer).
     TS_ASSIGN_OR_RETURN(auto layer_call_flops,
                         counting->session().BuildLayerCallFlops());
     record.layer_call_flops = ToLayerOperatorFlops(std::move(layer_call_flops));
