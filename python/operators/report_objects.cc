@@ -3,10 +3,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
 
 namespace torchscan::dispatch {
 
@@ -63,6 +67,44 @@ PyObject* PythonText(absl::string_view text) {
   if (made == nullptr || texts->size() >= kCachedTexts) return made;
   texts->emplace(std::string(text), Py_NewRef(made));
   return made;
+}
+
+PyObject* PythonCodec<report::MetricResult>::Write(
+    const report::MetricResult& metric) {
+  namespace internal = report_objects_internal;
+  constexpr auto& kRows = report::MetricResult::kFields;
+  constexpr auto& kValue = std::get<1>(kRows);
+  constexpr auto& kKnownValue = std::get<2>(kRows);
+  static_assert(absl::string_view(kValue.name) == "value" &&
+                absl::string_view(kKnownValue.name) == "known_value");
+  struct Kind {
+    report::MetricStatus status = report::MetricStatus::kUnavailable;
+    std::string unit, scope, method;
+    PyObject* dict = nullptr;  // a metric of this kind, kept
+  };
+  static Kind kinds[64];
+  Kind& kind =
+      kinds[absl::HashOf(static_cast<int>(metric.status()), metric.unit(),
+                         metric.scope(), metric.method()) %
+            std::size(kinds)];
+  if (kind.dict != nullptr && kind.status == metric.status() &&
+      kind.unit == metric.unit() && kind.scope == metric.scope() &&
+      kind.method == metric.method()) {
+    OwnedRef dict(PyDict_Copy(kind.dict));
+    if (!dict || !internal::WriteRow(kValue, metric, dict.get()) ||
+        !internal::WriteRow(kKnownValue, metric, dict.get())) {
+      return nullptr;
+    }
+    return dict.release();
+  }
+  OwnedRef dict(internal::NewRecordDict<report::MetricResult>());
+  if (!dict || !internal::WriteRows(metric, dict.get())) return nullptr;
+  PyObject* kept = PyDict_Copy(dict.get());
+  if (kept == nullptr) return nullptr;
+  Py_XDECREF(kind.dict);
+  kind = {metric.status(), metric.unit(), metric.scope(), metric.method(),
+          kept};
+  return dict.release();
 }
 
 PyObject* PythonCount(report::Count value) {

@@ -411,3 +411,19 @@ def test_non_finite_constants_of_a_spec_are_strings(check, documents):
     written = [check.convert("SpecValue", value)[0] for value in documents["SpecValue"]]
     scalars = [value.get("float") for value in written if "float" in value]
     assert {"inf", "-inf", "nan"} & {value for value in scalars if isinstance(value, str)}
+
+
+def test_metrics_of_one_kind_are_separate_dicts(check):
+    # NOTE [Metric dicts copied by kind]: a metric starts as a copy of the
+    # last one of its kind; each keeps its own value, and changing one
+    # returned dict changes no other, nor the next of that kind.
+    kind = {"unit": "FLOPs", "scope": "layer_call", "method": "a method of this test"}
+    first, _ = check.convert("MetricResult", {"status": "complete", "value": 7, "known_value": 7, **kind})
+    first["value"] = "changed"
+    first["extra"] = 1
+    second, _ = check.convert("MetricResult", {"status": "complete", "value": 9, "known_value": 9, **kind})
+    partial, _ = check.convert("MetricResult", {"status": "partial", "value": None, "known_value": 3, **kind})
+    assert {"status": "complete", "value": 9, "known_value": 9, **kind} == second
+    assert list(second) == ["status", "value", "known_value", "unit", "scope", "method"]
+    assert {"status": "partial", "value": None, "known_value": 3, **kind} == partial
+    assert second is not first and "extra" not in second
