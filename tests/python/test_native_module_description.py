@@ -34,6 +34,41 @@ class OddLinear(nn.Linear):
         pass
 
 
+class StatsFromGetattr(nn.BatchNorm2d):
+    """A class with its own __getattr__: its answer, not the buffer's."""
+
+    def __getattr__(self, name):
+        if name == "running_mean" and self.__dict__.get("stats_from_getattr"):
+            return torch.zeros(3)
+        return super().__getattr__(name)
+
+
+def _stats_from_getattr():
+    norm = StatsFromGetattr(8)
+    del norm._buffers["running_mean"]
+    norm.stats_from_getattr = True
+    return norm
+
+
+def _class_attribute_over_a_buffer():
+    # A class attribute of a buffer's name hides the buffer from getattr
+    # (the generic lookup finds it before Module.__getattr__ runs).
+    cls = type("ClassLevelStats", (nn.BatchNorm2d,), {})
+    norm = cls(8)
+    cls.running_var = None
+    return norm
+
+
+class _Parameters(dict):
+    """Not exactly a dict: read as getattr reads it."""
+
+
+def _parameters_in_a_dict_subclass():
+    conv = nn.Conv2d(2, 2, 1, bias=False)
+    object.__setattr__(conv, "_parameters", _Parameters(conv._parameters, bias=nn.Parameter(torch.zeros(2))))
+    return conv
+
+
 def _without_bias_attribute():
     norm = nn.LayerNorm(4, bias=False)
     del norm.bias  # getattr(module, "bias", None): absent is no bias
@@ -79,6 +114,11 @@ FAMILIES = {
     "layer_norm": nn.LayerNorm((4, 5)),
     "layer_norm without affine": nn.LayerNorm(4, elementwise_affine=False),
     "layer_norm without a bias attribute": _without_bias_attribute(),
+    # NOTE [Module attributes read from the module's dicts]: wherever the
+    # class or the module's dicts differ from nn.Module's, what getattr gives.
+    "batch_norm with its own __getattr__": _stats_from_getattr(),
+    "batch_norm with a class attribute over a buffer": _class_attribute_over_a_buffer(),
+    "conv with parameters in a dict subclass": _parameters_in_a_dict_subclass(),
 }
 
 
