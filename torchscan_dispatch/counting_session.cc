@@ -707,10 +707,19 @@ void CountingSession::EnterLayer(std::string layer_label,
                 layer_label);
   const std::uint32_t module =
       tables_[static_cast<int>(ScopeChannel::kModules)]->LabelId(module_label);
-  open_layers_.emplace_back(layer, module);
-  SetOpenLayerScopes();
+  open_layers_.push_back({layer, module});
+  SetOpenLayerScopes(open_layers_.size() - 1);
 }
 
+// NOTE [Closing the innermost layer]
+// Calls nest, so the call that ends is almost always the innermost one
+// open; the scopes of the calls open around it were interned when it
+// began, and are kept with each entry: closing it sets them back, without
+// building and interning both sets again (on a ResNet crawl, 3,700 ->
+// 1,800 instructions per call). A call that ends out of order (hooks that
+// close calls in another order than they opened them: PyTorch runs global
+// forward hooks before a module's own) rebuilds the sets of the entries
+// after it.
 void CountingSession::ExitLayer(const std::string& layer_label,
                                 const std::string& module_label) {
   absl::MutexLock lock(&mu_);
@@ -722,31 +731,53 @@ void CountingSession::ExitLayer(const std::string& layer_label,
   const std::optional<std::uint32_t> module =
       tables_[static_cast<int>(ScopeChannel::kModules)]->FindLabelId(
           module_label);
+  std::size_t from = open_layers_.size();
   if (layer.has_value() && module.has_value()) {
-    for (auto it = open_layers_.rbegin(); it != open_layers_.rend(); ++it) {
-      if (it->first == *layer && it->second == *module) {
-        open_layers_.erase(std::next(it).base());
+    for (std::size_t i = open_layers_.size(); i-- > 0;) {
+      if (open_layers_[i].layer == *layer &&
+          open_layers_[i].module == *module) {
+        open_layers_.erase(open_layers_.begin() +
+                           static_cast<std::ptrdiff_t>(i));
+        from = i;
         break;
       }
     }
   }
-  SetOpenLayerScopes();
+  if (from == open_layers_.size() && !open_layers_.empty()) {
+    const OpenLayer& innermost = open_layers_.back();
+    current_scope_[static_cast<int>(ScopeChannel::kLayerCalls)].store(
+        innermost.layer_scope, std::memory_order_release);
+    current_scope_[static_cast<int>(ScopeChannel::kModules)].store(
+        innermost.module_scope, std::memory_order_release);
+    return;
+  }
+  SetOpenLayerScopes(from);
 }
 
-void CountingSession::SetOpenLayerScopes() {
+void CountingSession::SetOpenLayerScopes(std::size_t from) {
+  const int l = static_cast<int>(ScopeChannel::kLayerCalls);
+  const int m = static_cast<int>(ScopeChannel::kModules);
   std::vector<std::uint32_t> layers, modules;
   layers.reserve(open_layers_.size());
   modules.reserve(open_layers_.size());
-  for (const auto& [layer, module] : open_layers_) {
-    if (layer != kNoLayer) layers.push_back(layer);
-    modules.push_back(module);
+  std::uint32_t layer_scope = 0, module_scope = 0;
+  for (std::size_t i = 0; i < open_layers_.size(); ++i) {
+    OpenLayer& open = open_layers_[i];
+    if (open.layer != kNoLayer) layers.push_back(open.layer);
+    modules.push_back(open.module);
+    if (i >= from) {
+      open.layer_scope = tables_[l]->InternIds(layers);
+      open.module_scope = tables_[m]->InternIds(modules);
+    }
+    layer_scope = open.layer_scope;
+    module_scope = open.module_scope;
   }
-  const int l = static_cast<int>(ScopeChannel::kLayerCalls);
-  const int m = static_cast<int>(ScopeChannel::kModules);
-  current_scope_[l].store(tables_[l]->InternIds(std::move(layers)),
-                          std::memory_order_release);
-  current_scope_[m].store(tables_[m]->InternIds(std::move(modules)),
-                          std::memory_order_release);
+  if (open_layers_.empty()) {
+    layer_scope = tables_[l]->InternIds({});
+    module_scope = tables_[m]->InternIds({});
+  }
+  current_scope_[l].store(layer_scope, std::memory_order_release);
+  current_scope_[m].store(module_scope, std::memory_order_release);
 }
 
 std::vector<DeferredCall> CountingSession::TakeDeferredCalls() {
@@ -865,6 +896,9 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
   // Unseen work of one name may have several reasons (two compiled graphs
   // the pass could not describe): each is named once, in sorted order.
   std::map<std::string, std::set<std::string>> unseen_reasons;
+  const std::shared_ptr<const ScopeTable> module_table =
+      Table(static_cast<int>(ScopeChannel::kModules));
+  const ScopeTable& modules = *module_table;
   for (const auto& [key, stats] : merged) {
     const OperatorInfo& info = OperatorInfoById(key.operator_id);
     report::OperatorObservation& op = observations[info.report_name];
@@ -899,26 +933,25 @@ absl::StatusOr<report::FlopReport> CountingSession::BuildReport() const {
     }
     op.bytes_unknown_calls += stats.bytes_unknown_calls;
     if (stats.bytes_read + stats.bytes_written > 0) {
-      for (const std::string& label :
-           ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
-        TS_RETURN_IF_ERROR(
-            report::AddCount(bytes_by_module[label],
-                             stats.bytes_read + stats.bytes_written, label));
-      }
+      TS_RETURN_IF_ERROR(
+          modules.ForEachLabel(key.scopes[0], [&](const std::string& label) {
+            return report::AddCount(bytes_by_module[label],
+                                    stats.bytes_read + stats.bytes_written,
+                                    label);
+          }));
     }
     if (stats.mask_excluded > 0) {
-      for (const std::string& label :
-           ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
-        TS_RETURN_IF_ERROR(report::AddCount(mask_excluded_by_module[label],
-                                            stats.mask_excluded, label));
-      }
+      TS_RETURN_IF_ERROR(
+          modules.ForEachLabel(key.scopes[0], [&](const std::string& label) {
+            return report::AddCount(mask_excluded_by_module[label],
+                                    stats.mask_excluded, label);
+          }));
     }
     if (stats.counted_calls > 0) {
-      for (const std::string& label :
-           ScopeLabels(ScopeChannel::kModules, key.scopes[0])) {
-        TS_RETURN_IF_ERROR(
-            report::AddCount(by_module[label], stats.flops, label));
-      }
+      TS_RETURN_IF_ERROR(
+          modules.ForEachLabel(key.scopes[0], [&](const std::string& label) {
+            return report::AddCount(by_module[label], stats.flops, label);
+          }));
     }
   }
   for (const auto& [name, reasons] : unseen_reasons) {
@@ -965,6 +998,9 @@ CountingSession::BuildLayerCallFlops() const {
     std::map<std::string, Count> by_operator;
   };
   std::map<std::size_t, Accumulated> by_layer;
+  const std::shared_ptr<const ScopeTable> layer_table =
+      Table(static_cast<int>(ScopeChannel::kLayerCalls));
+  const ScopeTable& layers = *layer_table;
   for (const auto& [key, stats] : Merged()) {
     const OperatorInfo& info = OperatorInfoById(key.operator_id);
     // A compiled graph's lower bound is bytes without a call, and a mask's
@@ -976,21 +1012,23 @@ CountingSession::BuildLayerCallFlops() const {
     const bool uncounted =
         stats.failed_calls > 0 ||
         (stats.counted_calls == 0 && IgnoredIn(info) == nullptr);
-    for (const std::string& label :
-         ScopeLabels(ScopeChannel::kLayerCalls, key.scopes[1])) {
-      std::size_t layer = 0;
-      if (!absl::SimpleAtoi(label, &layer)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "layer call label '", label, "' is not a layer index"));
-      }
-      Accumulated& scope = by_layer[layer];
-      if (uncounted) scope.complete = false;
-      if (stats.counted_calls > 0) {
-        TS_RETURN_IF_ERROR(report::AddCount(scope.known, stats.flops, label));
-        TS_RETURN_IF_ERROR(report::AddCount(scope.by_operator[info.report_name],
-                                            stats.flops, label));
-      }
-    }
+    TS_RETURN_IF_ERROR(layers.ForEachLabel(
+        key.scopes[1], [&](const std::string& label) -> absl::Status {
+          std::size_t layer = 0;
+          if (!absl::SimpleAtoi(label, &layer)) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "layer call label '", label, "' is not a layer index"));
+          }
+          Accumulated& scope = by_layer[layer];
+          if (uncounted) scope.complete = false;
+          if (stats.counted_calls > 0) {
+            TS_RETURN_IF_ERROR(
+                report::AddCount(scope.known, stats.flops, label));
+            TS_RETURN_IF_ERROR(report::AddCount(
+                scope.by_operator[info.report_name], stats.flops, label));
+          }
+          return absl::OkStatus();
+        }));
   }
   // One layer call's operator FLOPs: the operator method, per module call.
   const report::MetricKind kind{

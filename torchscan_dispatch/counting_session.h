@@ -416,13 +416,20 @@ class CountingSession : public c10::DebugInfoBase,
   // The compiled graphs that ran, by name (one run or a few per step).
   std::map<std::string, report::CompiledRegionBytes> compiled_regions_
       ABSL_GUARDED_BY(mu_);
-  // Open layer calls, innermost last: (layer label id, or kNoLayer for a
-  // module without a layer record; module label id), ids of tables_.
+  // Open layer calls, innermost last: the layer label id (kNoLayer for a
+  // module without a layer record) and module label id, ids of tables_,
+  // and the scopes of the calls open up to and including this one.
   static constexpr std::uint32_t kNoLayer = UINT32_MAX;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> open_layers_
-      ABSL_GUARDED_BY(mu_);
-  // Sets both channels' scopes to the labels of open_layers_.
-  void SetOpenLayerScopes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  struct OpenLayer {
+    std::uint32_t layer;
+    std::uint32_t module;
+    std::uint32_t layer_scope = 0;
+    std::uint32_t module_scope = 0;
+  };
+  std::vector<OpenLayer> open_layers_ ABSL_GUARDED_BY(mu_);
+  // Sets the scopes of open_layers_ from entry `from` on, and both
+  // channels' scopes to those of all of them.
+  void SetOpenLayerScopes(std::size_t from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
 
 }  // namespace torchscan::dispatch

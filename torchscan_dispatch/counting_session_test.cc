@@ -100,6 +100,43 @@ TEST(CountingSessionTest, AModuleCalledInsideItselfStaysOpenUntilItsOuterCall) {
   EXPECT_EQ(expected, *flops);
 }
 
+TEST(CountingSessionTest, ACallThatEndsOutOfOrderLeavesTheOthersOpen) {
+  ActiveCounting counting;
+  CountingSession& session = counting.session();
+  session.EnterLayer("0", "net.a");
+  session.EnterLayer("1", "net.b");
+  at::mm(at::ones({1, 2}), at::ones({2, 3}));  // 2*1*2*3 = 12
+  session.EnterLayer("2", "net.c");
+  session.ExitLayer("1", "net.b");  // not the innermost call
+  EXPECT_EQ((std::vector<std::string>{"net.a", "net.c"}),
+            session.ModuleScopeLabels(session.CurrentModuleScope()));
+  at::mm(at::ones({2, 2}), at::ones({2, 3}));  // 2*2*2*3 = 24
+  session.ExitLayer("2", "net.c");
+  EXPECT_EQ((std::vector<std::string>{"net.a"}),
+            session.ModuleScopeLabels(session.CurrentModuleScope()));
+  at::mm(at::ones({3, 2}), at::ones({2, 3}));  // 2*3*2*3 = 36
+  session.ExitLayer("0", "net.a");
+  EXPECT_EQ(std::vector<std::string>{},
+            session.ModuleScopeLabels(session.CurrentModuleScope()));
+  counting.Stop();
+
+  absl::StatusOr<std::map<std::size_t, LayerCallFlops>> flops =
+      session.BuildLayerCallFlops();
+  ASSERT_TRUE(flops.ok()) << flops.status();
+  const std::map<std::size_t, LayerCallFlops> expected = {
+      {0,
+       {.total = MetricResult::Complete(Count(72), kLayerCallKind),
+        .by_operator = {{"aten.mm", Count(72)}}}},
+      {1,
+       {.total = MetricResult::Complete(Count(12), kLayerCallKind),
+        .by_operator = {{"aten.mm", Count(12)}}}},
+      {2,
+       {.total = MetricResult::Complete(Count(24), kLayerCallKind),
+        .by_operator = {{"aten.mm", Count(24)}}}},
+  };
+  EXPECT_EQ(expected, *flops);
+}
+
 TEST(CountingSessionTest, LayerCallFlopsRefuseALabelThatIsNoIndex) {
   ActiveCounting counting;
   CountingSession& session = counting.session();

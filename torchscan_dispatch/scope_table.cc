@@ -92,6 +92,19 @@ std::vector<std::string> ScopeTable::Labels(std::uint32_t scope) const {
   return labels;
 }
 
+absl::Status ScopeTable::ForEachLabel(
+    std::uint32_t scope,
+    absl::FunctionRef<absl::Status(const std::string&)> visit) const {
+  absl::MutexLock lock(&mu_);
+  if (scope >= scopes_.size()) return absl::OkStatus();
+  for (std::uint32_t label : scopes_[scope]) {
+    if (absl::Status status = visit(labels_[label]); !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool ScopeTable::HasScope(std::uint32_t scope) const {
   absl::MutexLock lock(&mu_);
   return scope < scopes_.size();

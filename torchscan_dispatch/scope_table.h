@@ -35,6 +35,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
@@ -71,6 +73,13 @@ class ScopeTable {
                        bool present);
   // The labels of scope `scope`, sorted; empty for an id never handed out.
   std::vector<std::string> Labels(std::uint32_t scope) const;
+  // Calls `visit` with each label of scope `scope` (none for an id never
+  // handed out), in no particular order and with no copy, under the table's
+  // lock: `visit` must not use the table. Stops at, and returns, the first
+  // error `visit` returns.
+  absl::Status ForEachLabel(
+      std::uint32_t scope,
+      absl::FunctionRef<absl::Status(const std::string&)> visit) const;
 
   // Whether `scope` was handed out.
   bool HasScope(std::uint32_t scope) const;

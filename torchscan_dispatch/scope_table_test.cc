@@ -1,10 +1,12 @@
 #include "torchscan_dispatch/scope_table.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
 
 namespace torchscan::dispatch {
@@ -73,6 +75,40 @@ TEST(ScopeTableTest, LabelsKeepTheirIdsAndText) {
   EXPECT_EQ(a, table.LabelId("a"));
   EXPECT_EQ("a", text);  // still valid after the table grew
   EXPECT_EQ(1001u, table.label_count());
+}
+
+TEST(ScopeTableTest, ForEachLabelVisitsTheLabelsOfAScope) {
+  ScopeTable table;
+  const std::uint32_t scope = table.Intern({"net.fc", "net", "net.fc"});
+  Labels visited;
+  ASSERT_TRUE(table
+                  .ForEachLabel(scope,
+                                [&](const std::string& label) {
+                                  visited.push_back(label);
+                                  return absl::OkStatus();
+                                })
+                  .ok());
+  std::sort(visited.begin(), visited.end());
+  EXPECT_EQ((Labels{"net", "net.fc"}), visited);
+  EXPECT_TRUE(table
+                  .ForEachLabel(7,
+                                [](const std::string&) {
+                                  return absl::InternalError("visited");
+                                })
+                  .ok());
+}
+
+TEST(ScopeTableTest, ForEachLabelStopsAtTheFirstError) {
+  ScopeTable table;
+  const std::uint32_t scope = table.Intern({"a", "b"});
+  int visits = 0;
+  const absl::Status status =
+      table.ForEachLabel(scope, [&](const std::string& label) {
+        ++visits;
+        return absl::InvalidArgumentError(label);
+      });
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, status.code());
+  EXPECT_EQ(1, visits);
 }
 
 TEST(ScopeTableTest, UnknownScopeIdsAreNotHandedOut) {
