@@ -88,16 +88,17 @@ PyObject* AttributeName(const char* name) {
 // and running statistics are all read that way, and a ResNet crawl's
 // descriptions cost about 16,500 instructions per module. Where the
 // module's class looks names up as nn.Module does (its __getattribute__ is
-// object's and its __getattr__ Module's) and neither it nor its metaclass
-// has an attribute of that name (no descriptor, no class attribute: asked
-// once per class and name, and kept, with a reference to the class), the
+// object's and its __getattr__ Module's) and no class of its __mro__ has
+// that name in its __dict__ (no descriptor, no class attribute: asked once
+// per class and name, and kept, with a reference to the class), the
 // generic lookup can only find the name in the instance's __dict__, and
 // Module.__getattr__ then looks in _parameters, _buffers and _modules, in
 // that order. So the value is read from those dicts, in the same order:
 // about 7,800 instructions per module. A name found in none of them, dicts
 // that are not exactly dicts, and every other class go through
-// PyObject_GetAttr. (A class attribute added after the class's first
-// description, over a parameter's or buffer's name, is not seen.)
+// PyObject_GetAttr. (What a class is given after its first description, a
+// __getattr__ or an attribute over a parameter's or buffer's name, is not
+// seen.)
 class ModuleLookup {
  public:
   // `object.<name>` as a new reference, or nullptr with an error set.
@@ -125,25 +126,54 @@ class ModuleLookup {
   // Bounds the classes kept (a program that makes classes in a loop).
   static constexpr std::size_t kMostClasses = 4096;
 
+  // Both questions are answered before the maps are touched: answering
+  // runs Python (an import, a class's __mro__), during which another
+  // thread or a finalizer may use this lookup too.
   bool ReadsDicts(PyTypeObject* type, const char* name, PyObject* key) {
     auto it = classes_.find(type);
     if (it == classes_.end()) {
       if (classes_.size() >= kMostClasses) return false;
-      Class made;
-      made.module_lookup = LooksUpAsModule(type);
-      Py_INCREF(type);  // the key's class stays alive, so its address unique
-      it = classes_.emplace(type, std::move(made)).first;
+      const bool module_lookup = LooksUpAsModule(type);
+      auto [made, inserted] = classes_.try_emplace(type);
+      if (inserted) {
+        Py_INCREF(type);  // the class stays alive, so its address unique
+        made->second.module_lookup = module_lookup;
+      }
+      it = made;
     }
-    Class& known = it->second;
-    if (!known.module_lookup) return false;
-    auto [has, inserted] = known.class_has.try_emplace(name, true);
-    if (inserted) {
-      OwnedRef attribute(
-          PyObject_GetAttr(reinterpret_cast<PyObject*>(type), key));
-      if (!attribute) PyErr_Clear();
-      has->second = static_cast<bool>(attribute);
+    if (!it->second.module_lookup) return false;
+    if (auto known = it->second.class_has.find(name);
+        known != it->second.class_has.end()) {
+      return !known->second;
     }
-    return !has->second;
+    const bool has = ClassHas(type, key);
+    it = classes_.find(type);
+    if (it == classes_.end()) return false;
+    it->second.class_has.try_emplace(name, has);
+    return !has;
+  }
+
+  // Whether a class in `type`'s __mro__ has `key` in its __dict__: what
+  // the generic lookup would find before the instance's __dict__ (a data
+  // descriptor) or before __getattr__. True, with the error cleared, when
+  // that cannot be read.
+  static bool ClassHas(PyTypeObject* type, PyObject* key) {
+    static PyObject* const kMro = PyUnicode_InternFromString("__mro__");
+    static PyObject* const kDict = PyUnicode_InternFromString("__dict__");
+    OwnedRef mro(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), kMro));
+    if (!mro || !PyTuple_Check(mro.get())) {
+      PyErr_Clear();
+      return true;
+    }
+    for (Py_ssize_t i = 0, n = PyTuple_Size(mro.get()); i < n; ++i) {
+      OwnedRef dict(PyObject_GetAttr(PyTuple_GetItem(mro.get(), i), kDict));
+      const int found = dict ? PySequence_Contains(dict.get(), key) : -1;
+      if (found != 0) {
+        PyErr_Clear();
+        return true;
+      }
+    }
+    return false;
   }
 
   // Whether `type`'s __getattribute__ is object's and its __getattr__

@@ -44,10 +44,28 @@ class StatsFromGetattr(nn.BatchNorm2d):
 
 
 def _stats_from_getattr():
-    norm = StatsFromGetattr(8)
-    del norm._buffers["running_mean"]
+    norm = StatsFromGetattr(8)  # its running_mean buffer stays in _buffers
     norm.stats_from_getattr = True
     return norm
+
+
+class _RaisingOnTheClass:
+    """A data descriptor whose __get__ raises when asked on the class."""
+
+    def __get__(self, module, owner):
+        if module is None:
+            raise AttributeError("only on instances")
+        return None
+
+    def __set__(self, module, value):
+        raise AttributeError("read-only")
+
+
+def _descriptor_raising_on_the_class():
+    cls = type("DescribedLinear", (nn.Linear,), {})
+    linear = cls(4, 3)
+    cls.bias = _RaisingOnTheClass()  # the instance's bias is None, not its parameter
+    return linear
 
 
 def _class_attribute_over_a_buffer():
@@ -60,7 +78,11 @@ def _class_attribute_over_a_buffer():
 
 
 class _Parameters(dict):
-    """Not exactly a dict: read as getattr reads it."""
+    """Not exactly a dict: Module.__getattr__ reads it through
+    __contains__ and __getitem__, which hide the bias it holds."""
+
+    def __getitem__(self, name):
+        return None if name == "bias" else super().__getitem__(name)
 
 
 def _parameters_in_a_dict_subclass():
@@ -119,6 +141,7 @@ FAMILIES = {
     "batch_norm with its own __getattr__": _stats_from_getattr(),
     "batch_norm with a class attribute over a buffer": _class_attribute_over_a_buffer(),
     "conv with parameters in a dict subclass": _parameters_in_a_dict_subclass(),
+    "linear with a descriptor that raises on the class": _descriptor_raising_on_the_class(),
 }
 
 
