@@ -17,6 +17,26 @@ TEST(CountTest, CheckedArithmeticDetectsOverflowAtThe128BitBoundary) {
   EXPECT_EQ(CheckedMultiply(Pow2(64), Pow2(63)), std::nullopt);
 }
 
+TEST(CountTest, PrintsEveryMagnitudeExactly) {
+  // Literals written out by hand: each side of 64 bits, a 19-digit chunk of
+  // zeros inside a larger count, and both ends of the 128-bit range.
+  EXPECT_EQ("0", CountToString(0));
+  EXPECT_EQ("-1", CountToString(-1));
+  EXPECT_EQ("18446744073709551615", CountToString(Pow2(64) - 1));
+  EXPECT_EQ("18446744073709551616", CountToString(Pow2(64)));
+  EXPECT_EQ("-18446744073709551616", CountToString(-Pow2(64)));
+  const Count ten_to_19 = Count(10000000000000000000ULL);
+  EXPECT_EQ("10000000000000000000", CountToString(ten_to_19));
+  EXPECT_EQ("92233720368547758080000000000000000007",
+            CountToString(Pow2(63) * ten_to_19 + 7));
+  EXPECT_EQ("100000000000000000000000000000000000000",
+            CountToString(ten_to_19 * ten_to_19));
+  EXPECT_EQ("170141183460469231731687303715884105727",
+            CountToString(std::numeric_limits<Count>::max()));
+  EXPECT_EQ("-170141183460469231731687303715884105728",
+            CountToString(std::numeric_limits<Count>::min()));
+}
+
 TEST(CountTest, ParsesAndPrintsBeyond64Bits) {
   // 3.14e23: roughly the training FLOPs of a 175B-parameter model.
   const std::string digits = "314000000000000000000000";

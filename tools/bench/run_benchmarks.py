@@ -310,6 +310,45 @@ def interleaved_medians(runs: dict, repeats: int, faults: dict | None = None) ->
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def paired_overhead(base, tool, repeats: int) -> dict:
+    """The seconds TOOL adds to BASE, as the median over rounds of the
+    difference within a round, in wall-clock and in the calling thread's CPU
+    time, with the medians of each side.
+
+    NOTE [Overheads from paired rounds]: a crawl adds a few milliseconds to a
+    forward that takes tens to hundreds, and the forward's own time drifts by
+    more than that between rounds (other processes on a small machine, clock
+    changes, the allocator). The difference of two medians carries all of
+    that drift; the difference within a round, taken back to back, carries
+    only the drift inside that round. The order inside a round alternates
+    (base first, then tool first) so that a trend inside a round cancels over
+    pairs of rounds. CPU time of the calling thread leaves out time spent
+    descheduled; with one intra-op thread the forward runs on that thread."""
+    base()
+    tool()  # warm up
+    samples = {"base": [], "tool": []}
+    cpu = {"base": [], "tool": []}
+    faults = {"base": [], "tool": []}
+    for round_index in range(repeats):
+        order = (("base", base), ("tool", tool))
+        for name, run in order if round_index % 2 == 0 else reversed(order):
+            gc.collect()
+            before = minor_faults()
+            start_wall, start_cpu = time.perf_counter(), time.thread_time()
+            run()
+            samples[name].append(time.perf_counter() - start_wall)
+            cpu[name].append(time.thread_time() - start_cpu)
+            faults[name].append(minor_faults() - before)
+    return {
+        "base": statistics.median(samples["base"]),
+        "tool": statistics.median(samples["tool"]),
+        "overhead": statistics.median(t - b for t, b in zip(samples["tool"], samples["base"])),
+        "cpu_overhead": statistics.median(t - b for t, b in zip(cpu["tool"], cpu["base"])),
+        "base_faults": statistics.median(faults["base"]),
+        "tool_faults": statistics.median(faults["tool"]),
+    }
+
+
 # --- workloads by name, so that a child process can rebuild one
 
 
@@ -431,6 +470,9 @@ def child_main(kind: str, target: str, tool: str, repeats: int) -> None:
     except Exception as error:  # noqa: BLE001 - a peer failing is a result
         print(json.dumps({"status": f"failed: {type(error).__name__}"}))
         return
+    if kind == "crawl":
+        print(json.dumps({"status": "ok", **paired_overhead(runs["uninstrumented"], runs[tool], repeats)}))
+        return
     faults = {}
     medians = interleaved_medians(runs, repeats, faults)
     print(json.dumps({"status": "ok", "base": medians["uninstrumented"], "tool": medians[tool],
@@ -469,7 +511,9 @@ def run_children(kind: str, target: str, tool: str, repeats: int, threads: int) 
         "base": statistics.median(r["base"] for r in results),
         "tool": statistics.median(r["tool"] for r in results),
         "ratio": statistics.median(ratios),
-        "overhead": statistics.median(r["tool"] - r["base"] for r in results),
+        "overhead": statistics.median(r.get("overhead", r["tool"] - r["base"]) for r in results),
+        "cpu_overhead": statistics.median(r.get("cpu_overhead", float("nan")) for r in results),
+        "overheads": sorted(r.get("overhead", r["tool"] - r["base"]) for r in results),
         "range": f" ({ratios[0]:.3f}-{ratios[-1]:.3f})" if len(ratios) > 1 else "",
         "base_faults": statistics.median(r["base_faults"] for r in results),
         "tool_faults": statistics.median(r["tool_faults"] for r in results),
@@ -606,22 +650,33 @@ def benchmark_small_models(repeats, threads):
 
 
 def benchmark_crawls(repeats, threads):
+    """Section 4: each crawl's overhead from paired rounds (NOTE [Overheads
+    from paired rounds]), medians over processes, in wall-clock and in CPU
+    time; the range of the processes' wall-clock overheads in parentheses."""
     rows = []
     for key, title in (("resnet", "ResNet-18-like"), ("bert", "BERT-base-sized encoder")):
         for device in ("cpu", "meta"):
-            overheads, forward_ms = {}, None
+            results, forward_ms = {}, float("nan")
             for tool in ("torchscan_dispatch", "torchscan 0.2.0"):
                 result = run_children("crawl", f"{key}:{device}", tool, repeats, threads)
                 if result["status"] == "ok":
-                    overheads[tool] = result["overhead"]
+                    results[tool] = result
                     forward_ms = result["base"] * 1e3
-            ours = overheads.get("torchscan_dispatch", float("nan"))
-            theirs = overheads.get("torchscan 0.2.0", float("nan"))
-            rows.append([f"{title} ({device})", f"{forward_ms:.1f}", f"{ours * 1e3:.1f}", f"{theirs * 1e3:.1f}",
-                         f"{ours / theirs:.3f}"])
+            nan = {"overhead": float("nan"), "cpu_overhead": float("nan"), "overheads": []}
+            ours, theirs = results.get("torchscan_dispatch", nan), results.get("torchscan 0.2.0", nan)
+
+            def spread(result):
+                values = result["overheads"]
+                return f" ({values[0] * 1e3:.1f}-{values[-1] * 1e3:.1f})" if len(values) > 1 else ""
+
+            rows.append([f"{title} ({device})", f"{forward_ms:.1f}", f"{ours['overhead'] * 1e3:.2f}{spread(ours)}",
+                         f"{theirs['overhead'] * 1e3:.2f}{spread(theirs)}", f"{ours['overhead'] / theirs['overhead']:.3f}",
+                         f"{ours['cpu_overhead'] / theirs['cpu_overhead']:.3f}"])
     print_table(
-        f"4. crawl_module analysis overhead (crawl minus plain forward), median of {repeats}",
-        ["model", "forward ms", "torchscan_dispatch overhead ms", "torchscan 0.2.0 overhead ms", "ours / theirs"],
+        f"4. crawl_module analysis overhead (crawl minus plain forward in the same round), median of {repeats} "
+        f"rounds, then of {PROCESSES} processes",
+        ["model", "forward ms", "torchscan_dispatch overhead ms", "torchscan 0.2.0 overhead ms", "ours / theirs",
+         "ours / theirs (CPU time)"],
         rows,
     )
     return rows
