@@ -499,8 +499,9 @@ PROCESSES = 1
 
 def run_children(kind: str, target: str, tool: str, repeats: int, threads: int) -> dict:
     """run_child in PROCESSES fresh processes: the medians over processes of
-    the baseline, the tool, their ratio and their difference, and the
-    ratios' range."""
+    the baseline, the tool, their ratio and their difference (a child's
+    paired overhead where it gives one, with its CPU-time form), the
+    ratios' range and the sorted overheads."""
     results = [run_child(kind, target, tool, repeats, threads) for _ in range(PROCESSES)]
     failed = [r for r in results if r["status"] != "ok"]
     if failed:
@@ -649,6 +650,12 @@ def benchmark_small_models(repeats, threads):
     return results
 
 
+def share(ours: float, theirs: float) -> float:
+    """ours / theirs, or NaN where TorchScan 0.2's overhead is not positive
+    (a ratio to it would say nothing)."""
+    return ours / theirs if theirs > 0 else float("nan")
+
+
 def benchmark_crawls(repeats, threads):
     """Section 4: each crawl's overhead from paired rounds (NOTE [Overheads
     from paired rounds]), medians over processes, in wall-clock and in CPU
@@ -663,6 +670,9 @@ def benchmark_crawls(repeats, threads):
                     results[tool] = result
                     forward_ms = result["base"] * 1e3
             nan = {"overhead": float("nan"), "cpu_overhead": float("nan"), "overheads": []}
+            if threads != 1:  # the thread's CPU time leaves out the other intra-op threads
+                for result in results.values():
+                    result["cpu_overhead"] = float("nan")
             ours, theirs = results.get("torchscan_dispatch", nan), results.get("torchscan 0.2.0", nan)
 
             def spread(result):
@@ -670,13 +680,15 @@ def benchmark_crawls(repeats, threads):
                 return f" ({values[0] * 1e3:.1f}-{values[-1] * 1e3:.1f})" if len(values) > 1 else ""
 
             rows.append([f"{title} ({device})", f"{forward_ms:.1f}", f"{ours['overhead'] * 1e3:.2f}{spread(ours)}",
-                         f"{theirs['overhead'] * 1e3:.2f}{spread(theirs)}", f"{ours['overhead'] / theirs['overhead']:.3f}",
-                         f"{ours['cpu_overhead'] / theirs['cpu_overhead']:.3f}"])
+                         f"{theirs['overhead'] * 1e3:.2f}{spread(theirs)}",
+                         f"{share(ours['overhead'], theirs['overhead']):.3f}",
+                         f"{share(ours['cpu_overhead'], theirs['cpu_overhead']):.3f}"])
+    processes = f"{PROCESSES} process" + ("es" if PROCESSES > 1 else "")
     print_table(
         f"4. crawl_module analysis overhead (crawl minus plain forward in the same round), median of {repeats} "
-        f"rounds, then of {PROCESSES} processes",
+        f"rounds, then of {processes}",
         ["model", "forward ms", "torchscan_dispatch overhead ms", "torchscan 0.2.0 overhead ms", "ours / theirs",
-         "ours / theirs (CPU time)"],
+         f"ours / theirs ({'calling thread CPU time' if threads == 1 else 'CPU time: n/a with several threads'})"],
         rows,
     )
     return rows
