@@ -288,26 +288,35 @@ def minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-def interleaved_medians(runs: dict, repeats: int, faults: dict | None = None) -> dict:
-    """Median seconds of each callable, measured in rounds (every tool once
-    per round) so that drift in the machine's speed hits all tools alike.
-    With ``faults``, also the median minor page faults of one call of each
-    (getrusage; read outside the timed region)."""
+def timed_rounds(runs: dict, repeats: int, alternate: bool = False) -> dict:
+    """Per callable, the wall-clock seconds, the calling thread's CPU seconds
+    and the minor page faults (getrusage, read outside the timed region) of
+    each round, after one warm-up call each. Every callable runs once per
+    round, so that drift in the machine's speed hits all alike; with
+    ``alternate``, every other round runs them in reverse order."""
     for run in runs.values():
         run()  # warm up
-    times = {name: [] for name in runs}
-    faulted = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, run in runs.items():
+    samples = {name: {"wall": [], "cpu": [], "faults": []} for name in runs}
+    order = list(runs.items())
+    for round_index in range(repeats):
+        for name, run in reversed(order) if alternate and round_index % 2 else order:
             gc.collect()
             before = minor_faults()
-            start = time.perf_counter()
+            start_wall, start_cpu = time.perf_counter(), time.thread_time()
             run()
-            times[name].append(time.perf_counter() - start)
-            faulted[name].append(minor_faults() - before)
+            samples[name]["wall"].append(time.perf_counter() - start_wall)
+            samples[name]["cpu"].append(time.thread_time() - start_cpu)
+            samples[name]["faults"].append(minor_faults() - before)
+    return samples
+
+
+def interleaved_medians(runs: dict, repeats: int, faults: dict | None = None) -> dict:
+    """Median seconds of each callable over timed_rounds. With ``faults``,
+    also the median minor page faults of one call of each."""
+    samples = timed_rounds(runs, repeats)
     if faults is not None:
-        faults.update({name: statistics.median(values) for name, values in faulted.items()})
-    return {name: statistics.median(values) for name, values in times.items()}
+        faults.update({name: statistics.median(s["faults"]) for name, s in samples.items()})
+    return {name: statistics.median(s["wall"]) for name, s in samples.items()}
 
 
 def paired_overhead(base, tool, repeats: int) -> dict:
@@ -324,28 +333,19 @@ def paired_overhead(base, tool, repeats: int) -> dict:
     (base first, then tool first) so that a trend inside a round cancels over
     pairs of rounds. CPU time of the calling thread leaves out time spent
     descheduled; with one intra-op thread the forward runs on that thread."""
-    base()
-    tool()  # warm up
-    samples = {"base": [], "tool": []}
-    cpu = {"base": [], "tool": []}
-    faults = {"base": [], "tool": []}
-    for round_index in range(repeats):
-        order = (("base", base), ("tool", tool))
-        for name, run in order if round_index % 2 == 0 else reversed(order):
-            gc.collect()
-            before = minor_faults()
-            start_wall, start_cpu = time.perf_counter(), time.thread_time()
-            run()
-            samples[name].append(time.perf_counter() - start_wall)
-            cpu[name].append(time.thread_time() - start_cpu)
-            faults[name].append(minor_faults() - before)
+    samples = timed_rounds({"base": base, "tool": tool}, repeats, alternate=True)
+    base_s, tool_s = samples["base"], samples["tool"]
+
+    def difference(kind):
+        return statistics.median(t - b for t, b in zip(tool_s[kind], base_s[kind]))
+
     return {
-        "base": statistics.median(samples["base"]),
-        "tool": statistics.median(samples["tool"]),
-        "overhead": statistics.median(t - b for t, b in zip(samples["tool"], samples["base"])),
-        "cpu_overhead": statistics.median(t - b for t, b in zip(cpu["tool"], cpu["base"])),
-        "base_faults": statistics.median(faults["base"]),
-        "tool_faults": statistics.median(faults["tool"]),
+        "base": statistics.median(base_s["wall"]),
+        "tool": statistics.median(tool_s["wall"]),
+        "overhead": difference("wall"),
+        "cpu_overhead": difference("cpu"),
+        "base_faults": statistics.median(base_s["faults"]),
+        "tool_faults": statistics.median(tool_s["faults"]),
     }
 
 
@@ -507,14 +507,15 @@ def run_children(kind: str, target: str, tool: str, repeats: int, threads: int) 
     if failed:
         return failed[0]
     ratios = sorted(r["tool"] / r["base"] for r in results)
+    overheads = sorted(r.get("overhead", r["tool"] - r["base"]) for r in results)
     return {
         "status": "ok",
         "base": statistics.median(r["base"] for r in results),
         "tool": statistics.median(r["tool"] for r in results),
         "ratio": statistics.median(ratios),
-        "overhead": statistics.median(r.get("overhead", r["tool"] - r["base"]) for r in results),
+        "overhead": statistics.median(overheads),
         "cpu_overhead": statistics.median(r.get("cpu_overhead", float("nan")) for r in results),
-        "overheads": sorted(r.get("overhead", r["tool"] - r["base"]) for r in results),
+        "overheads": overheads,
         "range": f" ({ratios[0]:.3f}-{ratios[-1]:.3f})" if len(ratios) > 1 else "",
         "base_faults": statistics.median(r["base_faults"] for r in results),
         "tool_faults": statistics.median(r["tool_faults"] for r in results),
